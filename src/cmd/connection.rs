@@ -1,0 +1,234 @@
+//! Connection commands: PING, ECHO, HELLO, AUTH, SELECT, QUIT, RESET, CLIENT.
+
+use super::args::{is, parse_i64, Cursor};
+use super::errors::*;
+use super::Ctx;
+use crate::protocol::{Protocol, Request};
+
+pub fn ping(ctx: &mut Ctx, request: Request) -> CmdResult {
+    match request.len() {
+        1 => ctx.reply.simple("PONG"),
+        2 => ctx.reply.bulk(request.arg(1)),
+        _ => return Err(CmdError::arity("ping")),
+    }
+    Ok(())
+}
+
+pub fn echo(ctx: &mut Ctx, request: Request) -> CmdResult {
+    ctx.reply.bulk(request.arg(1));
+    Ok(())
+}
+
+/// Without a configured password, the default user accepts any password, as in Redis.
+fn check_credentials(username: &[u8], _password: &[u8]) -> CmdResult {
+    if username == b"default" {
+        Ok(())
+    } else {
+        Err("WRONGPASS invalid username-password pair or user is disabled.".into())
+    }
+}
+
+pub fn auth(_ctx: &mut Ctx, request: Request) -> CmdResult {
+    match request.len() {
+        2 => Err(AUTH_NOT_CONFIGURED.into()),
+        3 => check_credentials(request.arg(1), request.arg(2)).map(|()| _ctx.reply.ok()),
+        _ => Err(SYNTAX.into()),
+    }
+}
+
+fn valid_client_name(name: &[u8]) -> bool {
+    name.iter().all(|&b| (b'!'..=b'~').contains(&b))
+}
+
+pub fn hello(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let mut protocol = ctx.reply.protocol();
+    let mut cursor = Cursor::new(request, 1);
+    if let Some(version) = cursor.next() {
+        protocol = match parse_i64(version).ok_or(PROTO_NOT_INTEGER)? {
+            2 => Protocol::Resp2,
+            3 => Protocol::Resp3,
+            _ => return Err(NOPROTO.into()),
+        };
+    }
+    let mut name = None;
+    while let Some(option) = cursor.next() {
+        let syntax = || {
+            CmdError::Owned(format!(
+                "ERR Syntax error in HELLO option '{}'",
+                String::from_utf8_lossy(option)
+            ))
+        };
+        if is(option, "AUTH") && cursor.remaining() >= 2 {
+            let (username, password) = (cursor.next().unwrap(), cursor.next().unwrap());
+            check_credentials(username, password)?;
+        } else if is(option, "SETNAME") && cursor.remaining() >= 1 {
+            let value = cursor.next().unwrap();
+            if !valid_client_name(value) {
+                return Err(CLIENT_NAME_SPACES.into());
+            }
+            name = Some(value);
+        } else {
+            return Err(syntax());
+        }
+    }
+    if let Some(name) = name {
+        ctx.session.client.set_name(name);
+    }
+    ctx.reply.set_protocol(protocol);
+    ctx.session.client.set_protocol(protocol);
+    let reply = &mut *ctx.reply;
+    reply.map(7);
+    reply.bulk(b"server");
+    reply.bulk(b"redis");
+    reply.bulk(b"version");
+    reply.bulk(crate::REDIS_VERSION.as_bytes());
+    reply.bulk(b"proto");
+    reply.int(if protocol == Protocol::Resp3 { 3 } else { 2 });
+    reply.bulk(b"id");
+    reply.int(ctx.session.client.id as i64);
+    reply.bulk(b"mode");
+    reply.bulk(b"standalone");
+    reply.bulk(b"role");
+    reply.bulk(b"master");
+    reply.bulk(b"modules");
+    reply.array(1);
+    reply.map(4);
+    reply.bulk(b"name");
+    reply.bulk(b"bf");
+    reply.bulk(b"ver");
+    reply.int(crate::BLOOM_MODULE_VERSION);
+    reply.bulk(b"path");
+    reply.bulk(b"sieved");
+    reply.bulk(b"args");
+    reply.array(0);
+    Ok(())
+}
+
+pub fn select(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let index = parse_i64(request.arg(1)).ok_or(NOT_INTEGER)?;
+    if index < 0 || index as usize >= ctx.shared.store.databases() {
+        return Err(DB_INDEX.into());
+    }
+    ctx.session.db = index as usize;
+    ctx.session.client.set_db(index as usize);
+    ctx.reply.ok();
+    Ok(())
+}
+
+pub fn quit(ctx: &mut Ctx, _request: Request) -> CmdResult {
+    ctx.session.close = true;
+    ctx.reply.ok();
+    Ok(())
+}
+
+pub fn reset(ctx: &mut Ctx, _request: Request) -> CmdResult {
+    ctx.session.db = 0;
+    ctx.session.client.set_db(0);
+    ctx.session.client.clear_name();
+    ctx.reply.set_protocol(Protocol::Resp2);
+    ctx.session.client.set_protocol(Protocol::Resp2);
+    ctx.reply.simple("RESET");
+    Ok(())
+}
+
+const CLIENT_HELP: &[&str] = &[
+    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GETNAME",
+    "    Return the name of the current connection.",
+    "ID",
+    "    Return the ID of the current connection.",
+    "INFO",
+    "    Return information about the current client connection.",
+    "LIST [TYPE normal] [ID <id> [<id> ...]]",
+    "    Return information about client connections.",
+    "SETINFO <option> <value>",
+    "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
+    "SETNAME <name>",
+    "    Assign the name <name> to the current connection.",
+    "HELP",
+    "    Print this help.",
+];
+
+pub fn client(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let sub = request.arg(1);
+    let arity = |n: usize, name: &str| {
+        if request.len() == n {
+            Ok(())
+        } else {
+            Err(CmdError::arity(&format!("client|{name}")))
+        }
+    };
+    if is(sub, "ID") {
+        arity(2, "id")?;
+        ctx.reply.int(ctx.session.client.id as i64);
+    } else if is(sub, "SETNAME") {
+        arity(3, "setname")?;
+        if !valid_client_name(request.arg(2)) {
+            return Err(CLIENT_NAME_SPACES.into());
+        }
+        ctx.session.client.set_name(request.arg(2));
+        ctx.reply.ok();
+    } else if is(sub, "GETNAME") {
+        arity(2, "getname")?;
+        match ctx.session.client.name() {
+            Some(name) => ctx.reply.bulk(&name),
+            None => ctx.reply.null(),
+        }
+    } else if is(sub, "SETINFO") {
+        arity(4, "setinfo")?;
+        let (attribute, value) = (request.arg(2), request.arg(3));
+        if !valid_client_name(value) && !value.is_empty() {
+            return Err(CmdError::Owned(format!(
+                "ERR {} cannot contain spaces, newlines or special characters.",
+                String::from_utf8_lossy(attribute).to_ascii_uppercase()
+            )));
+        }
+        if is(attribute, "LIB-NAME") {
+            ctx.session.client.set_lib_name(value);
+        } else if is(attribute, "LIB-VER") {
+            ctx.session.client.set_lib_version(value);
+        } else {
+            return Err(CmdError::Owned(format!(
+                "ERR Unrecognized option '{}'",
+                String::from_utf8_lossy(attribute)
+            )));
+        }
+        ctx.reply.ok();
+    } else if is(sub, "INFO") {
+        arity(2, "info")?;
+        let line = ctx.session.client.describe(ctx.now);
+        ctx.reply.verbatim(&line);
+    } else if is(sub, "LIST") {
+        let mut ids = None;
+        let mut cursor = Cursor::new(request, 2);
+        while let Some(option) = cursor.next() {
+            if is(option, "TYPE") {
+                let kind = cursor.next_or(SYNTAX)?;
+                if !is(kind, "normal") {
+                    return Err(CmdError::Owned(format!(
+                        "ERR Unknown client type '{}'",
+                        String::from_utf8_lossy(kind)
+                    )));
+                }
+            } else if is(option, "ID") && cursor.remaining() > 0 {
+                let list: Option<Vec<u64>> = cursor
+                    .rest()
+                    .map(|id| parse_i64(id).filter(|&id| id > 0).map(|id| id as u64))
+                    .collect();
+                ids = Some(list.ok_or("ERR Invalid client ID")?);
+            } else {
+                return Err(SYNTAX.into());
+            }
+        }
+        let text = ctx.shared.clients.list(ids.as_deref(), ctx.now);
+        ctx.reply.verbatim(&text);
+    } else if is(sub, "HELP") {
+        ctx.reply.array(CLIENT_HELP.len());
+        for line in CLIENT_HELP {
+            ctx.reply.simple(line);
+        }
+    } else {
+        return Err(CmdError::unknown_subcommand(sub, "CLIENT"));
+    }
+    Ok(())
+}

@@ -1,0 +1,92 @@
+//! Client-visible error strings, each exactly as Redis or RedisBloom sends it (without the leading
+//! `-`). Kept in one place so a compatibility check reads one file.
+
+use crate::filter::FilterError;
+
+pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+pub const SYNTAX: &str = "ERR syntax error";
+pub const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
+pub const NO_SUCH_KEY: &str = "ERR no such key";
+pub const DB_INDEX: &str = "ERR DB index is out of range";
+pub const INVALID_DB: &str = "ERR invalid DB index";
+pub const SAME_OBJECT: &str = "ERR source and destination objects are the same";
+pub const NOPROTO: &str = "NOPROTO unsupported protocol version";
+pub const PROTO_NOT_INTEGER: &str = "ERR Protocol version is not an integer or out of range";
+pub const AUTH_NOT_CONFIGURED: &str = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?";
+pub const CLIENT_NAME_SPACES: &str =
+    "ERR Client names cannot contain spaces, newlines or special characters.";
+
+pub const BF_NOT_FOUND: &str = "ERR not found";
+pub const BF_ITEM_EXISTS: &str = "ERR item exists";
+pub const BF_FULL: &str = "ERR non scaling filter is full";
+pub const BF_BAD_ERROR_RATE: &str = "ERR bad error rate";
+pub const BF_ERROR_RATE_RANGE: &str = "ERR error rate must be in the range (0.000000, 1.000000)";
+pub const BF_BAD_CAPACITY: &str = "ERR bad capacity";
+pub const BF_CAPACITY_RANGE: &str = "ERR capacity must be in the range [1, 1073741824]";
+pub const BF_NO_EXPANSION: &str = "ERR no expansion";
+pub const BF_BAD_EXPANSION: &str = "ERR bad expansion";
+pub const BF_EXPANSION_RANGE: &str = "ERR expansion must be in the range [0, 32768]";
+pub const BF_NONSCALING_EXPAND: &str = "Nonscaling filters cannot expand";
+pub const BF_INSERT_BAD_ERROR_RATE: &str = "Bad error rate";
+pub const BF_INSERT_BAD_CAPACITY: &str = "Bad capacity";
+pub const BF_INSERT_BAD_EXPANSION: &str = "Bad expansion";
+pub const BF_UNKNOWN_ARGUMENT: &str = "Unknown argument received";
+pub const BF_INVALID_INFO: &str = "Invalid information value";
+pub const BF_SCANDUMP_NOT_NUMERIC: &str = "Second argument must be numeric";
+pub const BF_LOADCHUNK_NOT_NUMERIC: &str = "ERR Second argument must be numeric";
+pub const BF_BAD_DATA: &str = "ERR received bad data";
+pub const BF_BAD_OFFSET: &str = "ERR invalid offset - no link found";
+pub const BF_NO_MEMORY: &str = "ERR Insufficient memory to create filter";
+pub const BF_CANNOT_SCALE: &str = "ERR filter cannot grow any further";
+
+/// A command's failure: the whole error line it sends.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CmdError {
+    Static(&'static str),
+    Owned(String),
+}
+
+impl CmdError {
+    pub fn message(&self) -> &str {
+        match self {
+            CmdError::Static(text) => text,
+            CmdError::Owned(text) => text,
+        }
+    }
+
+    pub fn arity(name: &str) -> CmdError {
+        CmdError::Owned(format!(
+            "ERR wrong number of arguments for '{name}' command"
+        ))
+    }
+
+    pub fn unknown_subcommand(sub: &[u8], command: &str) -> CmdError {
+        CmdError::Owned(format!(
+            "ERR unknown subcommand '{}'. Try {command} HELP.",
+            String::from_utf8_lossy(&sub[..sub.len().min(128)])
+        ))
+    }
+}
+
+impl From<&'static str> for CmdError {
+    fn from(text: &'static str) -> Self {
+        CmdError::Static(text)
+    }
+}
+
+impl From<FilterError> for CmdError {
+    fn from(error: FilterError) -> Self {
+        match error {
+            FilterError::Full => BF_FULL.into(),
+            FilterError::TooLarge { bytes, limit } => CmdError::Owned(format!(
+                "ERR filter would use {bytes} bytes, over max-filter-memory ({limit} bytes)"
+            )),
+            FilterError::OutOfMemory => BF_NO_MEMORY.into(),
+            FilterError::CannotScale => BF_CANNOT_SCALE.into(),
+            FilterError::BadDump => BF_BAD_DATA.into(),
+            FilterError::BadOffset => BF_BAD_OFFSET.into(),
+        }
+    }
+}
+
+pub type CmdResult = Result<(), CmdError>;

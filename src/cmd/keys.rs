@@ -1,0 +1,347 @@
+//! The keyspace commands: existence, deletion, types, iteration, renaming, copying, expiry.
+
+use super::args::{is, parse_i64, Cursor};
+use super::errors::*;
+use super::Ctx;
+use crate::protocol::Request;
+use crate::store::{ScanFilter, Value};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+pub fn dbsize(ctx: &mut Ctx, _request: Request) -> CmdResult {
+    ctx.reply.int(ctx.db().len() as i64);
+    Ok(())
+}
+
+fn flush_mode(request: &Request) -> CmdResult {
+    match request.len() {
+        1 => Ok(()),
+        2 if is(request.arg(1), "ASYNC") || is(request.arg(1), "SYNC") => Ok(()),
+        _ => Err(SYNTAX.into()),
+    }
+}
+
+pub fn flushdb(ctx: &mut Ctx, request: Request) -> CmdResult {
+    flush_mode(&request)?;
+    ctx.db().clear();
+    ctx.reply.ok();
+    Ok(())
+}
+
+pub fn flushall(ctx: &mut Ctx, request: Request) -> CmdResult {
+    flush_mode(&request)?;
+    ctx.shared.store.dbs().for_each(|db| db.clear());
+    ctx.reply.ok();
+    Ok(())
+}
+
+/// Bytes the map spends on one key besides the value: the key itself and its slot.
+fn key_overhead(key: &[u8]) -> u64 {
+    key.len() as u64 + 64
+}
+
+pub fn memory(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let sub = request.arg(1);
+    if is(sub, "USAGE") {
+        if request.len() != 3 && !(request.len() == 5 && is(request.arg(3), "SAMPLES")) {
+            return Err(if request.len() < 3 {
+                CmdError::arity("memory|usage")
+            } else {
+                SYNTAX.into()
+            });
+        }
+        let key = request.arg(2);
+        match ctx.db().get(key, ctx.now, |v| v.map(Value::memory_bytes)) {
+            Some(bytes) => ctx.reply.int((bytes + key_overhead(key)) as i64),
+            None => ctx.reply.null(),
+        }
+    } else if is(sub, "HELP") {
+        let lines = [
+            "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "USAGE <key> [SAMPLES <count>]",
+            "    Return memory in bytes used by <key> and its value.",
+            "HELP",
+            "    Print this help.",
+        ];
+        ctx.reply.array(lines.len());
+        lines.iter().for_each(|line| ctx.reply.simple(line));
+    } else {
+        return Err(CmdError::unknown_subcommand(sub, "MEMORY"));
+    }
+    Ok(())
+}
+
+pub fn del(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let db = ctx.db();
+    let removed = request
+        .args()
+        .skip(1)
+        .filter(|key| db.remove(key, ctx.now))
+        .count();
+    ctx.reply.int(removed as i64);
+    Ok(())
+}
+
+pub fn exists(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let db = ctx.db();
+    let found = request
+        .args()
+        .skip(1)
+        .filter(|key| db.contains(key, ctx.now))
+        .count();
+    ctx.reply.int(found as i64);
+    Ok(())
+}
+
+pub fn type_of(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let name = ctx.db().get(request.arg(1), ctx.now, |v| {
+        v.map_or("none", Value::type_name)
+    });
+    ctx.reply.simple(name);
+    Ok(())
+}
+
+pub fn keys(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let keys = ctx.db().keys_matching(request.arg(1), ctx.now);
+    ctx.reply.array(keys.len());
+    keys.iter().for_each(|key| ctx.reply.bulk(key));
+    Ok(())
+}
+
+pub fn scan(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let cursor = std::str::from_utf8(request.arg(1))
+        .ok()
+        .and_then(|text| text.parse::<u64>().ok())
+        .ok_or("ERR invalid cursor")?;
+    let mut filter = ScanFilter {
+        pattern: None,
+        type_name: None,
+    };
+    let mut count = 10;
+    let mut options = Cursor::new(request, 2);
+    while let Some(option) = options.next() {
+        let value = options.next_or(SYNTAX)?;
+        if is(option, "MATCH") {
+            filter.pattern = Some(value);
+        } else if is(option, "COUNT") {
+            count = parse_i64(value).ok_or(NOT_INTEGER)?;
+            if count < 1 {
+                return Err(SYNTAX.into());
+            }
+        } else if is(option, "TYPE") {
+            filter.type_name = Some(value);
+        } else {
+            return Err(SYNTAX.into());
+        }
+    }
+    let (next, keys) = ctx.db().scan(cursor, count as usize, &filter, ctx.now);
+    ctx.reply.array(2);
+    ctx.reply.bulk(itoa::Buffer::new().format(next).as_bytes());
+    ctx.reply.array(keys.len());
+    keys.iter().for_each(|key| ctx.reply.bulk(key));
+    Ok(())
+}
+
+/// A cheap, non-cryptographic source of variety for RANDOMKEY.
+fn next_random() -> u64 {
+    static STATE: AtomicU64 = AtomicU64::new(0x2545_F491_4F6C_DD1D);
+    let x = STATE.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed);
+    xxhash_rust::xxh3::xxh3_64(&x.to_le_bytes())
+}
+
+pub fn randomkey(ctx: &mut Ctx, _request: Request) -> CmdResult {
+    match ctx.db().random_key(ctx.now, next_random()) {
+        Some(key) => ctx.reply.bulk(&key),
+        None => ctx.reply.null(),
+    }
+    Ok(())
+}
+
+/// Moves a key; the destination is overwritten. Not atomic across the two keys: a concurrent
+/// reader may briefly see neither.
+fn move_key(ctx: &Ctx, from: &[u8], to: &[u8]) -> bool {
+    let db = ctx.db();
+    match db.take(from, ctx.now) {
+        Some((value, expires_at)) => {
+            db.insert(to, value, expires_at);
+            true
+        }
+        None => false,
+    }
+}
+
+pub fn rename(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let (from, to) = (request.arg(1), request.arg(2));
+    if from == to {
+        if !ctx.db().contains(from, ctx.now) {
+            return Err(NO_SUCH_KEY.into());
+        }
+    } else if !move_key(ctx, from, to) {
+        return Err(NO_SUCH_KEY.into());
+    }
+    ctx.reply.ok();
+    Ok(())
+}
+
+pub fn renamenx(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let (from, to) = (request.arg(1), request.arg(2));
+    let db = ctx.db();
+    if !db.contains(from, ctx.now) {
+        return Err(NO_SUCH_KEY.into());
+    }
+    let moved = from != to && !db.contains(to, ctx.now) && move_key(ctx, from, to);
+    ctx.reply.int(moved as i64);
+    Ok(())
+}
+
+/// COPY source destination [DB index] [REPLACE]. Unlike RedisBloom, Bloom filters can be copied.
+pub fn copy(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let (from, to) = (request.arg(1), request.arg(2));
+    let mut target_db = ctx.session.db;
+    let mut replace = false;
+    let mut options = Cursor::new(request, 3);
+    while let Some(option) = options.next() {
+        if is(option, "REPLACE") {
+            replace = true;
+        } else if is(option, "DB") {
+            let index = parse_i64(options.next_or(SYNTAX)?).ok_or(NOT_INTEGER)?;
+            if index < 0 || index as usize >= ctx.shared.store.databases() {
+                return Err(DB_INDEX.into());
+            }
+            target_db = index as usize;
+        } else {
+            return Err(SYNTAX.into());
+        }
+    }
+    if from == to && target_db == ctx.session.db {
+        return Err(SAME_OBJECT.into());
+    }
+    let source = ctx.db();
+    let Some(value) = source.get(from, ctx.now, |v| v.cloned()) else {
+        ctx.reply.int(0);
+        return Ok(());
+    };
+    let expires_at = source.expires_at(from, ctx.now).unwrap_or(0);
+    let target = ctx.shared.store.db(target_db);
+    if !replace && target.contains(to, ctx.now) {
+        ctx.reply.int(0);
+        return Ok(());
+    }
+    target.insert(to, value, expires_at);
+    ctx.reply.int(1);
+    Ok(())
+}
+
+/// EXPIRE, PEXPIRE, EXPIREAT and PEXPIREAT: `to_millis` turns the argument into milliseconds;
+/// `relative` adds the current time. NX, XX, GT and LT combine as in Redis.
+fn set_expiry(
+    ctx: &mut Ctx,
+    request: Request,
+    name: &str,
+    to_millis: i64,
+    relative: bool,
+) -> CmdResult {
+    let invalid = || CmdError::Owned(format!("ERR invalid expire time in '{name}' command"));
+    let amount = parse_i64(request.arg(2)).ok_or(NOT_INTEGER)?;
+    let (mut nx, mut xx, mut gt, mut lt) = (false, false, false, false);
+    for option in request.args().skip(3) {
+        let flag = if is(option, "NX") {
+            &mut nx
+        } else if is(option, "XX") {
+            &mut xx
+        } else if is(option, "GT") {
+            &mut gt
+        } else if is(option, "LT") {
+            &mut lt
+        } else {
+            return Err(CmdError::Owned(format!(
+                "ERR Unsupported option {}",
+                String::from_utf8_lossy(option)
+            )));
+        };
+        *flag = true;
+    }
+    if nx && (xx || gt || lt) {
+        return Err("ERR NX and XX, GT or LT options at the same time are not compatible".into());
+    }
+    if gt && lt {
+        return Err("ERR GT and LT options at the same time are not compatible".into());
+    }
+    let mut at = amount.checked_mul(to_millis).ok_or_else(invalid)?;
+    if relative {
+        at = at.checked_add(ctx.now as i64).ok_or_else(invalid)?;
+    }
+    let key = request.arg(1);
+    let db = ctx.db();
+    let Some(current) = db.expires_at(key, ctx.now) else {
+        ctx.reply.int(0);
+        return Ok(());
+    };
+    // A key without expiry counts as expiring never: later than any time.
+    let allowed = (!nx || current == 0)
+        && (!xx || current != 0)
+        && (!gt || (current != 0 && at > current as i64))
+        && (!lt || current == 0 || at < current as i64);
+    if !allowed {
+        ctx.reply.int(0);
+        return Ok(());
+    }
+    if at <= ctx.now as i64 {
+        db.remove(key, ctx.now);
+    } else {
+        db.set_expires_at(key, ctx.now, at as u64);
+    }
+    ctx.reply.int(1);
+    Ok(())
+}
+
+pub fn expire(ctx: &mut Ctx, request: Request) -> CmdResult {
+    set_expiry(ctx, request, "expire", 1000, true)
+}
+
+pub fn pexpire(ctx: &mut Ctx, request: Request) -> CmdResult {
+    set_expiry(ctx, request, "pexpire", 1, true)
+}
+
+pub fn expireat(ctx: &mut Ctx, request: Request) -> CmdResult {
+    set_expiry(ctx, request, "expireat", 1000, false)
+}
+
+pub fn pexpireat(ctx: &mut Ctx, request: Request) -> CmdResult {
+    set_expiry(ctx, request, "pexpireat", 1, false)
+}
+
+/// TTL and friends: -2 for a missing key, -1 for no expiry, else `f(expiry time)`.
+fn report_expiry(ctx: &mut Ctx, request: Request, f: impl Fn(u64, u64) -> i64) -> CmdResult {
+    let value = match ctx.db().expires_at(request.arg(1), ctx.now) {
+        None => -2,
+        Some(0) => -1,
+        Some(at) => f(at, ctx.now),
+    };
+    ctx.reply.int(value);
+    Ok(())
+}
+
+pub fn ttl(ctx: &mut Ctx, request: Request) -> CmdResult {
+    report_expiry(ctx, request, |at, now| ((at - now + 500) / 1000) as i64)
+}
+
+pub fn pttl(ctx: &mut Ctx, request: Request) -> CmdResult {
+    report_expiry(ctx, request, |at, now| (at - now) as i64)
+}
+
+pub fn expiretime(ctx: &mut Ctx, request: Request) -> CmdResult {
+    report_expiry(ctx, request, |at, _| (at / 1000) as i64)
+}
+
+pub fn pexpiretime(ctx: &mut Ctx, request: Request) -> CmdResult {
+    report_expiry(ctx, request, |at, _| at as i64)
+}
+
+pub fn persist(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let key = request.arg(1);
+    let db = ctx.db();
+    let removed =
+        db.expires_at(key, ctx.now).is_some_and(|at| at != 0) && db.set_expires_at(key, ctx.now, 0);
+    ctx.reply.int(removed as i64);
+    Ok(())
+}

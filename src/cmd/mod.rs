@@ -1,0 +1,204 @@
+//! Commands: one file per family, and the table that names them all. Each handler reads its
+//! arguments from the request, acts on the store, and writes its reply; a handler that fails
+//! returns an error before writing anything, and `execute` sends it.
+
+mod args;
+mod bloom;
+mod connection;
+pub mod errors;
+mod keys;
+mod server;
+mod strings;
+
+use crate::protocol::{Reply, Request};
+use crate::server::{ClientInfo, Shared};
+use crate::store::Db;
+use errors::{CmdError, CmdResult};
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+/// One connection's state, as commands see it.
+pub struct Session {
+    pub db: usize,
+    pub client: Arc<ClientInfo>,
+    /// Set by QUIT: close once the replies so far are written.
+    pub close: bool,
+    /// Reused by commands that gather results before replying, so they need not allocate.
+    pub scratch: Vec<Result<bool, CmdError>>,
+}
+
+impl Session {
+    pub fn new(client: Arc<ClientInfo>) -> Session {
+        Session {
+            db: 0,
+            client,
+            close: false,
+            scratch: Vec::new(),
+        }
+    }
+}
+
+pub struct Ctx<'a> {
+    pub shared: &'a Shared,
+    pub session: &'a mut Session,
+    pub reply: &'a mut Reply,
+    /// The time of this command, in Unix milliseconds: one clock read serves every expiry check.
+    pub now: u64,
+}
+
+impl Ctx<'_> {
+    pub fn db(&self) -> &Db {
+        self.shared.store.db(self.session.db)
+    }
+}
+
+type Handler = fn(&mut Ctx, Request) -> CmdResult;
+
+/// What COMMAND reports about a command, and how to run it.
+pub struct CommandSpec {
+    /// Lower case, as Redis reports it.
+    pub name: &'static str,
+    /// Exact argument count including the name when positive; a minimum when negative.
+    pub arity: i32,
+    pub flags: &'static [&'static str],
+    pub first_key: i32,
+    pub last_key: i32,
+    pub step: i32,
+    pub group: &'static str,
+    pub summary: &'static str,
+    handler: Handler,
+}
+
+const W: &[&str] = &["write", "denyoom"];
+const WF: &[&str] = &["write", "fast"];
+const R: &[&str] = &["readonly", "fast"];
+const RS: &[&str] = &["readonly"];
+const C: &[&str] = &["fast", "loading", "stale"];
+const A: &[&str] = &["admin", "noscript", "loading", "stale"];
+
+macro_rules! commands {
+    ($($name:literal, $arity:expr, $flags:expr, ($first:expr, $last:expr, $step:expr), $group:literal, $handler:path, $summary:literal;)*) => {
+        pub static COMMANDS: &[CommandSpec] = &[$(CommandSpec {
+            name: $name,
+            arity: $arity,
+            flags: $flags,
+            first_key: $first,
+            last_key: $last,
+            step: $step,
+            group: $group,
+            summary: $summary,
+            handler: $handler,
+        }),*];
+    };
+}
+
+commands! {
+    "bf.reserve", -4, W, (1, 1, 1), "bf", bloom::reserve, "Creates a new Bloom filter";
+    "bf.add", 3, W, (1, 1, 1), "bf", bloom::add, "Adds an item to a Bloom filter";
+    "bf.madd", -3, W, (1, 1, 1), "bf", bloom::madd, "Adds one or more items to a Bloom filter";
+    "bf.insert", -4, W, (1, 1, 1), "bf", bloom::insert, "Adds items to a Bloom filter, creating it with the given options if needed";
+    "bf.exists", 3, R, (1, 1, 1), "bf", bloom::exists, "Checks whether an item exists in a Bloom filter";
+    "bf.mexists", -3, R, (1, 1, 1), "bf", bloom::mexists, "Checks whether one or more items exist in a Bloom filter";
+    "bf.info", -2, R, (1, 1, 1), "bf", bloom::info, "Returns information about a Bloom filter";
+    "bf.card", 2, R, (1, 1, 1), "bf", bloom::card, "Returns the number of items added to a Bloom filter";
+    "bf.scandump", 3, R, (1, 1, 1), "bf", bloom::scandump, "Begins an incremental save of a Bloom filter";
+    "bf.loadchunk", 4, W, (1, 1, 1), "bf", bloom::loadchunk, "Restores a Bloom filter previously saved with BF.SCANDUMP";
+    "bf.debug", -1, R, (1, 1, 1), "bf", bloom::debug, "Describes each sub-filter of a Bloom filter";
+    "ping", -1, C, (0, 0, 0), "connection", connection::ping, "Returns the server's liveliness response";
+    "echo", 2, C, (0, 0, 0), "connection", connection::echo, "Returns the given string";
+    "hello", -1, C, (0, 0, 0), "connection", connection::hello, "Handshakes with the server";
+    "auth", -2, C, (0, 0, 0), "connection", connection::auth, "Authenticates the connection";
+    "select", 2, C, (0, 0, 0), "connection", connection::select, "Changes the selected database";
+    "quit", -1, C, (0, 0, 0), "connection", connection::quit, "Closes the connection";
+    "reset", 1, C, (0, 0, 0), "connection", connection::reset, "Resets the connection";
+    "client", -2, C, (0, 0, 0), "connection", connection::client, "A container for client connection commands";
+    "command", -1, C, (0, 0, 0), "server", server::command, "Returns detailed information about all commands";
+    "info", -1, C, (0, 0, 0), "server", server::info, "Returns information and statistics about the server";
+    "config", -2, A, (0, 0, 0), "server", server::config, "A container for server configuration commands";
+    "time", 1, C, (0, 0, 0), "server", server::time, "Returns the server time";
+    "shutdown", -1, A, (0, 0, 0), "server", server::shutdown, "Stops the server";
+    "dbsize", 1, R, (0, 0, 0), "server", keys::dbsize, "Returns the number of keys in the database";
+    "flushdb", -1, &["write"], (0, 0, 0), "server", keys::flushdb, "Removes all keys from the current database";
+    "flushall", -1, &["write"], (0, 0, 0), "server", keys::flushall, "Removes all keys from all databases";
+    "memory", -2, RS, (0, 0, 0), "server", keys::memory, "A container for memory diagnostics commands";
+    "del", -2, &["write"], (1, -1, 1), "generic", keys::del, "Deletes one or more keys";
+    "unlink", -2, WF, (1, -1, 1), "generic", keys::del, "Deletes one or more keys";
+    "exists", -2, R, (1, -1, 1), "generic", keys::exists, "Determines whether one or more keys exist";
+    "touch", -2, R, (1, -1, 1), "generic", keys::exists, "Returns the number of existing keys out of those specified";
+    "type", 2, R, (1, 1, 1), "generic", keys::type_of, "Determines the type of value stored at a key";
+    "keys", 2, RS, (0, 0, 0), "generic", keys::keys, "Returns all key names that match a pattern";
+    "scan", -2, RS, (0, 0, 0), "generic", keys::scan, "Iterates over the key names in the database";
+    "randomkey", 1, RS, (0, 0, 0), "generic", keys::randomkey, "Returns a random key name from the database";
+    "rename", 3, &["write"], (1, 2, 1), "generic", keys::rename, "Renames a key and overwrites the destination";
+    "renamenx", 3, WF, (1, 2, 1), "generic", keys::renamenx, "Renames a key only when the target key name doesn't exist";
+    "copy", -3, W, (1, 2, 1), "generic", keys::copy, "Copies the value of a key to a new key";
+    "expire", -3, WF, (1, 1, 1), "generic", keys::expire, "Sets the expiration time of a key in seconds";
+    "pexpire", -3, WF, (1, 1, 1), "generic", keys::pexpire, "Sets the expiration time of a key in milliseconds";
+    "expireat", -3, WF, (1, 1, 1), "generic", keys::expireat, "Sets the expiration time of a key to a Unix timestamp";
+    "pexpireat", -3, WF, (1, 1, 1), "generic", keys::pexpireat, "Sets the expiration time of a key to a Unix milliseconds timestamp";
+    "ttl", 2, R, (1, 1, 1), "generic", keys::ttl, "Returns the expiration time in seconds of a key";
+    "pttl", 2, R, (1, 1, 1), "generic", keys::pttl, "Returns the expiration time in milliseconds of a key";
+    "expiretime", 2, R, (1, 1, 1), "generic", keys::expiretime, "Returns the expiration time of a key as a Unix timestamp";
+    "pexpiretime", 2, R, (1, 1, 1), "generic", keys::pexpiretime, "Returns the expiration time of a key as a Unix milliseconds timestamp";
+    "persist", 2, WF, (1, 1, 1), "generic", keys::persist, "Removes the expiration time of a key";
+    "set", -3, W, (1, 1, 1), "string", strings::set, "Sets the string value of a key";
+    "get", 2, R, (1, 1, 1), "string", strings::get, "Returns the string value of a key";
+}
+
+fn table() -> &'static HashMap<&'static [u8], usize> {
+    static TABLE: OnceLock<HashMap<&'static [u8], usize>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        COMMANDS
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| (spec.name.as_bytes(), i))
+            .collect()
+    })
+}
+
+/// Finds a command by name, in any case, without allocating.
+pub fn lookup(name: &[u8]) -> Option<usize> {
+    let mut lower = [0u8; 32];
+    let lower = lower.get_mut(..name.len())?;
+    for (out, &b) in lower.iter_mut().zip(name) {
+        *out = b.to_ascii_lowercase();
+    }
+    table().get(&*lower).copied()
+}
+
+/// Runs one request, writing exactly one reply (or none, for a successful SHUTDOWN).
+pub fn execute(ctx: &mut Ctx, request: Request) {
+    let Some(index) = lookup(request.arg(0)) else {
+        ctx.reply.error(&unknown_command(request));
+        return;
+    };
+    let spec = &COMMANDS[index];
+    ctx.session.client.note_command(index, ctx.now);
+    let argc = request.len() as i32;
+    if (spec.arity > 0 && argc != spec.arity) || argc < -spec.arity {
+        ctx.reply.error(CmdError::arity(spec.name).message());
+        return;
+    }
+    if let Err(error) = (spec.handler)(ctx, request) {
+        ctx.reply.error(error.message());
+    }
+}
+
+/// Redis's message: the name and the first arguments, each quoted, cut at 128 bytes.
+fn unknown_command(request: Request) -> String {
+    let name = request.arg(0);
+    let mut args = String::new();
+    for arg in request.args().skip(1) {
+        if args.len() >= 128 {
+            break;
+        }
+        let room = 128 - args.len();
+        args.push('\'');
+        args.push_str(&String::from_utf8_lossy(&arg[..arg.len().min(room)]));
+        args.push_str("' ");
+    }
+    format!(
+        "ERR unknown command '{}', with args beginning with: {args}",
+        String::from_utf8_lossy(&name[..name.len().min(128)])
+    )
+}

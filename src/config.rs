@@ -1,0 +1,319 @@
+//! Settings: command-line flags (each also a `SIEVED_*` environment variable), and the table of
+//! parameters CONFIG GET and CONFIG SET read and change at run time.
+
+use crate::store::glob_match;
+use clap::Parser;
+use std::path::PathBuf;
+use std::sync::RwLock;
+
+/// Largest initial capacity a filter may ask for, as RedisBloom 8.
+pub const MAX_CAPACITY: u64 = 1 << 30;
+/// Largest growth factor of a scaling filter, as RedisBloom 8.
+pub const MAX_EXPANSION: u32 = 32768;
+
+#[derive(Parser, Debug, Clone)]
+#[command(
+    name = "sieved",
+    version,
+    about = "A Redis-protocol server for Bloom filters"
+)]
+pub struct Flags {
+    /// Address to listen on.
+    #[arg(long, env = "SIEVED_BIND", default_value = "127.0.0.1")]
+    pub bind: String,
+    /// TCP port to listen on; 0 picks a free one.
+    #[arg(long, env = "SIEVED_PORT", default_value_t = 6390)]
+    pub port: u16,
+    /// Data directory.
+    #[arg(long, env = "SIEVED_DIR", default_value = "./data")]
+    pub dir: PathBuf,
+    /// Worker threads; defaults to the number of cores.
+    #[arg(long, env = "SIEVED_THREADS")]
+    pub threads: Option<usize>,
+    /// Shards per database (rounded up to a power of two).
+    #[arg(long, env = "SIEVED_SHARDS", default_value_t = 64)]
+    pub shards: usize,
+    /// error, warn, info, debug or trace.
+    #[arg(long, env = "SIEVED_LOG_LEVEL", default_value = "info")]
+    pub log_level: String,
+    /// Number of databases, selected with SELECT.
+    #[arg(long, env = "SIEVED_DATABASES", default_value_t = 16)]
+    pub databases: usize,
+    /// Error rate of filters created implicitly (BF.ADD on a missing key).
+    #[arg(long, env = "SIEVED_BF_ERROR_RATE", default_value_t = 0.01)]
+    pub bf_error_rate: f64,
+    /// Capacity of filters created implicitly.
+    #[arg(long, env = "SIEVED_BF_INITIAL_SIZE", default_value_t = 100)]
+    pub bf_initial_size: u64,
+    /// Growth factor of filters created implicitly; 0 makes them non-scaling.
+    #[arg(long, env = "SIEVED_BF_EXPANSION_FACTOR", default_value_t = 2)]
+    pub bf_expansion_factor: u32,
+    /// Largest size of one filter, in bytes; creating or growing past it is refused.
+    #[arg(long, env = "SIEVED_MAX_FILTER_MEMORY", default_value_t = 1 << 30)]
+    pub max_filter_memory: u64,
+    /// Longest bulk string a request may carry, in bytes.
+    #[arg(long, env = "SIEVED_PROTO_MAX_BULK_LEN", default_value_t = 512 * 1024 * 1024)]
+    pub proto_max_bulk_len: u64,
+}
+
+/// The settings that may change while the server runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    pub bf_error_rate: f64,
+    pub bf_initial_size: u64,
+    pub bf_expansion_factor: u32,
+    pub max_filter_memory: u64,
+    pub proto_max_bulk_len: u64,
+}
+
+pub struct Config {
+    pub bind: String,
+    pub port: u16,
+    pub dir: PathBuf,
+    pub threads: usize,
+    pub shards: usize,
+    pub databases: usize,
+    pub log_level: String,
+    settings: RwLock<Settings>,
+}
+
+impl Config {
+    /// Validates flags the way CONFIG SET validates the same parameters.
+    pub fn from_flags(flags: Flags) -> Result<Config, String> {
+        let mut settings = Settings {
+            bf_error_rate: 0.0,
+            bf_initial_size: 0,
+            bf_expansion_factor: 0,
+            max_filter_memory: 0,
+            proto_max_bulk_len: 0,
+        };
+        for (name, value) in [
+            ("bf-error-rate", flags.bf_error_rate.to_string()),
+            ("bf-initial-size", flags.bf_initial_size.to_string()),
+            ("bf-expansion-factor", flags.bf_expansion_factor.to_string()),
+            ("max-filter-memory", flags.max_filter_memory.to_string()),
+            ("proto-max-bulk-len", flags.proto_max_bulk_len.to_string()),
+        ] {
+            let param = PARAMS
+                .iter()
+                .find(|p| p.name == name)
+                .expect("known parameter");
+            (param.set.expect("mutable"))(&mut settings, &value)
+                .map_err(|e| format!("--{name}: {e}"))?;
+        }
+        if flags.databases == 0 || flags.databases > 1024 {
+            return Err("--databases: must be between 1 and 1024".into());
+        }
+        if flags.shards == 0 || flags.shards > 1 << 16 {
+            return Err("--shards: must be between 1 and 65536".into());
+        }
+        let threads = flags
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        if threads == 0 || threads > 1024 {
+            return Err("--threads: must be between 1 and 1024".into());
+        }
+        Ok(Config {
+            bind: flags.bind,
+            port: flags.port,
+            dir: flags.dir,
+            threads,
+            shards: flags.shards,
+            databases: flags.databases,
+            log_level: flags.log_level,
+            settings: RwLock::new(settings),
+        })
+    }
+
+    /// Defaults, for tests and embedding.
+    pub fn default_for_tests() -> Config {
+        let flags = Flags::parse_from(["sieved", "--port", "0", "--threads", "2"]);
+        Config::from_flags(flags).expect("defaults are valid")
+    }
+
+    pub fn settings(&self) -> Settings {
+        *self.settings.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// CONFIG GET: every parameter whose name matches the glob, with its current value.
+    pub fn get_matching(&self, pattern: &[u8]) -> Vec<(&'static str, String)> {
+        let settings = self.settings();
+        PARAMS
+            .iter()
+            .filter(|p| glob_match(pattern, p.name.as_bytes(), true))
+            .map(|p| (p.name, (p.get)(self, &settings)))
+            .collect()
+    }
+
+    /// CONFIG SET of several parameters at once: all are applied, or none.
+    pub fn set_many(&self, pairs: &[(&[u8], &[u8])]) -> Result<(), String> {
+        let mut guard = self.settings.write().unwrap_or_else(|p| p.into_inner());
+        let mut updated = *guard;
+        for (name, value) in pairs {
+            let param = PARAMS
+                .iter()
+                .find(|p| p.name.as_bytes().eq_ignore_ascii_case(name))
+                .ok_or_else(|| {
+                    format!(
+                        "ERR Unknown option or number of arguments for CONFIG SET - '{}'",
+                        String::from_utf8_lossy(name)
+                    )
+                })?;
+            let fail = |why: &str| {
+                format!(
+                    "ERR CONFIG SET failed (possibly related to argument '{}') - {why}",
+                    param.name
+                )
+            };
+            let set = param
+                .set
+                .ok_or_else(|| fail("can't set immutable config"))?;
+            let value = std::str::from_utf8(value).map_err(|_| fail("argument must be text"))?;
+            set(&mut updated, value).map_err(|why| fail(&why))?;
+        }
+        *guard = updated;
+        Ok(())
+    }
+}
+
+type Getter = fn(&Config, &Settings) -> String;
+type Setter = fn(&mut Settings, &str) -> Result<(), String>;
+
+/// A parameter CONFIG knows; `set` is None for those fixed at start-up.
+struct Param {
+    name: &'static str,
+    get: Getter,
+    set: Option<Setter>,
+}
+
+fn parse_number<T: std::str::FromStr + PartialOrd + std::fmt::Display>(
+    value: &str,
+    min: T,
+    max: T,
+) -> Result<T, String> {
+    let parsed: T = value
+        .parse()
+        .map_err(|_| "argument couldn't be parsed into an integer".to_string())?;
+    if parsed < min || parsed > max {
+        return Err(format!(
+            "argument must be between {min} and {max} inclusive"
+        ));
+    }
+    Ok(parsed)
+}
+
+const PARAMS: &[Param] = &[
+    Param {
+        name: "bind",
+        get: |c, _| c.bind.clone(),
+        set: None,
+    },
+    Param {
+        name: "port",
+        get: |c, _| c.port.to_string(),
+        set: None,
+    },
+    Param {
+        name: "dir",
+        get: |c, _| c.dir.display().to_string(),
+        set: None,
+    },
+    Param {
+        name: "databases",
+        get: |c, _| c.databases.to_string(),
+        set: None,
+    },
+    Param {
+        name: "io-threads",
+        get: |c, _| c.threads.to_string(),
+        set: None,
+    },
+    Param {
+        name: "shards",
+        get: |c, _| c.shards.to_string(),
+        set: None,
+    },
+    Param {
+        name: "loglevel",
+        get: |c, _| c.log_level.clone(),
+        set: None,
+    },
+    Param {
+        name: "save",
+        get: |_, _| String::new(),
+        set: None,
+    },
+    Param {
+        name: "appendonly",
+        get: |_, _| "no".into(),
+        set: None,
+    },
+    Param {
+        name: "bf-error-rate",
+        get: |_, s| s.bf_error_rate.to_string(),
+        set: Some(|s, v| {
+            let rate: f64 = v
+                .parse()
+                .map_err(|_| "argument couldn't be parsed into a number".to_string())?;
+            if !(rate > 0.0 && rate < 1.0) {
+                return Err("argument must be between 0 and 1 exclusive".into());
+            }
+            s.bf_error_rate = rate;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "bf-initial-size",
+        get: |_, s| s.bf_initial_size.to_string(),
+        set: Some(|s, v| {
+            s.bf_initial_size = parse_number(v, 1, MAX_CAPACITY)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "bf-expansion-factor",
+        get: |_, s| s.bf_expansion_factor.to_string(),
+        set: Some(|s, v| {
+            s.bf_expansion_factor = parse_number(v, 0, MAX_EXPANSION)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "max-filter-memory",
+        get: |_, s| s.max_filter_memory.to_string(),
+        set: Some(|s, v| {
+            s.max_filter_memory = parse_number(v, 1024, u64::MAX / 2)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "proto-max-bulk-len",
+        get: |_, s| s.proto_max_bulk_len.to_string(),
+        set: Some(|s, v| {
+            s.proto_max_bulk_len = parse_number(v, 1024 * 1024, i64::MAX as u64)?;
+            Ok(())
+        }),
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_is_all_or_nothing() {
+        let config = Config::default_for_tests();
+        let err = config
+            .set_many(&[(b"bf-error-rate", b"0.5"), (b"bf-initial-size", b"0")])
+            .unwrap_err();
+        assert!(err.contains("bf-initial-size"), "{err}");
+        assert_eq!(config.settings().bf_error_rate, 0.01);
+        config.set_many(&[(b"BF-ERROR-RATE", b"0.5")]).unwrap();
+        assert_eq!(config.settings().bf_error_rate, 0.5);
+        assert!(config
+            .set_many(&[(b"port", b"1")])
+            .unwrap_err()
+            .contains("immutable"));
+        assert_eq!(config.get_matching(b"bf-*").len(), 3);
+    }
+}

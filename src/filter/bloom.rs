@@ -1,0 +1,193 @@
+//! One Bloom filter link: a flat bit array probed by 64-bit double hashing.
+//!
+//! The layout is the classic one (each probe anywhere in the array) rather than a cache-line-blocked
+//! one: with the reference sizing formulas, a blocked layout overshoots the requested false-positive
+//! rate, and correctness comes first. Probe positions are mapped onto the array with a multiply-shift
+//! instead of a modulo, which is uniform for any bit count and avoids a division per probe.
+
+use super::sizing::LinkSize;
+use super::FilterError;
+use xxhash_rust::xxh3::xxh3_128;
+
+/// The two 64-bit halves of an item's 128-bit xxh3 hash; probe i sits at h1 + i·h2.
+#[derive(Debug, Clone, Copy)]
+pub struct ItemHash {
+    h1: u64,
+    h2: u64,
+}
+
+pub fn hash_item(item: &[u8]) -> ItemHash {
+    let h = xxh3_128(item);
+    ItemHash {
+        h1: h as u64,
+        h2: (h >> 64) as u64,
+    }
+}
+
+impl ItemHash {
+    /// The bit positions of this item in an array of `bits` bits.
+    #[inline]
+    pub fn probes(self, bits: u64, hashes: u32) -> impl Iterator<Item = u64> {
+        (0..hashes as u64).map(move |i| {
+            let x = self.h1.wrapping_add(i.wrapping_mul(self.h2));
+            ((x as u128 * bits as u128) >> 64) as u64
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Link {
+    words: Vec<u64>,
+    size: LinkSize,
+    capacity: u64,
+    error_rate: f64,
+    items: u64,
+}
+
+impl Link {
+    /// Allocates a zeroed link, refusing (before allocating) anything over `limit_bytes`.
+    pub fn new(capacity: u64, error_rate: f64, limit_bytes: u64) -> Result<Link, FilterError> {
+        let size = LinkSize::for_capacity(capacity, error_rate).ok_or(FilterError::CannotScale)?;
+        Self::with_size(size, capacity, error_rate, limit_bytes)
+    }
+
+    pub(super) fn with_size(
+        size: LinkSize,
+        capacity: u64,
+        error_rate: f64,
+        limit_bytes: u64,
+    ) -> Result<Link, FilterError> {
+        if size.bytes() > limit_bytes {
+            return Err(FilterError::TooLarge {
+                bytes: size.bytes(),
+                limit: limit_bytes,
+            });
+        }
+        let mut words = Vec::new();
+        words
+            .try_reserve_exact(size.words())
+            .map_err(|_| FilterError::OutOfMemory)?;
+        words.resize(size.words(), 0);
+        Ok(Link {
+            words,
+            size,
+            capacity,
+            error_rate,
+            items: 0,
+        })
+    }
+
+    #[inline]
+    pub fn contains(&self, hash: ItemHash) -> bool {
+        hash.probes(self.size.bits, self.size.hashes)
+            .all(|bit| self.words[(bit >> 6) as usize] & (1 << (bit & 63)) != 0)
+    }
+
+    /// Sets the item's bits; true when at least one of them was clear (the item is new here).
+    #[inline]
+    pub fn insert(&mut self, hash: ItemHash) -> bool {
+        let mut changed = 0;
+        for bit in hash.probes(self.size.bits, self.size.hashes) {
+            let word = &mut self.words[(bit >> 6) as usize];
+            let mask = 1 << (bit & 63);
+            changed |= !*word & mask;
+            *word |= mask;
+        }
+        changed != 0
+    }
+
+    pub fn is_full(&self) -> bool {
+        self.items >= self.capacity
+    }
+
+    pub fn count_insert(&mut self) {
+        self.items += 1;
+    }
+
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    pub fn error_rate(&self) -> f64 {
+        self.error_rate
+    }
+
+    pub fn items(&self) -> u64 {
+        self.items
+    }
+
+    pub(super) fn set_items(&mut self, items: u64) {
+        self.items = items;
+    }
+
+    pub fn hashes(&self) -> u32 {
+        self.size.hashes
+    }
+
+    pub fn bits(&self) -> u64 {
+        self.size.bits
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.size.bytes()
+    }
+
+    /// Appends `len` bytes of the bit array, starting at byte `from`, in little-endian word order.
+    pub fn read_bytes(&self, from: u64, len: u64, out: &mut Vec<u8>) {
+        let (from, end) = (from as usize, (from + len) as usize);
+        out.reserve(end - from);
+        let mut at = from;
+        while at < end {
+            let word = self.words[at / 8].to_le_bytes();
+            let take = (8 - at % 8).min(end - at);
+            out.extend_from_slice(&word[at % 8..at % 8 + take]);
+            at += take;
+        }
+    }
+
+    /// Overwrites the bytes at `from` with `data`; the caller has checked the range.
+    pub fn write_bytes(&mut self, from: u64, data: &[u8]) {
+        let mut at = from as usize;
+        let mut rest = data;
+        while !rest.is_empty() {
+            let offset = at % 8;
+            let take = (8 - offset).min(rest.len());
+            let mut word = self.words[at / 8].to_le_bytes();
+            word[offset..offset + take].copy_from_slice(&rest[..take]);
+            self.words[at / 8] = u64::from_le_bytes(word);
+            at += take;
+            rest = &rest[take..];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_view_round_trips_at_any_alignment() {
+        let mut link = Link::new(100, 0.01, u64::MAX).unwrap();
+        for i in 0..60u32 {
+            link.insert(hash_item(&i.to_le_bytes()));
+        }
+        let mut all = Vec::new();
+        link.read_bytes(0, link.bytes(), &mut all);
+        let mut copy = Link::new(100, 0.01, u64::MAX).unwrap();
+        for (start, end) in [(0, 5), (5, 17), (17, 64), (64, all.len())] {
+            copy.write_bytes(start as u64, &all[start..end]);
+        }
+        let mut again = Vec::new();
+        copy.read_bytes(3, link.bytes() - 3, &mut again);
+        assert_eq!(&all[3..], &again[..]);
+        for i in 0..60u32 {
+            assert!(copy.contains(hash_item(&i.to_le_bytes())));
+        }
+    }
+
+    #[test]
+    fn refuses_before_allocating() {
+        let err = Link::new(1 << 30, 1e-300, 1 << 30).unwrap_err();
+        assert!(matches!(err, FilterError::TooLarge { limit, .. } if limit == 1 << 30));
+    }
+}

@@ -1,0 +1,210 @@
+//! A scalable Bloom filter: a chain of links, each new one larger and stricter than the last, so
+//! that the compound false-positive rate stays under the requested one however many items arrive.
+
+use super::bloom::{hash_item, ItemHash, Link};
+use super::sizing::LinkSize;
+use super::FilterError;
+
+/// RedisBloom 8 caps the requested error rate here; a looser filter is rarely what anyone meant.
+const MAX_ERROR_RATE: f64 = 0.25;
+
+/// How a new filter is shaped. `expansion` 0 means non-scaling.
+#[derive(Debug, Clone, Copy)]
+pub struct ChainOptions {
+    pub error_rate: f64,
+    pub capacity: u64,
+    pub expansion: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct BloomChain {
+    pub(super) links: Vec<Link>,
+    pub(super) expansion: u32,
+    pub(super) items: u64,
+}
+
+impl BloomChain {
+    /// Builds the first link. A scaling filter's first link gets half the error rate, leaving room
+    /// for the links that follow; the series error/2 + error/4 + ... stays under `error_rate`.
+    pub fn new(options: ChainOptions, limit_bytes: u64) -> Result<BloomChain, FilterError> {
+        let error_rate = options.error_rate.min(MAX_ERROR_RATE);
+        let link_error = if options.expansion == 0 {
+            error_rate
+        } else {
+            error_rate * 0.5
+        };
+        let link = Link::new(options.capacity, link_error, limit_bytes)?;
+        Ok(BloomChain {
+            links: vec![link],
+            expansion: options.expansion,
+            items: 0,
+        })
+    }
+
+    pub fn is_scaling(&self) -> bool {
+        self.expansion != 0
+    }
+
+    /// Adds an item; Ok(true) when it was not (seemingly) present before.
+    pub fn add(&mut self, item: &[u8], limit_bytes: u64) -> Result<bool, FilterError> {
+        self.add_hashed(hash_item(item), limit_bytes)
+    }
+
+    pub fn add_hashed(&mut self, hash: ItemHash, limit_bytes: u64) -> Result<bool, FilterError> {
+        if self.contains_hashed(hash) {
+            return Ok(false);
+        }
+        if self.newest().is_full() {
+            if !self.is_scaling() {
+                return Err(FilterError::Full);
+            }
+            self.grow(limit_bytes)?;
+        }
+        let newest = self.links.last_mut().expect("a chain always has a link");
+        newest.insert(hash);
+        newest.count_insert();
+        self.items += 1;
+        Ok(true)
+    }
+
+    pub fn contains(&self, item: &[u8]) -> bool {
+        self.contains_hashed(hash_item(item))
+    }
+
+    /// Newest link first: it is the largest and the likeliest to hold a recent item.
+    pub fn contains_hashed(&self, hash: ItemHash) -> bool {
+        self.links.iter().rev().any(|link| link.contains(hash))
+    }
+
+    fn newest(&self) -> &Link {
+        self.links.last().expect("a chain always has a link")
+    }
+
+    fn grow(&mut self, limit_bytes: u64) -> Result<(), FilterError> {
+        let newest = self.newest();
+        let capacity = newest
+            .capacity()
+            .checked_mul(self.expansion as u64)
+            .ok_or(FilterError::CannotScale)?;
+        let error_rate = newest.error_rate() * 0.5;
+        let size = LinkSize::for_capacity(capacity, error_rate).ok_or(FilterError::CannotScale)?;
+        let total = self.payload_bytes().saturating_add(size.bytes());
+        if total > limit_bytes {
+            return Err(FilterError::TooLarge {
+                bytes: total,
+                limit: limit_bytes,
+            });
+        }
+        let link = Link::with_size(size, capacity, error_rate, u64::MAX)?;
+        self.links
+            .try_reserve(1)
+            .map_err(|_| FilterError::OutOfMemory)?;
+        self.links.push(link);
+        Ok(())
+    }
+
+    pub fn capacity(&self) -> u64 {
+        self.links.iter().map(Link::capacity).sum()
+    }
+
+    pub fn items(&self) -> u64 {
+        self.items
+    }
+
+    pub fn expansion(&self) -> Option<u32> {
+        self.is_scaling().then_some(self.expansion)
+    }
+
+    pub fn links(&self) -> &[Link] {
+        &self.links
+    }
+
+    /// Bytes of bit arrays alone.
+    pub fn payload_bytes(&self) -> u64 {
+        self.links.iter().map(Link::bytes).sum()
+    }
+
+    /// What the filter really occupies: its bit arrays plus the structures that hold them.
+    pub fn memory_bytes(&self) -> u64 {
+        let fixed = std::mem::size_of::<BloomChain>() as u64;
+        let per_link = std::mem::size_of::<Link>() as u64;
+        fixed + self.links.capacity() as u64 * per_link + self.payload_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(error_rate: f64, capacity: u64, expansion: u32) -> ChainOptions {
+        ChainOptions {
+            error_rate,
+            capacity,
+            expansion,
+        }
+    }
+
+    #[test]
+    fn scales_like_redisbloom() {
+        let mut chain = BloomChain::new(options(0.01, 100, 2), u64::MAX).unwrap();
+        let mut added = 0;
+        for i in 0..1000 {
+            added += chain.add(format!("item{i}").as_bytes(), u64::MAX).unwrap() as u64;
+        }
+        let shape: Vec<_> = chain
+            .links()
+            .iter()
+            .map(|l| (l.capacity(), l.bytes(), l.hashes()))
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                (100, 144, 8),
+                (200, 312, 9),
+                (400, 696, 10),
+                (800, 1536, 11)
+            ]
+        );
+        assert_eq!(chain.capacity(), 1500);
+        assert_eq!(chain.items(), added);
+        assert!(
+            added >= 990,
+            "too many false positives while adding: {added}"
+        );
+        for i in 0..1000 {
+            assert!(chain.contains(format!("item{i}").as_bytes()));
+        }
+    }
+
+    #[test]
+    fn non_scaling_fills_up() {
+        let mut chain = BloomChain::new(options(0.01, 10, 0), u64::MAX).unwrap();
+        for i in 0..10 {
+            assert_eq!(chain.add(format!("x{i}").as_bytes(), u64::MAX), Ok(true));
+        }
+        assert_eq!(chain.add(b"another", u64::MAX), Err(FilterError::Full));
+        assert_eq!(chain.add(b"x0", u64::MAX), Ok(false));
+        assert_eq!(chain.links()[0].bytes(), 16);
+    }
+
+    #[test]
+    fn error_rate_is_capped() {
+        let chain = BloomChain::new(options(0.5, 100, 2), u64::MAX).unwrap();
+        assert_eq!(chain.links()[0].error_rate(), 0.125);
+        assert_eq!(chain.links()[0].bytes(), 56);
+    }
+
+    #[test]
+    fn growth_beyond_the_limit_is_refused() {
+        let mut chain = BloomChain::new(options(0.01, 100, 32768), 1 << 20).unwrap();
+        let mut result = Ok(true);
+        for i in 0..200 {
+            result = chain.add(format!("{i}").as_bytes(), 1 << 20);
+            if result.is_err() {
+                break;
+            }
+        }
+        assert!(matches!(result, Err(FilterError::TooLarge { .. })));
+        assert_eq!(chain.links().len(), 1);
+    }
+}

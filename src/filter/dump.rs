@@ -1,0 +1,340 @@
+//! BF.SCANDUMP / BF.LOADCHUNK: a filter as a versioned, checksummed header followed by its bit
+//! arrays in chunks. The header is validated completely, and its total size checked against the
+//! limit, before anything is allocated.
+//!
+//! Header layout (all integers little-endian):
+//! ```text
+//! offset  size  field
+//! 0       8     magic "sievedBF"
+//! 8       2     format version, 1
+//! 10      2     flags: bit 0 = non-scaling; other bits must be 0
+//! 12      4     expansion (0 for non-scaling)
+//! 16      8     items in the whole chain
+//! 24      4     link count n, at least 1
+//! 28      36·n  per link: capacity u64, error rate f64, hashes u32, bits u64, items u64
+//! 28+36n  8     xxh3-64 of every byte before it
+//! ```
+//! Chunk iterators follow RedisBloom: 0 asks for the header; otherwise iterator − 1 is a byte offset
+//! into the concatenation of all links' bit arrays, and the iterator returned with a chunk is one
+//! past its end. A chunk never spans two links and is at most `MAX_CHUNK_BYTES`.
+
+use super::bloom::Link;
+use super::chain::BloomChain;
+use super::sizing::LinkSize;
+use super::FilterError;
+use xxhash_rust::xxh3::xxh3_64;
+
+pub const MAX_CHUNK_BYTES: u64 = 16 * 1024 * 1024;
+
+const MAGIC: &[u8; 8] = b"sievedBF";
+const VERSION: u16 = 1;
+const FLAG_NON_SCALING: u16 = 1;
+const FIXED_LEN: usize = 28;
+const LINK_LEN: usize = 36;
+const CHECKSUM_LEN: usize = 8;
+
+/// One answer of SCANDUMP: the iterator to ask with next (0 when done) and the bytes.
+#[derive(Debug, PartialEq)]
+pub struct DumpStep {
+    pub next: i64,
+    pub data: Vec<u8>,
+}
+
+impl BloomChain {
+    pub fn dump_header(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(FIXED_LEN + LINK_LEN * self.links.len() + CHECKSUM_LEN);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        let flags = if self.is_scaling() {
+            0
+        } else {
+            FLAG_NON_SCALING
+        };
+        out.extend_from_slice(&flags.to_le_bytes());
+        out.extend_from_slice(&self.expansion.to_le_bytes());
+        out.extend_from_slice(&self.items.to_le_bytes());
+        out.extend_from_slice(&(self.links.len() as u32).to_le_bytes());
+        for link in &self.links {
+            out.extend_from_slice(&link.capacity().to_le_bytes());
+            out.extend_from_slice(&link.error_rate().to_le_bytes());
+            out.extend_from_slice(&link.hashes().to_le_bytes());
+            out.extend_from_slice(&link.bits().to_le_bytes());
+            out.extend_from_slice(&link.items().to_le_bytes());
+        }
+        let checksum = xxh3_64(&out);
+        out.extend_from_slice(&checksum.to_le_bytes());
+        out
+    }
+
+    /// The SCANDUMP step for `iterator`.
+    pub fn dump_chunk(&self, iterator: i64) -> DumpStep {
+        if iterator == 0 {
+            return DumpStep {
+                next: 1,
+                data: self.dump_header(),
+            };
+        }
+        let Some((link, start, end)) = self.locate(iterator) else {
+            return DumpStep {
+                next: 0,
+                data: Vec::new(),
+            };
+        };
+        let len = (end - start).min(MAX_CHUNK_BYTES);
+        let mut data = Vec::new();
+        self.links[link].read_bytes(start, len, &mut data);
+        DumpStep {
+            next: iterator + len as i64,
+            data,
+        }
+    }
+
+    /// Which link holds byte `iterator - 1`, with that byte's offset in the link and the link's length.
+    fn locate(&self, iterator: i64) -> Option<(usize, u64, u64)> {
+        let mut offset = u64::try_from(iterator.checked_sub(1)?).ok()?;
+        for (index, link) in self.links.iter().enumerate() {
+            if offset < link.bytes() {
+                return Some((index, offset, link.bytes()));
+            }
+            offset -= link.bytes();
+        }
+        None
+    }
+
+    /// Creates an empty chain from a header, refusing any inconsistency.
+    pub fn from_header(data: &[u8], limit_bytes: u64) -> Result<BloomChain, FilterError> {
+        let header = Header::parse(data)?;
+        let total: u64 = header.links.iter().map(|l| l.size.bytes()).sum();
+        if total > limit_bytes {
+            return Err(FilterError::TooLarge {
+                bytes: total,
+                limit: limit_bytes,
+            });
+        }
+        let mut links = Vec::new();
+        links
+            .try_reserve_exact(header.links.len())
+            .map_err(|_| FilterError::OutOfMemory)?;
+        for spec in &header.links {
+            let mut link = Link::with_size(spec.size, spec.capacity, spec.error_rate, u64::MAX)?;
+            link.set_items(spec.items);
+            links.push(link);
+        }
+        Ok(BloomChain {
+            links,
+            expansion: header.expansion,
+            items: header.items,
+        })
+    }
+
+    /// Writes a chunk that SCANDUMP returned together with `iterator`.
+    pub fn load_chunk(&mut self, iterator: i64, data: &[u8]) -> Result<(), FilterError> {
+        let len = data.len() as i64;
+        let start = iterator
+            .checked_sub(len)
+            .filter(|&s| s >= 1)
+            .ok_or(FilterError::BadDump)?;
+        let (link, offset, link_len) = self.locate(start).ok_or(FilterError::BadOffset)?;
+        if offset + data.len() as u64 > link_len {
+            return Err(FilterError::BadOffset);
+        }
+        self.links[link].write_bytes(offset, data);
+        Ok(())
+    }
+}
+
+struct LinkSpec {
+    capacity: u64,
+    error_rate: f64,
+    size: LinkSize,
+    items: u64,
+}
+
+struct Header {
+    expansion: u32,
+    items: u64,
+    links: Vec<LinkSpec>,
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl Reader<'_> {
+    fn take<const N: usize>(&mut self) -> Result<[u8; N], FilterError> {
+        let (head, rest) = self
+            .0
+            .split_first_chunk::<N>()
+            .ok_or(FilterError::BadDump)?;
+        self.0 = rest;
+        Ok(*head)
+    }
+    fn u16(&mut self) -> Result<u16, FilterError> {
+        self.take().map(u16::from_le_bytes)
+    }
+    fn u32(&mut self) -> Result<u32, FilterError> {
+        self.take().map(u32::from_le_bytes)
+    }
+    fn u64(&mut self) -> Result<u64, FilterError> {
+        self.take().map(u64::from_le_bytes)
+    }
+    fn f64(&mut self) -> Result<f64, FilterError> {
+        self.take().map(f64::from_le_bytes)
+    }
+}
+
+impl Header {
+    fn parse(data: &[u8]) -> Result<Header, FilterError> {
+        let body_len = data
+            .len()
+            .checked_sub(CHECKSUM_LEN)
+            .ok_or(FilterError::BadDump)?;
+        let (body, checksum) = data.split_at(body_len);
+        if body.len() < FIXED_LEN || xxh3_64(body).to_le_bytes() != checksum {
+            return Err(FilterError::BadDump);
+        }
+        let mut reader = Reader(body);
+        if &reader.take::<8>()? != MAGIC || reader.u16()? != VERSION {
+            return Err(FilterError::BadDump);
+        }
+        let flags = reader.u16()?;
+        let expansion = reader.u32()?;
+        let items = reader.u64()?;
+        let count = reader.u32()? as usize;
+        let non_scaling = flags == FLAG_NON_SCALING;
+        if (flags != 0 && !non_scaling)
+            || non_scaling != (expansion == 0)
+            || count == 0
+            || reader.0.len() != count.checked_mul(LINK_LEN).ok_or(FilterError::BadDump)?
+        {
+            return Err(FilterError::BadDump);
+        }
+        let mut links = Vec::with_capacity(count);
+        let mut link_items = 0u64;
+        for _ in 0..count {
+            let capacity = reader.u64()?;
+            let error_rate = reader.f64()?;
+            let hashes = reader.u32()?;
+            let bits = reader.u64()?;
+            let items = reader.u64()?;
+            let size = LinkSize::for_capacity(capacity, error_rate).ok_or(FilterError::BadDump)?;
+            if size.hashes != hashes || size.bits != bits {
+                return Err(FilterError::BadDump);
+            }
+            link_items = link_items.checked_add(items).ok_or(FilterError::BadDump)?;
+            links.push(LinkSpec {
+                capacity,
+                error_rate,
+                size,
+                items,
+            });
+        }
+        if link_items != items || (non_scaling && count != 1) {
+            return Err(FilterError::BadDump);
+        }
+        Ok(Header {
+            expansion,
+            items,
+            links,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::chain::ChainOptions;
+    use super::*;
+
+    fn filled(capacity: u64, items: u32) -> BloomChain {
+        let options = ChainOptions {
+            error_rate: 0.01,
+            capacity,
+            expansion: 2,
+        };
+        let mut chain = BloomChain::new(options, u64::MAX).unwrap();
+        for i in 0..items {
+            chain.add(&i.to_le_bytes(), u64::MAX).unwrap();
+        }
+        chain
+    }
+
+    fn round_trip(chain: &BloomChain) -> BloomChain {
+        let mut iterator = 0;
+        let mut copy: Option<BloomChain> = None;
+        loop {
+            let step = chain.dump_chunk(iterator);
+            if step.next == 0 {
+                break;
+            }
+            match copy.as_mut() {
+                None => copy = Some(BloomChain::from_header(&step.data, u64::MAX).unwrap()),
+                Some(copy) => copy.load_chunk(step.next, &step.data).unwrap(),
+            }
+            iterator = step.next;
+        }
+        copy.unwrap()
+    }
+
+    #[test]
+    fn round_trips_a_scaled_chain() {
+        let chain = filled(100, 1000);
+        assert_eq!(chain.links().len(), 4);
+        let copy = round_trip(&chain);
+        assert_eq!(copy.items(), chain.items());
+        assert_eq!(copy.dump_header(), chain.dump_header());
+        for i in 0..1000u32 {
+            assert!(copy.contains(&i.to_le_bytes()));
+        }
+    }
+
+    #[test]
+    fn iterators_follow_links() {
+        let chain = filled(100, 0);
+        assert_eq!(chain.dump_chunk(1).next, 145);
+        let step = chain.dump_chunk(5);
+        assert_eq!((step.next, step.data.len()), (145, 140));
+        assert_eq!(
+            chain.dump_chunk(145),
+            DumpStep {
+                next: 0,
+                data: vec![]
+            }
+        );
+        assert_eq!(chain.dump_chunk(-1).next, 0);
+    }
+
+    #[test]
+    fn every_corrupted_header_is_rejected() {
+        let header = filled(100, 1000).dump_header();
+        for at in 0..header.len() {
+            for flip in [0x01, 0x80] {
+                let mut bad = header.clone();
+                bad[at] ^= flip;
+                assert!(
+                    BloomChain::from_header(&bad, u64::MAX).is_err(),
+                    "byte {at}"
+                );
+            }
+        }
+        for len in 0..header.len() {
+            assert!(BloomChain::from_header(&header[..len], u64::MAX).is_err());
+        }
+    }
+
+    #[test]
+    fn oversized_header_is_refused_before_allocating() {
+        let header = filled(100_000_000, 0).dump_header();
+        assert!(matches!(
+            BloomChain::from_header(&header, 1 << 20),
+            Err(FilterError::TooLarge { .. })
+        ));
+    }
+
+    #[test]
+    fn chunks_outside_the_filter_are_refused() {
+        let mut chain = filled(100, 0);
+        assert_eq!(chain.load_chunk(146, &[0]), Err(FilterError::BadOffset));
+        assert_eq!(chain.load_chunk(0, &[]), Err(FilterError::BadDump));
+        assert_eq!(chain.load_chunk(5, &[0; 10]), Err(FilterError::BadDump));
+        assert_eq!(chain.load_chunk(150, &[0; 10]), Err(FilterError::BadOffset));
+        assert_eq!(chain.load_chunk(145, &[0; 144]), Ok(()));
+    }
+}

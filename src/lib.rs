@@ -1,0 +1,19 @@
+//! sieved: a Redis-protocol server for Bloom filters.
+
+pub mod cmd;
+pub mod config;
+pub mod filter;
+pub mod memory;
+pub mod protocol;
+pub mod server;
+pub mod store;
+
+#[global_allocator]
+static ALLOCATOR: memory::CountingAllocator = memory::CountingAllocator;
+
+/// The Redis version sieved reports to clients (HELLO, INFO redis_version): the release whose
+/// commands and replies it follows, so that clients enable the matching features.
+pub const REDIS_VERSION: &str = "8.0.0";
+/// The RedisBloom release whose BF.* behaviour sieved follows, as MODULE LIST would report it.
+pub const BLOOM_MODULE_VERSION: i64 = 80800;
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

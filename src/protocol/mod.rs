@@ -1,0 +1,8 @@
+//! The wire protocol, without sockets: a request parser over a byte buffer and a reply encoder
+//! into a byte buffer. The connection loop feeds one and drains the other.
+
+mod parser;
+mod reply;
+
+pub use parser::{parse_i64, Limits, ProtocolError, Request, RequestParser};
+pub use reply::{Protocol, Reply};

@@ -1,0 +1,115 @@
+//! One client connection: read what has arrived, parse and execute every complete request in it,
+//! and send all their replies with one write. Nothing here holds a lock across an await.
+
+use super::{ClientInfo, Shared, Stats};
+use crate::cmd::{self, Ctx, Session};
+use crate::protocol::{Limits, Protocol, Reply, RequestParser};
+use crate::store::now_ms;
+use bytes::{Buf, BytesMut};
+use std::io;
+use std::sync::Arc;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Room made before each read; enough for a deep pipeline of small requests.
+const READ_CHUNK: usize = 16 * 1024;
+/// Most that is reserved ahead for a large bulk string the client has announced: the buffer then
+/// grows with what actually arrives, so an announced size costs nothing until it is sent.
+const MAX_READ_AHEAD: usize = 1024 * 1024;
+/// Buffers that grew past this for one large request or reply are released once it is done.
+const KEEP_BUFFER: usize = 256 * 1024;
+/// Most bytes one client may have buffered for an unfinished request, like Redis's
+/// client-query-buffer-limit.
+const MAX_QUERY_BUFFER: usize = 1024 * 1024 * 1024;
+
+pub async fn serve(
+    shared: &Shared,
+    mut stream: TcpStream,
+    client: Arc<ClientInfo>,
+) -> io::Result<()> {
+    stream.set_nodelay(true)?;
+    let settings = shared.config.settings();
+    let mut parser = RequestParser::new(Limits {
+        max_bulk_len: settings.proto_max_bulk_len.min(usize::MAX as u64) as usize,
+        ..Limits::default()
+    });
+    let mut input = BytesMut::with_capacity(READ_CHUNK);
+    let mut reply = Reply::new(Protocol::Resp2);
+    let mut session = Session::new(client);
+    loop {
+        let room = READ_CHUNK.max(parser.bytes_wanted().min(MAX_READ_AHEAD));
+        if input.capacity() - input.len() < room / 2 {
+            input.reserve(room);
+        }
+        let read = tokio::select! {
+            read = stream.read_buf(&mut input) => read?,
+            _ = shared.shutdown.requested() => return Ok(()),
+        };
+        if read == 0 {
+            return Ok(());
+        }
+        Stats::add(&shared.stats.net_input_bytes, read as u64);
+
+        let (commands, failure) =
+            execute_all(shared, &mut parser, &mut input, &mut session, &mut reply);
+        Stats::add(&shared.stats.commands_processed, commands);
+        if input.len() > MAX_QUERY_BUFFER && failure.is_none() {
+            reply.error("ERR Protocol error: query buffer limit reached");
+        }
+        if !reply.is_empty() {
+            stream.write_all(reply.bytes()).await?;
+            Stats::add(&shared.stats.net_output_bytes, reply.len() as u64);
+            reply.clear();
+            reply.shrink(KEEP_BUFFER);
+        }
+        if let Some(error) = failure {
+            tracing::debug!(client = session.client.id, %error, "protocol error; closing");
+            return Ok(());
+        }
+        if session.close || input.len() > MAX_QUERY_BUFFER {
+            return Ok(());
+        }
+        if input.is_empty() && input.capacity() > KEEP_BUFFER {
+            input = BytesMut::with_capacity(READ_CHUNK);
+        }
+    }
+}
+
+/// Executes every complete request in `input`, appending replies; returns how many ran and the
+/// protocol error that ended the batch, if one did (its reply is already appended).
+fn execute_all(
+    shared: &Shared,
+    parser: &mut RequestParser,
+    input: &mut BytesMut,
+    session: &mut Session,
+    reply: &mut Reply,
+) -> (u64, Option<String>) {
+    let now = now_ms();
+    let mut commands = 0;
+    loop {
+        let parsed = parser.parse(input);
+        let more = match parsed {
+            Ok(Some(request)) => {
+                let mut ctx = Ctx {
+                    shared,
+                    session: &mut *session,
+                    reply: &mut *reply,
+                    now,
+                };
+                cmd::execute(&mut ctx, request);
+                commands += 1;
+                true
+            }
+            Ok(None) => false,
+            Err(error) => {
+                let message = error.to_string();
+                reply.error(&message);
+                return (commands, Some(message));
+            }
+        };
+        input.advance(parser.take_consumed());
+        if !more || session.close {
+            return (commands, None);
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! Active expiry: keys nobody reads again still have to go. Every tick sweeps a few shards of
+//! each database, so the work per tick stays small however large the keyspace.
+
+use super::{Shared, Stats};
+use crate::store::now_ms;
+use std::sync::Arc;
+use std::time::Duration;
+
+const TICK: Duration = Duration::from_millis(100);
+const SHARDS_PER_TICK: usize = 8;
+
+pub async fn run(shared: Arc<Shared>) {
+    let mut next_shard = 0;
+    let mut interval = tokio::time::interval(TICK);
+    loop {
+        tokio::select! {
+            _ = interval.tick() => {}
+            _ = shared.shutdown.requested() => return,
+        }
+        let now = now_ms();
+        for db in shared.store.dbs() {
+            let removed = db.sweep_expired(now, next_shard, SHARDS_PER_TICK);
+            Stats::add(&shared.stats.expired_keys, removed as u64);
+        }
+        next_shard = next_shard.wrapping_add(SHARDS_PER_TICK);
+        crate::memory::note_peak();
+    }
+}

@@ -1,0 +1,52 @@
+//! The network side: the listener, one task per connection, background housekeeping, and an
+//! orderly shutdown. Protocol and command logic live elsewhere; this module moves bytes.
+
+mod clients;
+mod connection;
+mod expiry;
+mod listener;
+mod shutdown;
+mod stats;
+
+pub use clients::{ClientInfo, Clients};
+pub use listener::Server;
+pub use shutdown::Shutdown;
+pub use stats::Stats;
+
+use crate::config::Config;
+use crate::store::{now_ms, Store};
+use std::time::Instant;
+
+/// Everything connections share.
+pub struct Shared {
+    pub config: Config,
+    pub store: Store,
+    pub stats: Stats,
+    pub clients: Clients,
+    pub shutdown: Shutdown,
+    pub started: Instant,
+    pub started_ms: u64,
+    pub run_id: String,
+}
+
+impl Shared {
+    pub fn new(config: Config) -> Shared {
+        let store = Store::new(config.databases, config.shards);
+        let started_ms = now_ms();
+        let run_id = (0..5)
+            .map(|i| xxhash_rust::xxh3::xxh3_64_with_seed(&started_ms.to_le_bytes(), i))
+            .map(|h| format!("{h:016x}"))
+            .collect::<String>()[..40]
+            .to_string();
+        Shared {
+            config,
+            store,
+            stats: Stats::default(),
+            clients: Clients::default(),
+            shutdown: Shutdown::new(),
+            started: Instant::now(),
+            started_ms,
+            run_id,
+        }
+    }
+}
