@@ -70,6 +70,56 @@ pub fn memory(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
+/// OBJECT ENCODING | REFCOUNT | IDLETIME | FREQ | HELP, for tools that inspect keys.
+pub fn object(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let sub = request.arg(1);
+    if is(sub, "HELP") {
+        let lines = [
+            "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "ENCODING <key>",
+            "    Return the kind of internal representation used in order to store the value",
+            "    associated with a <key>.",
+            "IDLETIME <key>",
+            "    Return the idle time of the key.",
+            "REFCOUNT <key>",
+            "    Return the number of references of the value associated with the specified",
+            "    <key>.",
+            "HELP",
+            "    Print this help.",
+        ];
+        ctx.reply.array(lines.len());
+        lines.iter().for_each(|line| ctx.reply.simple(line));
+        return Ok(());
+    }
+    let known = ["ENCODING", "REFCOUNT", "IDLETIME", "FREQ"];
+    if !known.iter().any(|k| is(sub, k)) {
+        return Err(CmdError::unknown_subcommand(sub, "OBJECT"));
+    }
+    if request.len() != 3 {
+        let name = String::from_utf8_lossy(sub).to_ascii_lowercase();
+        return Err(CmdError::arity(&format!("object|{name}")));
+    }
+    let encoding = ctx.db().get(request.arg(2), ctx.now, |value| {
+        value.map(|value| match value {
+            Value::String(bytes) if parse_i64(bytes).is_some() && bytes.len() <= 20 => "int",
+            Value::String(bytes) if bytes.len() <= 44 => "embstr",
+            _ => "raw",
+        })
+    });
+    let Some(encoding) = encoding else {
+        ctx.reply.null();
+        return Ok(());
+    };
+    if is(sub, "ENCODING") {
+        ctx.reply.bulk(encoding.as_bytes());
+    } else if is(sub, "FREQ") {
+        return Err("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.".into());
+    } else {
+        ctx.reply.int(i64::from(is(sub, "REFCOUNT")));
+    }
+    Ok(())
+}
+
 pub fn del(ctx: &mut Ctx, request: Request) -> CmdResult {
     let db = ctx.db();
     let removed = request

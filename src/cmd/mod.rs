@@ -143,6 +143,8 @@ commands! {
     "persist", 2, WF, (1, 1, 1), "generic", keys::persist, "Removes the expiration time of a key";
     "set", -3, W, (1, 1, 1), "string", strings::set, "Sets the string value of a key";
     "get", 2, R, (1, 1, 1), "string", strings::get, "Returns the string value of a key";
+    "strlen", 2, R, (1, 1, 1), "string", strings::strlen, "Returns the length of a string value";
+    "object", -2, RS, (2, 2, 1), "generic", keys::object, "A container for object introspection commands";
 }
 
 fn table() -> &'static HashMap<&'static [u8], usize> {

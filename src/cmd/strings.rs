@@ -102,3 +102,13 @@ pub fn get(ctx: &mut Ctx, request: Request) -> CmdResult {
             }
         })
 }
+
+pub fn strlen(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let len = ctx.db().get(request.arg(1), ctx.now, |value| match value {
+        Some(Value::String(bytes)) => Ok(bytes.len()),
+        Some(_) => Err(CmdError::from(WRONGTYPE)),
+        None => Ok(0),
+    })?;
+    ctx.reply.int(len as i64);
+    Ok(())
+}

@@ -97,7 +97,7 @@ impl BloomChain {
         }
         let link = Link::with_size(size, capacity, error_rate, u64::MAX)?;
         self.links
-            .try_reserve(1)
+            .try_reserve_exact(1)
             .map_err(|_| FilterError::OutOfMemory)?;
         self.links.push(link);
         Ok(())

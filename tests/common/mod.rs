@@ -1,0 +1,177 @@
+//! Test support: the real server on an ephemeral port, and a raw client that sends exact bytes
+//! and frames each reply with redis-protocol's decoder, an implementation independent of ours.
+#![allow(dead_code)]
+
+use sieved::config::Config;
+use sieved::server::{Server, Shared};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+pub struct TestServer {
+    pub addr: SocketAddr,
+    pub shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl TestServer {
+    pub fn start() -> TestServer {
+        Self::start_with(Config::default_for_tests())
+    }
+
+    pub fn start_with(config: Config) -> TestServer {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("runtime");
+            runtime.block_on(async move {
+                let server = Server::bind(config).await.expect("bind");
+                sender
+                    .send((server.local_addr().expect("address"), server.shared()))
+                    .expect("report address");
+                server.run(false).await.expect("serve");
+            });
+        });
+        let (addr, shared) = receiver.recv().expect("server started");
+        TestServer {
+            addr,
+            shared,
+            thread: Some(thread),
+        }
+    }
+
+    pub fn client(&self) -> RawClient {
+        RawClient::connect(self.addr)
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.shared.shutdown.request();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum Resp {
+    Two,
+    Three,
+}
+
+pub struct RawClient {
+    stream: TcpStream,
+    pending: Vec<u8>,
+    pub resp: Resp,
+}
+
+/// Encodes a command the way client libraries do: an array of bulk strings.
+pub fn encode_command(args: &[&[u8]]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for arg in args {
+        out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+        out.extend_from_slice(arg);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+/// Shows bytes the way transcripts write them.
+pub fn escape(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    for &b in bytes {
+        match b {
+            b'\r' => out.push_str("\\r"),
+            b'\n' => out.push_str("\\n"),
+            b'\t' => out.push_str("\\t"),
+            b'\\' => out.push_str("\\\\"),
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out
+}
+
+impl RawClient {
+    pub fn connect(addr: SocketAddr) -> RawClient {
+        let stream = TcpStream::connect(addr).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .expect("timeout");
+        stream.set_nodelay(true).expect("nodelay");
+        RawClient {
+            stream,
+            pending: Vec::new(),
+            resp: Resp::Two,
+        }
+    }
+
+    pub fn send(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).expect("send");
+    }
+
+    /// Length of the first complete reply in `buf`, by redis-protocol's decoder; panics if the
+    /// bytes are not valid RESP for the connection's protocol.
+    fn frame_len(&self, buf: &[u8]) -> Option<usize> {
+        let decoded = match self.resp {
+            Resp::Two => redis_protocol::resp2::decode::decode(buf).map(|f| f.map(|(_, n)| n)),
+            Resp::Three => {
+                redis_protocol::resp3::decode::complete::decode(buf).map(|f| f.map(|(_, n)| n))
+            }
+        };
+        match decoded {
+            Ok(found) => found,
+            Err(error) => panic!("invalid {:?} reply {}: {error:?}", self.resp, escape(buf)),
+        }
+    }
+
+    /// Reads exactly one reply and returns its bytes.
+    pub fn read_reply(&mut self) -> Vec<u8> {
+        loop {
+            if let Some(len) = self.frame_len(&self.pending) {
+                return self.pending.drain(..len).collect();
+            }
+            let mut chunk = [0u8; 64 * 1024];
+            let n = self.stream.read(&mut chunk).expect("read reply");
+            assert!(
+                n > 0,
+                "connection closed; partial reply {}",
+                escape(&self.pending)
+            );
+            self.pending.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    /// Sends a command and returns its reply.
+    pub fn command(&mut self, args: &[&[u8]]) -> Vec<u8> {
+        self.send(&encode_command(args));
+        self.read_reply()
+    }
+
+    /// Same as `command` for text arguments.
+    pub fn cmd(&mut self, args: &[&str]) -> Vec<u8> {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        self.command(&args)
+    }
+
+    pub fn hello3(&mut self) {
+        self.send(&encode_command(&[b"HELLO", b"3"]));
+        self.resp = Resp::Three;
+        self.read_reply();
+    }
+
+    /// True if the server closed the connection with nothing more to read.
+    pub fn is_closed(&mut self) -> bool {
+        if !self.pending.is_empty() {
+            return false;
+        }
+        let mut byte = [0u8; 1];
+        matches!(self.stream.read(&mut byte), Ok(0) | Err(_))
+    }
+}
