@@ -1,6 +1,7 @@
 //! Runs the wire transcripts in proto-tests/ against the real server, in RESP2 and in RESP3.
 //!
 //! Transcript format, one directive per line:
+//! ```text
 //!   # ...                  a comment
 //!   > WORDS...             a command, split like redis-cli splits a line ("..." with \xHH escapes)
 //!   >> BYTES               raw request bytes, with \r \n \t \\ \xHH escapes, sent as they are
@@ -9,6 +10,8 @@
 //!   2< BYTES / 3< BYTES    the next reply under RESP2 / RESP3 only
 //!   <?                     the next reply, whatever it is (still checked as valid RESP)
 //!   <closed                the server has closed the connection
+//!   reconnect              open a new connection (sending HELLO 3 again in the RESP3 run)
+//! ```
 //! Each file runs on a fresh server twice: as a RESP2 client, then as a client that sent HELLO 3.
 
 mod common;
@@ -84,10 +87,13 @@ fn split_words(line: &str) -> Vec<Vec<u8>> {
 
 enum Step {
     Send(Vec<u8>),
+    /// A command that switches the protocol if it succeeds (HELLO 2|3, RESET).
+    SendSwitching(Vec<u8>, Resp),
     Repeat(usize, String),
     Expect(Option<Resp>, Vec<u8>),
     ExpectAny,
     ExpectClosed,
+    Reconnect,
 }
 
 fn parse_transcript(text: &str) -> Vec<(usize, Step)> {
@@ -104,9 +110,18 @@ fn parse_transcript(text: &str) -> Vec<(usize, Step)> {
         } else if let Some(rest) = line.strip_prefix("> ") {
             let words = split_words(rest);
             let args: Vec<&[u8]> = words.iter().map(Vec::as_slice).collect();
-            Step::Send(encode_command(&args))
+            let bytes = encode_command(&args);
+            let name = words[0].to_ascii_uppercase();
+            match (name.as_slice(), words.get(1).map(Vec::as_slice)) {
+                (b"HELLO", Some(b"2")) => Step::SendSwitching(bytes, Resp::Two),
+                (b"HELLO", Some(b"3")) => Step::SendSwitching(bytes, Resp::Three),
+                (b"RESET", _) => Step::SendSwitching(bytes, Resp::Two),
+                _ => Step::Send(bytes),
+            }
         } else if line == "<?" {
             Step::ExpectAny
+        } else if line == "reconnect" {
+            Step::Reconnect
         } else if line == "<closed" {
             Step::ExpectClosed
         } else if let Some(rest) = line.strip_prefix("< ") {
@@ -131,9 +146,16 @@ fn run_transcript(path: &Path, resp: Resp, failures: &mut Vec<String>) {
         client.hello3();
     }
     let name = path.file_name().unwrap().to_string_lossy();
+    // The protocol to fall back to if a protocol-switching command fails.
+    let mut revert_to = None;
     for (line, step) in parse_transcript(&text) {
         match step {
             Step::Send(bytes) => client.send(&bytes),
+            Step::SendSwitching(bytes, to) => {
+                revert_to = Some(client.resp);
+                client.resp = to;
+                client.send(&bytes);
+            }
             Step::Repeat(count, command) => {
                 let mut batch = Vec::new();
                 for i in 0..count {
@@ -151,6 +173,11 @@ fn run_transcript(path: &Path, resp: Resp, failures: &mut Vec<String>) {
                     continue;
                 }
                 let got = client.read_reply();
+                if let Some(previous) = revert_to.take() {
+                    if got.starts_with(b"-") {
+                        client.resp = previous;
+                    }
+                }
                 if got != expected {
                     failures.push(format!(
                         "{name}:{line} ({resp:?})\n  expected {}\n  got      {}",
@@ -162,6 +189,12 @@ fn run_transcript(path: &Path, resp: Resp, failures: &mut Vec<String>) {
             }
             Step::ExpectAny => {
                 client.read_reply();
+            }
+            Step::Reconnect => {
+                client = server.client();
+                if resp == Resp::Three {
+                    client.hello3();
+                }
             }
             Step::ExpectClosed => {
                 if !client.is_closed() {

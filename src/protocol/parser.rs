@@ -169,12 +169,12 @@ impl RequestParser {
                         let Some(count) = self.header(buf, "mbulk count")? else {
                             return Ok(None);
                         };
-                        if count > i32::MAX as i64 || count as usize > self.limits.max_args {
-                            return Err(violation("invalid multibulk length"));
-                        }
                         if count <= 0 {
                             // Redis ignores empty and null arrays as requests.
                             continue;
+                        }
+                        if count > i32::MAX as i64 || count as usize > self.limits.max_args {
+                            return Err(violation("invalid multibulk length"));
                         }
                         let count = count as usize;
                         self.ranges.reserve(count.min(MAX_PREALLOCATED_ARGS));
