@@ -16,6 +16,16 @@ pub struct ItemHash {
     h2: u64,
 }
 
+/// MurmurHash3's 64-bit finaliser: a bijection whose every output bit depends on every input bit.
+#[inline]
+fn mix(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
+}
+
 pub fn hash_item(item: &[u8]) -> ItemHash {
     let h = xxh3_128(item);
     ItemHash {
@@ -26,12 +36,38 @@ pub fn hash_item(item: &[u8]) -> ItemHash {
 
 impl ItemHash {
     /// The bit positions of this item in an array of `bits` bits.
+    ///
+    /// Plain double hashing (h1 + i·h2 taken straight to a position) correlates the probes of
+    /// different items: two items whose steps nearly agree share several bits. With many probes
+    /// in a small array that measurably inflates the false-positive rate (by 5 to 20% at error
+    /// rates of 1e-4, in tests/fpr.rs). Passing each h1 + i·h2 through a 64-bit finaliser makes
+    /// the positions behave as independent for the cost of two multiplications per probe.
     #[inline]
     pub fn probes(self, bits: u64, hashes: u32) -> impl Iterator<Item = u64> {
         (0..hashes as u64).map(move |i| {
-            let x = self.h1.wrapping_add(i.wrapping_mul(self.h2));
+            let x = mix(self.h1.wrapping_add(i.wrapping_mul(self.h2)));
             ((x as u128 * bits as u128) >> 64) as u64
         })
+    }
+}
+
+/// A zeroed word array that may fail instead of aborting. It comes from `alloc_zeroed`, so the
+/// kernel supplies zero pages lazily: reserving a large filter costs no time and no resident
+/// memory until bits are set.
+fn zeroed_words(len: usize) -> Result<Vec<u64>, FilterError> {
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u64>(len).map_err(|_| FilterError::OutOfMemory)?;
+    // SAFETY: the layout has non-zero size. The pointer, if not null, comes from the global
+    // allocator with exactly the layout of a Vec<u64> of capacity `len`, and all-zero bytes are a
+    // valid u64, so all `len` elements are initialised.
+    unsafe {
+        let ptr = std::alloc::alloc_zeroed(layout) as *mut u64;
+        if ptr.is_null() {
+            return Err(FilterError::OutOfMemory);
+        }
+        Ok(Vec::from_raw_parts(ptr, len, len))
     }
 }
 
@@ -63,13 +99,8 @@ impl Link {
                 limit: limit_bytes,
             });
         }
-        let mut words = Vec::new();
-        words
-            .try_reserve_exact(size.words())
-            .map_err(|_| FilterError::OutOfMemory)?;
-        words.resize(size.words(), 0);
         Ok(Link {
-            words,
+            words: zeroed_words(size.words())?,
             size,
             capacity,
             error_rate,
