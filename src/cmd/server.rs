@@ -180,7 +180,7 @@ fn info_section(ctx: &Ctx, name: &str, out: &mut String) {
             usize::BITS,
             std::process::id(),
             shared.run_id,
-            shared.config.port,
+            shared.addr.port(),
             ctx.now * 1000,
             uptime / 86400,
             shared.config.threads,

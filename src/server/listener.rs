@@ -19,8 +19,9 @@ pub struct Server {
 impl Server {
     pub async fn bind(config: Config) -> io::Result<Server> {
         let listener = TcpListener::bind((config.bind.as_str(), config.port)).await?;
+        let addr = listener.local_addr()?;
         Ok(Server {
-            shared: Arc::new(Shared::new(config)),
+            shared: Arc::new(Shared::new(config, addr)),
             listener,
         })
     }

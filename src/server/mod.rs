@@ -15,11 +15,14 @@ pub use stats::Stats;
 
 use crate::config::Config;
 use crate::store::{now_ms, Store};
+use std::net::SocketAddr;
 use std::time::Instant;
 
 /// Everything connections share.
 pub struct Shared {
     pub config: Config,
+    /// Where the server actually listens (the configured port may be 0).
+    pub addr: SocketAddr,
     pub store: Store,
     pub stats: Stats,
     pub clients: Clients,
@@ -30,7 +33,7 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn new(config: Config) -> Shared {
+    pub fn new(config: Config, addr: SocketAddr) -> Shared {
         let store = Store::new(config.databases, config.shards);
         let started_ms = now_ms();
         let run_id = (0..5)
@@ -40,6 +43,7 @@ impl Shared {
             .to_string();
         Shared {
             config,
+            addr,
             store,
             stats: Stats::default(),
             clients: Clients::default(),

@@ -1,0 +1,288 @@
+//! The server as clients see it: concurrency, pipelining, expiry, large dumps, INFO, CONFIG and
+//! SHUTDOWN, against the real server on an ephemeral port.
+
+mod common;
+
+use common::{encode_command, RawClient, TestServer};
+use std::thread;
+use std::time::{Duration, Instant};
+
+fn int_reply(reply: &[u8]) -> i64 {
+    let text = std::str::from_utf8(reply).expect("text");
+    text.trim_start_matches(':')
+        .trim_end()
+        .parse()
+        .expect("integer reply")
+}
+
+/// Polls `check` for up to ten seconds; for effects that happen in the background.
+fn eventually(mut check: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+#[test]
+fn concurrent_writers_and_readers_share_one_filter() {
+    let server = TestServer::start();
+    let mut setup = server.client();
+    assert_eq!(
+        setup.cmd(&["BF.RESERVE", "shared", "0.001", "100000"]),
+        b"+OK\r\n"
+    );
+    assert_eq!(
+        setup
+            .cmd(&["BF.MADD", "shared", "early-0", "early-1", "early-2"])
+            .len(),
+        16
+    );
+    let writers: Vec<_> = (0..8)
+        .map(|w| {
+            let addr = server.addr;
+            thread::spawn(move || {
+                let mut client = RawClient::connect(addr);
+                let mut added = 0;
+                for batch in 0..50 {
+                    let items: Vec<String> =
+                        (0..100).map(|i| format!("w{w}-{batch}-{i}")).collect();
+                    let mut args = vec!["BF.MADD", "shared"];
+                    args.extend(items.iter().map(String::as_str));
+                    let reply = client.cmd(&args);
+                    added += reply.windows(4).filter(|w| w == b":1\r\n").count() as i64;
+                }
+                added
+            })
+        })
+        .collect();
+    let readers: Vec<_> = (0..4)
+        .map(|_| {
+            let addr = server.addr;
+            thread::spawn(move || {
+                let mut client = RawClient::connect(addr);
+                for _ in 0..500 {
+                    let reply =
+                        client.cmd(&["BF.MEXISTS", "shared", "early-0", "early-1", "early-2"]);
+                    assert_eq!(
+                        reply, b"*3\r\n:1\r\n:1\r\n:1\r\n",
+                        "a reader saw a false negative"
+                    );
+                }
+            })
+        })
+        .collect();
+    let added: i64 = writers.into_iter().map(|w| w.join().expect("writer")).sum();
+    readers.into_iter().for_each(|r| r.join().expect("reader"));
+    assert_eq!(int_reply(&setup.cmd(&["BF.CARD", "shared"])), added + 3);
+    for w in 0..8 {
+        for batch in 0..50 {
+            let item = format!("w{w}-{batch}-7");
+            assert_eq!(setup.cmd(&["BF.EXISTS", "shared", &item]), b":1\r\n");
+        }
+    }
+}
+
+#[test]
+fn a_deep_pipeline_gets_every_reply_in_order() {
+    let server = TestServer::start();
+    let mut client = server.client();
+    let mut batch = Vec::new();
+    for i in 0..20_000 {
+        batch.extend(encode_command(&[
+            b"BF.ADD",
+            b"p",
+            format!("{}", i % 10_000).as_bytes(),
+        ]));
+    }
+    client.send(&batch);
+    let mut new = 0;
+    for i in 0..20_000 {
+        let reply = client.read_reply();
+        if i >= 10_000 {
+            assert_eq!(reply, b":0\r\n", "item {i} was added twice");
+        } else if reply == b":1\r\n" {
+            new += 1;
+        }
+    }
+    assert_eq!(int_reply(&client.cmd(&["BF.CARD", "p"])), new);
+}
+
+#[test]
+fn requests_split_across_writes_are_reassembled() {
+    let server = TestServer::start();
+    let mut client = server.client();
+    let request = encode_command(&[b"ECHO", &[b'x'; 100_000]]);
+    for piece in request.chunks(7_777) {
+        client.send(piece);
+        thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(client.read_reply().len(), 100_000 + 11);
+}
+
+#[test]
+fn expired_keys_disappear_without_being_touched() {
+    let server = TestServer::start();
+    let mut client = server.client();
+    for i in 0..200 {
+        client.cmd(&["BF.ADD", &format!("k{i}"), "x"]);
+        client.cmd(&["PEXPIRE", &format!("k{i}"), "50"]);
+    }
+    client.cmd(&["SET", "kept", "v"]);
+    assert!(
+        eventually(|| int_reply(&client.cmd(&["DBSIZE"])) == 1),
+        "expired keys were not swept"
+    );
+    let info = String::from_utf8(client.cmd(&["INFO", "stats"])).expect("text");
+    assert!(info.contains("expired_keys:200\r\n"), "{info}");
+}
+
+#[test]
+fn info_reports_clients_keys_and_memory() {
+    let server = TestServer::start();
+    let mut client = server.client();
+    let _other = server.client();
+    client.cmd(&["BF.ADD", "a", "x"]);
+    client.cmd(&["SET", "b", "v", "EX", "100"]);
+    client.cmd(&["SELECT", "3"]);
+    client.cmd(&["SET", "c", "v"]);
+    let info = String::from_utf8(client.cmd(&["INFO"])).expect("text");
+    for expected in [
+        "redis_version:8.0.0\r\n",
+        "arch_bits:64\r\n",
+        &format!("tcp_port:{}\r\n", server.addr.port()),
+        "connected_clients:2\r\n",
+        "rdb_bgsave_in_progress:0\r\n",
+        "db0:keys=2,expires=1,avg_ttl=0\r\n",
+        "db3:keys=1,expires=0,avg_ttl=0\r\n",
+    ] {
+        assert!(info.contains(expected), "missing {expected:?} in {info}");
+    }
+    let used: u64 = info
+        .lines()
+        .find_map(|line| line.strip_prefix("used_memory:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("used_memory");
+    assert!(used > 0);
+}
+
+#[test]
+fn config_set_changes_the_defaults_of_new_filters() {
+    let server = TestServer::start();
+    let mut client = server.client();
+    assert_eq!(
+        client.cmd(&[
+            "CONFIG",
+            "SET",
+            "bf-error-rate",
+            "0.001",
+            "bf-initial-size",
+            "1000",
+            "bf-expansion-factor",
+            "0"
+        ]),
+        b"+OK\r\n"
+    );
+    client.cmd(&["BF.ADD", "auto", "x"]);
+    let debug = String::from_utf8(client.cmd(&["BF.DEBUG", "auto"])).expect("text");
+    assert!(
+        debug.contains("capacity:1000 size:1 ratio:0.001\r\n"),
+        "{debug}"
+    );
+    assert_eq!(
+        client.cmd(&["CONFIG", "GET", "bf-initial-size"]),
+        b"*2\r\n$15\r\nbf-initial-size\r\n$4\r\n1000\r\n"
+    );
+    assert_eq!(
+        client.cmd(&["CONFIG", "SET", "bf-error-rate", "2"]),
+        b"-ERR CONFIG SET failed (possibly related to argument 'bf-error-rate') - argument must be between 0 and 1 exclusive\r\n"
+    );
+}
+
+#[test]
+fn a_200_megabyte_filter_round_trips_through_scandump() {
+    let server = TestServer::start();
+    let mut client = server.client();
+    assert_eq!(
+        client.cmd(&["BF.RESERVE", "big", "0.01", "170000000", "NONSCALING"]),
+        b"+OK\r\n"
+    );
+    for batch in 0..100 {
+        let items: Vec<String> = (0..1000).map(|i| format!("url-{batch}-{i}")).collect();
+        let mut args = vec!["BF.MADD", "big"];
+        args.extend(items.iter().map(String::as_str));
+        client.cmd(&args);
+    }
+    let (mut iterator, mut chunks, mut total) = (0i64, 0, 0usize);
+    loop {
+        let reply = client.cmd(&["BF.SCANDUMP", "big", &iterator.to_string()]);
+        let frame = redis_protocol::resp2::decode::decode(&reply)
+            .expect("frame")
+            .expect("complete")
+            .0;
+        let redis_protocol::resp2::types::OwnedFrame::Array(parts) = frame else {
+            panic!("not an array")
+        };
+        let next = match &parts[0] {
+            redis_protocol::resp2::types::OwnedFrame::Integer(n) => *n,
+            other => panic!("iterator {other:?}"),
+        };
+        let data = match &parts[1] {
+            redis_protocol::resp2::types::OwnedFrame::BulkString(data) => data.clone(),
+            other => panic!("chunk {other:?}"),
+        };
+        if next == 0 {
+            break;
+        }
+        assert!(
+            data.len() <= 16 * 1024 * 1024,
+            "chunk of {} bytes",
+            data.len()
+        );
+        total += data.len();
+        chunks += 1;
+        let loaded =
+            client.command(&[b"BF.LOADCHUNK", b"copy", next.to_string().as_bytes(), &data]);
+        assert_eq!(loaded, b"+OK\r\n");
+        iterator = next;
+    }
+    assert!(total >= 200_000_000, "only {total} bytes dumped");
+    assert!(chunks >= 13);
+    assert_eq!(
+        client.cmd(&["BF.INFO", "copy"]),
+        client.cmd(&["BF.INFO", "big"])
+    );
+    for batch in 0..100 {
+        let members: Vec<String> = (0..1000).map(|i| format!("url-{batch}-{i}")).collect();
+        let strangers: Vec<String> = (0..1000).map(|i| format!("other-{batch}-{i}")).collect();
+        for items in [&members, &strangers] {
+            let mut original = vec!["BF.MEXISTS", "big"];
+            original.extend(items.iter().map(String::as_str));
+            let mut copy = original.clone();
+            copy[1] = "copy";
+            assert_eq!(client.cmd(&original), client.cmd(&copy));
+        }
+        let mut check = vec!["BF.MEXISTS", "copy"];
+        check.extend(members.iter().map(String::as_str));
+        assert!(
+            !client.cmd(&check).windows(4).any(|w| w == b":0\r\n"),
+            "a member is missing"
+        );
+    }
+}
+
+#[test]
+fn shutdown_stops_the_server() {
+    let server = TestServer::start();
+    let mut client = server.client();
+    client.cmd(&["BF.ADD", "k", "x"]);
+    client.send(&encode_command(&[b"SHUTDOWN", b"NOSAVE"]));
+    assert!(client.is_closed());
+    assert!(
+        eventually(|| std::net::TcpStream::connect(server.addr).is_err()),
+        "still accepting connections after SHUTDOWN"
+    );
+}
