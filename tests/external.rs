@@ -1,0 +1,457 @@
+//! The server driven by programs written for Redis: redis-cli (one-shot commands in RESP2 and
+//! RESP3, and --pipe mass insertion), redis-benchmark, and the redis-py suite in tests/python/.
+//!
+//! A missing program skips its test with a notice, except when the environment variable CI is
+//! set: .ci/run installs every one of them, so there a missing program is a failure.
+
+mod common;
+
+use common::TestServer;
+use std::env;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Only there so that a wedged program fails the test instead of hanging the whole run; no
+/// working program comes anywhere near it.
+const HANG_GUARD: Duration = Duration::from_secs(300);
+
+fn on_path(name: &str) -> Option<PathBuf> {
+    let path = env::var_os("PATH")?;
+    env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
+}
+
+/// Reports a missing program: under CI a failure, otherwise a notice that the test is skipped.
+/// The notice goes straight to stderr because the test harness captures (and, for passing tests,
+/// hides) what `eprintln!` prints.
+fn missing(what: &str) {
+    assert!(
+        env::var_os("CI").is_none(),
+        "{what} not found, and CI is set: .ci/run installs it"
+    );
+    let _ = writeln!(std::io::stderr(), "skipping: {what} not found");
+}
+
+fn tool(name: &str) -> Option<PathBuf> {
+    let path = on_path(name);
+    if path.is_none() {
+        missing(name);
+    }
+    path
+}
+
+struct Output {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+fn drain(mut pipe: impl Read + Send + 'static) -> thread::JoinHandle<String> {
+    thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}
+
+/// Runs a program to completion with `input` on its stdin.
+fn run(mut command: Command, input: Vec<u8>) -> Output {
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|e| panic!("{command:?}: {e}"));
+    let mut stdin = child.stdin.take().expect("stdin");
+    // The program may not read its input at all, so a failed write is not an error here.
+    let feeder = thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let stdout = drain(child.stdout.take().expect("stdout"));
+    let stderr = drain(child.stderr.take().expect("stderr"));
+    let deadline = Instant::now() + HANG_GUARD;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{command:?} hung; killed");
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
+    let _ = feeder.join();
+    Output {
+        status,
+        stdout: stdout.join().expect("stdout reader"),
+        stderr: stderr.join().expect("stderr reader"),
+    }
+}
+
+/// redis-cli aimed at one server.
+struct Cli {
+    program: PathBuf,
+    server: TestServer,
+}
+
+impl Cli {
+    fn start() -> Option<Cli> {
+        Some(Cli {
+            program: tool("redis-cli")?,
+            server: TestServer::start(),
+        })
+    }
+
+    fn command(&self, options: &[&str]) -> Command {
+        let mut command = Command::new(&self.program);
+        command
+            .arg("-h")
+            .arg(self.server.addr.ip().to_string())
+            .arg("-p")
+            .arg(self.server.addr.port().to_string())
+            .args(options);
+        command
+    }
+
+    /// Runs one command; returns what redis-cli printed for the reply, without the final newline.
+    fn run(&self, options: &[&str], args: &[&str]) -> String {
+        let mut command = self.command(options);
+        command.args(args);
+        let output = run(command, Vec::new());
+        assert!(
+            output.status.success(),
+            "redis-cli {options:?} {args:?}: {:?}\n{}{}",
+            output.status,
+            output.stdout,
+            output.stderr
+        );
+        output.stdout.trim_end_matches('\n').to_string()
+    }
+
+    /// Runs a command whose reply is an error; redis-cli versions differ in the stream and exit
+    /// status they use for it, so both streams are returned together.
+    fn run_error(&self, options: &[&str], args: &[&str]) -> String {
+        let mut command = self.command(options);
+        command.args(args);
+        let output = run(command, Vec::new());
+        format!("{}{}", output.stdout, output.stderr)
+            .trim_end_matches('\n')
+            .to_string()
+    }
+}
+
+/// `redis-cli` in its default output mode when stdout is not a terminal, as scripts use it.
+const RAW: &[&str] = &[];
+/// The output format of an interactive terminal: `(integer) 1`, `1) ...`, `1# key => value`.
+const TTY: &[&str] = &["--no-raw"];
+const TTY3: &[&str] = &["-3", "--no-raw"];
+
+#[test]
+fn redis_cli_resp2() {
+    let Some(cli) = Cli::start() else { return };
+    assert_eq!(cli.run(RAW, &["PING"]), "PONG");
+    assert_eq!(cli.run(RAW, &["BF.ADD", "urls", "x"]), "1");
+    assert_eq!(cli.run(RAW, &["BF.ADD", "urls", "x"]), "0");
+    assert_eq!(cli.run(RAW, &["BF.EXISTS", "urls", "x"]), "1");
+    assert_eq!(cli.run(RAW, &["BF.EXISTS", "urls", "y"]), "0");
+    assert_eq!(cli.run(RAW, &["ECHO", "hello world"]), "hello world");
+
+    assert_eq!(cli.run(TTY, &["BF.ADD", "urls", "y"]), "(integer) 1");
+    assert_eq!(cli.run(TTY, &["BF.EXISTS", "urls", "y"]), "(integer) 1");
+    assert_eq!(
+        cli.run(TTY, &["BF.MADD", "urls", "x", "z"]),
+        "1) (integer) 0\n2) (integer) 1"
+    );
+    assert_eq!(
+        cli.run(TTY, &["BF.MEXISTS", "urls", "x", "nope"]),
+        "1) (integer) 1\n2) (integer) 0"
+    );
+    assert_eq!(cli.run(TTY, &["BF.CARD", "urls"]), "(integer) 3");
+    assert_eq!(
+        cli.run(TTY, &["BF.INFO", "urls", "CAPACITY"]),
+        "1) (integer) 100"
+    );
+    let size = cli.run(RAW, &["BF.INFO", "urls", "SIZE"]);
+    assert_eq!(
+        cli.run(TTY, &["BF.INFO", "urls"]),
+        format!(
+            " 1) Capacity\n 2) (integer) 100\n 3) Size\n 4) (integer) {size}\n \
+             5) Number of filters\n 6) (integer) 1\n 7) Number of items inserted\n \
+             8) (integer) 3\n 9) Expansion rate\n10) (integer) 2"
+        )
+    );
+    assert_eq!(
+        cli.run(RAW, &["BF.INFO", "urls"]),
+        format!(
+            "Capacity\n100\nSize\n{size}\nNumber of filters\n1\nNumber of items inserted\n3\n\
+             Expansion rate\n2"
+        )
+    );
+    assert_eq!(
+        cli.run(TTY, &["BF.RESERVE", "ns", "0.01", "10", "NONSCALING"]),
+        "OK"
+    );
+    assert_eq!(cli.run(TTY, &["BF.INFO", "ns", "EXPANSION"]), "1) (nil)");
+    assert_eq!(cli.run(TTY, &["TYPE", "urls"]), "MBbloom--");
+    assert_eq!(
+        cli.run_error(TTY, &["GET", "urls"]),
+        "(error) WRONGTYPE Operation against a key holding the wrong kind of value"
+    );
+    assert_eq!(
+        cli.run_error(TTY, &["BF.INFO", "nokey"]),
+        "(error) ERR not found"
+    );
+
+    let info = cli.run(RAW, &["INFO", "server"]);
+    assert!(info.starts_with("# Server"), "{info}");
+    assert!(
+        info.lines().any(|l| l.starts_with("redis_version:")),
+        "{info}"
+    );
+}
+
+#[test]
+fn redis_cli_resp3() {
+    let Some(cli) = Cli::start() else { return };
+    assert_eq!(cli.run(&["-3"], &["PING"]), "PONG");
+    assert_eq!(cli.run(TTY3, &["BF.ADD", "urls", "x"]), "(true)");
+    assert_eq!(cli.run(TTY3, &["BF.ADD", "urls", "x"]), "(false)");
+    assert_eq!(cli.run(TTY3, &["BF.EXISTS", "urls", "x"]), "(true)");
+    assert_eq!(cli.run(TTY3, &["BF.EXISTS", "urls", "nope"]), "(false)");
+    assert_eq!(
+        cli.run(TTY3, &["BF.MADD", "urls", "x", "y", "z"]),
+        "1) (false)\n2) (true)\n3) (true)"
+    );
+    assert_eq!(
+        cli.run(TTY3, &["BF.MEXISTS", "urls", "x", "nope"]),
+        "1) (true)\n2) (false)"
+    );
+    assert_eq!(cli.run(TTY3, &["BF.CARD", "urls"]), "(integer) 3");
+    let size = cli.run(RAW, &["BF.INFO", "urls", "SIZE"]);
+    assert_eq!(
+        cli.run(TTY3, &["BF.INFO", "urls"]),
+        format!(
+            "1# Capacity => (integer) 100\n2# Size => (integer) {size}\n\
+             3# Number of filters => (integer) 1\n4# Number of items inserted => (integer) 3\n\
+             5# Expansion rate => (integer) 2"
+        )
+    );
+    assert_eq!(
+        cli.run(TTY3, &["BF.INFO", "urls", "ITEMS"]),
+        "1# Number of items inserted => (integer) 3"
+    );
+    cli.run(TTY3, &["BF.RESERVE", "ns", "0.01", "10", "NONSCALING"]);
+    assert_eq!(
+        cli.run(TTY3, &["BF.INFO", "ns", "EXPANSION"]),
+        "1# Expansion rate => (nil)"
+    );
+    assert_eq!(
+        cli.run_error(TTY3, &["BF.INFO", "nokey"]),
+        "(error) ERR not found"
+    );
+
+    let hello = cli.run(TTY3, &["HELLO", "3"]);
+    assert!(hello.contains("\"proto\" => (integer) 3"), "{hello}");
+    let info = cli.run(&["-3"], &["INFO", "server"]);
+    assert!(
+        info.lines().any(|l| l.starts_with("redis_version:")),
+        "{info}"
+    );
+}
+
+/// The value of an integer reply, `:<n>\r\n`.
+fn integer(reply: Vec<u8>) -> i64 {
+    let text = String::from_utf8(reply).expect("text");
+    text.strip_prefix(':')
+        .and_then(|rest| rest.strip_suffix("\r\n"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("not an integer reply: {text:?}"))
+}
+
+fn encode(args: &[&str]) -> Vec<u8> {
+    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+    common::encode_command(&args)
+}
+
+/// Mass insertion as the Redis documentation describes it: RESP on redis-cli's stdin.
+#[test]
+fn redis_cli_pipe_mode() {
+    let Some(cli) = Cli::start() else { return };
+    const ITEMS: usize = 3000;
+    let mut input = Vec::new();
+    for i in 0..ITEMS {
+        input.extend(encode(&["BF.ADD", "piped", &format!("item{i}")]));
+    }
+    input.extend(encode(&["SET", "text", "value"]));
+    // One error, to see that pipe mode counts the server's error replies.
+    input.extend(encode(&["BF.ADD", "text", "x"]));
+    input.extend(encode(&["BF.ADD", "piped", "item0"]));
+
+    let output = run(cli.command(&["--pipe"]), input);
+    let summary = format!("errors: 1, replies: {}", ITEMS + 3);
+    assert!(
+        output.stdout.lines().any(|line| line == summary),
+        "expected {summary:?} in:\n{}{}",
+        output.stdout,
+        output.stderr
+    );
+    assert!(
+        output.stderr.contains("WRONGTYPE") || output.stdout.contains("WRONGTYPE"),
+        "{}{}",
+        output.stdout,
+        output.stderr
+    );
+
+    let mut client = cli.server.client();
+    let card = integer(client.cmd(&["BF.CARD", "piped"])) as usize;
+    // Adds that hit a false positive are not counted; at a 1% error rate that is a few dozen.
+    assert!((ITEMS - 100..=ITEMS).contains(&card), "BF.CARD {card}");
+    let names: Vec<String> = (0..ITEMS).map(|i| format!("item{i}")).collect();
+    let mut mexists = vec!["BF.MEXISTS", "piped"];
+    mexists.extend(names.iter().map(String::as_str));
+    let mut expected = format!("*{ITEMS}\r\n").into_bytes();
+    expected.extend(b":1\r\n".repeat(ITEMS));
+    assert!(client.cmd(&mexists) == expected, "a piped item is missing");
+    assert_eq!(client.cmd(&["GET", "text"]), b"$5\r\nvalue\r\n");
+}
+
+#[test]
+fn inline_commands_over_tcp() {
+    let server = TestServer::start();
+    let mut client = server.client();
+    client.send(b"PING\r\n");
+    assert_eq!(client.read_reply(), b"+PONG\r\n");
+    client.send(b"BF.ADD inline \"hello world\"\r\nBF.ADD inline 'hello world'\r\nPING\n");
+    assert_eq!(client.read_reply(), b":1\r\n");
+    assert_eq!(client.read_reply(), b":0\r\n");
+    assert_eq!(client.read_reply(), b"+PONG\r\n");
+    assert_eq!(
+        client.cmd(&["BF.EXISTS", "inline", "hello world"]),
+        b":1\r\n"
+    );
+}
+
+/// The value of one field of INFO, read over a raw connection.
+fn info_field(server: &TestServer, section: &str, field: &str) -> String {
+    let reply = server.client().cmd(&["INFO", section]);
+    let text = String::from_utf8(reply).expect("INFO is text");
+    let prefix = format!("{field}:");
+    text.split("\r\n")
+        .find_map(|line| line.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("no {field} in {text}"))
+        .to_string()
+}
+
+fn benchmark(server: &TestServer, program: &Path, args: &[&str]) -> String {
+    let mut command = Command::new(program);
+    command
+        .arg("-h")
+        .arg(server.addr.ip().to_string())
+        .arg("-p")
+        .arg(server.addr.port().to_string())
+        .args(["-n", "2000", "-q"])
+        .args(args);
+    let output = run(command, Vec::new());
+    assert!(
+        output.status.success(),
+        "redis-benchmark {args:?}: {:?}\n{}{}",
+        output.status,
+        output.stdout,
+        output.stderr
+    );
+    assert!(
+        !output.stdout.contains("Error"),
+        "redis-benchmark {args:?} saw errors:\n{}",
+        output.stdout
+    );
+    output.stdout
+}
+
+fn commands_processed(server: &TestServer) -> u64 {
+    info_field(server, "stats", "total_commands_processed")
+        .parse()
+        .expect("a count")
+}
+
+#[test]
+fn redis_benchmark_ping() {
+    let Some(program) = tool("redis-benchmark") else {
+        return;
+    };
+    let server = TestServer::start();
+    let output = benchmark(&server, &program, &["-t", "ping"]);
+    // -q prints one line per test, after progress lines that end in \r.
+    for test in ["PING_INLINE: ", "PING_MBULK: "] {
+        assert!(
+            output
+                .split(['\r', '\n'])
+                .any(|line| line.trim_start().starts_with(test)
+                    && line.contains("requests per second")),
+            "no result for {test} in {output:?}"
+        );
+    }
+    assert!(commands_processed(&server) >= 4000);
+    assert_eq!(server.client().cmd(&["PING"]), b"+PONG\r\n");
+}
+
+#[test]
+fn redis_benchmark_bf_add() {
+    let Some(program) = tool("redis-benchmark") else {
+        return;
+    };
+    let server = TestServer::start();
+    let output = benchmark(
+        &server,
+        &program,
+        &["-r", "100000", "BF.ADD", "bench", "__rand_int__"],
+    );
+    assert!(
+        output
+            .split(['\r', '\n'])
+            .any(|line| line.contains("requests per second")),
+        "no result in {output:?}"
+    );
+    assert!(commands_processed(&server) >= 2000);
+
+    let mut client = server.client();
+    assert_eq!(client.cmd(&["TYPE", "bench"]), b"+MBbloom--\r\n");
+    let card = integer(client.cmd(&["BF.CARD", "bench"]));
+    // 2000 random draws from 100000 values: a few collide, and a few adds are false positives.
+    assert!((1000..=2000).contains(&card), "BF.CARD {card}");
+}
+
+#[test]
+fn python_redis_py_suite() {
+    let Some(python) = tool("python3") else {
+        return;
+    };
+    let mut import = Command::new(&python);
+    import.args(["-c", "import redis"]);
+    if !run(import, Vec::new()).status.success() {
+        missing("redis-py (python3 -m pip install 'redis>=5')");
+        return;
+    }
+    let server = TestServer::start();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/test_clients.py");
+    let mut command = Command::new(&python);
+    command.arg(&script).arg(server.addr.port().to_string());
+    command.env("SIEVED_HOST", server.addr.ip().to_string());
+    let output = run(command, Vec::new());
+    // Shown when the test fails.
+    println!("{}{}", output.stdout, output.stderr);
+    let last = output.stdout.lines().last().unwrap_or_default();
+    let passed = last
+        .strip_suffix(" passed, 0 failed")
+        .and_then(|n| n.parse::<u32>().ok());
+    assert!(
+        output.status.success() && passed.is_some_and(|n| n > 0),
+        "redis-py suite failed ({:?}): {last}",
+        output.status
+    );
+}
