@@ -54,7 +54,75 @@ pub struct Flags {
     /// Longest bulk string a request may carry, in bytes.
     #[arg(long, env = "SIEVED_PROTO_MAX_BULK_LEN", default_value_t = 512 * 1024 * 1024)]
     pub proto_max_bulk_len: u64,
+    /// Snapshot rules as in Redis: "<seconds> <changes> ...", a snapshot when at least <changes>
+    /// writes happened within <seconds>; "" turns periodic snapshots off.
+    #[arg(long, env = "SIEVED_SAVE", default_value = "3600 1 300 100 60 10000")]
+    pub save: String,
 }
+
+/// Periodic snapshot rules: (seconds, changes) pairs, at most `SaveRules::MAX`. Kept in a fixed
+/// array so that `Settings` stays `Copy` and reading it never allocates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SaveRules {
+    rules: [(u64, u64); SaveRules::MAX],
+    len: usize,
+}
+
+impl SaveRules {
+    pub const MAX: usize = 8;
+
+    pub fn parse(text: &str) -> Result<SaveRules, String> {
+        let numbers: Vec<u64> = text
+            .split_whitespace()
+            .map(|word| {
+                word.parse()
+                    .map_err(|_| format!("invalid save parameter '{word}'"))
+            })
+            .collect::<Result<_, _>>()?;
+        if numbers.len() % 2 != 0 {
+            return Err("save rules come in pairs: <seconds> <changes>".into());
+        }
+        if numbers.len() / 2 > Self::MAX {
+            return Err(format!("at most {} save rules", Self::MAX));
+        }
+        let mut rules = SaveRules::default();
+        for pair in numbers.chunks(2) {
+            rules.rules[rules.len] = (pair[0], pair[1]);
+            rules.len += 1;
+        }
+        Ok(rules)
+    }
+
+    pub fn rules(&self) -> &[(u64, u64)] {
+        &self.rules[..self.len]
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether a snapshot is due, `elapsed_secs` after the last one with `changes` since.
+    pub fn due(&self, elapsed_secs: u64, changes: u64) -> bool {
+        changes > 0
+            && self
+                .rules()
+                .iter()
+                .any(|&(seconds, min_changes)| elapsed_secs >= seconds && changes >= min_changes)
+    }
+}
+
+impl std::fmt::Display for SaveRules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let words: Vec<String> = self
+            .rules()
+            .iter()
+            .map(|(s, c)| format!("{s} {c}"))
+            .collect();
+        f.write_str(&words.join(" "))
+    }
+}
+
+static TEST_DIRS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// The settings that may change while the server runs.
 #[derive(Debug, Clone, Copy)]
@@ -64,6 +132,7 @@ pub struct Settings {
     pub bf_expansion_factor: u32,
     pub max_filter_memory: u64,
     pub proto_max_bulk_len: u64,
+    pub save: SaveRules,
 }
 
 pub struct Config {
@@ -86,6 +155,7 @@ impl Config {
             bf_expansion_factor: 0,
             max_filter_memory: 0,
             proto_max_bulk_len: 0,
+            save: SaveRules::default(),
         };
         for (name, value) in [
             ("bf-error-rate", flags.bf_error_rate.to_string()),
@@ -93,6 +163,7 @@ impl Config {
             ("bf-expansion-factor", flags.bf_expansion_factor.to_string()),
             ("max-filter-memory", flags.max_filter_memory.to_string()),
             ("proto-max-bulk-len", flags.proto_max_bulk_len.to_string()),
+            ("save", flags.save.clone()),
         ] {
             let param = PARAMS
                 .iter()
@@ -125,9 +196,26 @@ impl Config {
         })
     }
 
-    /// Defaults, for tests and embedding.
+    /// Defaults for tests and embedding: an ephemeral port, no periodic snapshots, and a data
+    /// directory nobody else uses.
     pub fn default_for_tests() -> Config {
-        let flags = Flags::parse_from(["sieved", "--port", "0", "--threads", "2"]);
+        let dir = std::env::temp_dir().join(format!(
+            "sieved-test-{}-{}",
+            std::process::id(),
+            TEST_DIRS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        let dir = dir.display().to_string();
+        let flags = Flags::parse_from([
+            "sieved",
+            "--port",
+            "0",
+            "--threads",
+            "2",
+            "--save",
+            "",
+            "--dir",
+            &dir,
+        ]);
         Config::from_flags(flags).expect("defaults are valid")
     }
 
@@ -240,8 +328,11 @@ const PARAMS: &[Param] = &[
     },
     Param {
         name: "save",
-        get: |_, _| String::new(),
-        set: None,
+        get: |_, s| s.save.to_string(),
+        set: Some(|s, v| {
+            s.save = SaveRules::parse(v)?;
+            Ok(())
+        }),
     },
     Param {
         name: "appendonly",
@@ -315,5 +406,18 @@ mod tests {
             .unwrap_err()
             .contains("immutable"));
         assert_eq!(config.get_matching(b"bf-*").len(), 3);
+    }
+
+    #[test]
+    fn save_rules_parse_like_redis() {
+        let rules = SaveRules::parse("3600 1 300 100 60 10000").unwrap();
+        assert_eq!(rules.to_string(), "3600 1 300 100 60 10000");
+        assert!(rules.due(61, 10000));
+        assert!(!rules.due(59, 10000));
+        assert!(rules.due(3600, 1));
+        assert!(!rules.due(3600, 0));
+        assert!(SaveRules::parse("").unwrap().is_empty());
+        assert!(SaveRules::parse("60").is_err());
+        assert!(SaveRules::parse("60 x").is_err());
     }
 }

@@ -4,6 +4,7 @@ pub mod cmd;
 pub mod config;
 pub mod filter;
 pub mod memory;
+pub mod persist;
 pub mod protocol;
 pub mod server;
 pub mod store;

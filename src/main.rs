@@ -48,24 +48,38 @@ fn main() -> ExitCode {
 async fn serve(config: Config) -> std::io::Result<()> {
     let settings = config.settings();
     let summary = format!(
-        "threads={} shards={} databases={} dir={} bf-error-rate={} bf-initial-size={} \
+        "threads={} shards={} databases={} dir={} save=\"{}\" bf-error-rate={} bf-initial-size={} \
          bf-expansion-factor={} max-filter-memory={}",
         config.threads,
         config.shards,
         config.databases,
         config.dir.display(),
+        settings.save,
         settings.bf_error_rate,
         settings.bf_initial_size,
         settings.bf_expansion_factor,
         settings.max_filter_memory,
     );
-    std::fs::create_dir_all(&config.dir)?;
     let server = Server::bind(config).await?;
     tracing::info!(
         version = sieved::VERSION,
         address = %server.local_addr()?,
         "sieved started; {summary}"
     );
+    match server.load() {
+        Ok(Some(report)) => tracing::info!(
+            keys = report.keys,
+            expired = report.expired,
+            bytes = report.bytes,
+            seconds = report.duration.as_secs_f64(),
+            "loaded the snapshot"
+        ),
+        Ok(None) => tracing::info!("no snapshot to load; starting empty"),
+        Err(error) => {
+            tracing::error!("{error}; the file is left as it is");
+            return Err(std::io::Error::other("the snapshot could not be loaded"));
+        }
+    }
     server.run(true).await?;
     tracing::info!("sieved stopped");
     Ok(())

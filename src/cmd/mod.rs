@@ -25,6 +25,8 @@ pub struct Session {
     pub close: bool,
     /// Reused by commands that gather results before replying, so they need not allocate.
     pub scratch: Vec<Result<bool, CmdError>>,
+    /// Write commands run since the connection last reported them (for snapshot scheduling).
+    pub writes: u64,
 }
 
 impl Session {
@@ -34,12 +36,13 @@ impl Session {
             client,
             close: false,
             scratch: Vec::new(),
+            writes: 0,
         }
     }
 }
 
 pub struct Ctx<'a> {
-    pub shared: &'a Shared,
+    pub shared: &'a Arc<Shared>,
     pub session: &'a mut Session,
     pub reply: &'a mut Reply,
     /// The time of this command, in Unix milliseconds: one clock read serves every expiry check.
@@ -66,7 +69,27 @@ pub struct CommandSpec {
     pub step: i32,
     pub group: &'static str,
     pub summary: &'static str,
+    /// Flagged `write`: counts as a change for the snapshot schedule.
+    pub writes: bool,
     handler: Handler,
+}
+
+const fn has_write_flag(flags: &[&str]) -> bool {
+    let mut i = 0;
+    while i < flags.len() {
+        let flag = flags[i].as_bytes();
+        if flag.len() == 5
+            && flag[0] == b'w'
+            && flag[1] == b'r'
+            && flag[2] == b'i'
+            && flag[3] == b't'
+            && flag[4] == b'e'
+        {
+            return true;
+        }
+        i += 1;
+    }
+    false
 }
 
 const W: &[&str] = &["write", "denyoom"];
@@ -87,6 +110,7 @@ macro_rules! commands {
             step: $step,
             group: $group,
             summary: $summary,
+            writes: has_write_flag($flags),
             handler: $handler,
         }),*];
     };
@@ -117,6 +141,9 @@ commands! {
     "config", -2, A, (0, 0, 0), "server", server::config, "A container for server configuration commands";
     "time", 1, C, (0, 0, 0), "server", server::time, "Returns the server time";
     "shutdown", -1, A, (0, 0, 0), "server", server::shutdown, "Stops the server";
+    "save", 1, A, (0, 0, 0), "server", server::save, "Synchronously saves the database to disk";
+    "bgsave", -1, A, (0, 0, 0), "server", server::bgsave, "Asynchronously saves the database to disk";
+    "lastsave", 1, &["fast", "loading", "stale"], (0, 0, 0), "server", server::lastsave, "Returns the Unix timestamp of the last successful save";
     "dbsize", 1, R, (0, 0, 0), "server", keys::dbsize, "Returns the number of keys in the database";
     "flushdb", -1, &["write"], (0, 0, 0), "server", keys::flushdb, "Removes all keys from the current database";
     "flushall", -1, &["write"], (0, 0, 0), "server", keys::flushall, "Removes all keys from all databases";
@@ -181,8 +208,9 @@ pub fn execute(ctx: &mut Ctx, request: Request) {
         ctx.reply.error(CmdError::arity(spec.name).message());
         return;
     }
-    if let Err(error) = (spec.handler)(ctx, request) {
-        ctx.reply.error(error.message());
+    match (spec.handler)(ctx, request) {
+        Ok(()) => ctx.session.writes += spec.writes as u64,
+        Err(error) => ctx.reply.error(error.message()),
     }
 }
 

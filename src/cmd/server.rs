@@ -5,7 +5,7 @@ use super::errors::*;
 use super::{lookup, CommandSpec, Ctx, COMMANDS};
 use crate::memory;
 use crate::protocol::{Reply, Request};
-use crate::server::Stats;
+use crate::server::{ExitSave, SaveError, Saver, Stats};
 use std::fmt::Write;
 
 fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
@@ -206,10 +206,16 @@ fn info_section(ctx: &Ctx, name: &str, out: &mut String) {
         }
         "persistence" => write!(
             out,
-            "# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:0\r\n\
-             rdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\n\
-             aof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_last_write_status:ok\r\n",
-            shared.started_ms / 1000
+            "# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:{}\r\n\
+             rdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\n\
+             rdb_last_bgsave_time_sec:{}\r\nrdb_saves:{}\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\n\
+             aof_last_write_status:ok\r\n",
+            shared.saver.changes(),
+            shared.saver.in_progress() as u8,
+            shared.saver.last_save_ms() / 1000,
+            if shared.saver.last_ok() { "ok" } else { "err" },
+            shared.saver.last_duration_ms() / 1000,
+            shared.saver.saves(),
         ),
         "stats" => write!(
             out,
@@ -330,16 +336,18 @@ pub fn time(ctx: &mut Ctx, _request: Request) -> CmdResult {
     Ok(())
 }
 
-/// SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE]: on success the connection closes without a reply.
+/// SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE]: on success the connection closes without a reply;
+/// the server stops accepting, lets connections finish, then writes the exit snapshot.
 pub fn shutdown(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let mut exit_save = ExitSave::Default;
     for option in request.args().skip(1) {
         if is(option, "ABORT") {
             return Err("ERR No shutdown in progress.".into());
-        }
-        if !["NOSAVE", "SAVE", "NOW", "FORCE"]
-            .iter()
-            .any(|o| is(option, o))
-        {
+        } else if is(option, "NOSAVE") {
+            exit_save = ExitSave::NoSave;
+        } else if is(option, "SAVE") {
+            exit_save = ExitSave::Save;
+        } else if !is(option, "NOW") && !is(option, "FORCE") {
             return Err(SYNTAX.into());
         }
     }
@@ -347,7 +355,45 @@ pub fn shutdown(ctx: &mut Ctx, request: Request) -> CmdResult {
         client = ctx.session.client.id,
         "SHUTDOWN requested by a client"
     );
-    ctx.shared.shutdown.request();
+    ctx.shared.shutdown.request_with(exit_save);
     ctx.session.close = true;
+    Ok(())
+}
+
+const SAVE_IN_PROGRESS: &str = "ERR Background save already in progress";
+
+/// SAVE: blocks this connection (and only it) until the snapshot is on disk.
+pub fn save(ctx: &mut Ctx, _request: Request) -> CmdResult {
+    let shared = ctx.shared;
+    match tokio::task::block_in_place(|| shared.saver.save(shared)) {
+        Ok(_) => {
+            ctx.reply.ok();
+            Ok(())
+        }
+        Err(SaveError::InProgress) => Err(SAVE_IN_PROGRESS.into()),
+        Err(SaveError::Failed(error)) => {
+            Err(CmdError::Owned(format!("ERR snapshot failed: {error}")))
+        }
+    }
+}
+
+pub fn bgsave(ctx: &mut Ctx, request: Request) -> CmdResult {
+    if request.len() > 2 || (request.len() == 2 && !is(request.arg(1), "SCHEDULE")) {
+        return Err(SYNTAX.into());
+    }
+    match Saver::save_in_background(ctx.shared) {
+        Ok(()) => ctx.reply.simple("Background saving started"),
+        Err(_) if request.len() == 2 => {
+            ctx.shared.saver.schedule();
+            ctx.reply.simple("Background saving scheduled");
+        }
+        Err(_) => return Err(SAVE_IN_PROGRESS.into()),
+    }
+    Ok(())
+}
+
+pub fn lastsave(ctx: &mut Ctx, _request: Request) -> CmdResult {
+    ctx.reply
+        .int((ctx.shared.saver.last_save_ms() / 1000) as i64);
     Ok(())
 }

@@ -101,6 +101,57 @@ impl BloomChain {
         None
     }
 
+    /// Appends bytes `offset..offset + len` of the links' bit arrays taken end to end (a snapshot's
+    /// payload); false, with nothing appended, if that range is not inside the filter.
+    pub fn read_payload(&self, offset: u64, len: u64, out: &mut Vec<u8>) -> bool {
+        if offset
+            .checked_add(len)
+            .is_none_or(|end| end > self.payload_bytes())
+        {
+            return false;
+        }
+        let (mut offset, mut len) = (offset, len);
+        for link in &self.links {
+            if len == 0 {
+                break;
+            }
+            if offset >= link.bytes() {
+                offset -= link.bytes();
+                continue;
+            }
+            let take = (link.bytes() - offset).min(len);
+            link.read_bytes(offset, take, out);
+            len -= take;
+            offset = 0;
+        }
+        true
+    }
+
+    /// Overwrites payload bytes at `offset`, the counterpart of `read_payload`.
+    pub fn write_payload(&mut self, offset: u64, data: &[u8]) -> Result<(), FilterError> {
+        let end = offset
+            .checked_add(data.len() as u64)
+            .ok_or(FilterError::BadOffset)?;
+        if end > self.payload_bytes() {
+            return Err(FilterError::BadOffset);
+        }
+        let (mut offset, mut data) = (offset, data);
+        for link in &mut self.links {
+            if data.is_empty() {
+                break;
+            }
+            if offset >= link.bytes() {
+                offset -= link.bytes();
+                continue;
+            }
+            let take = ((link.bytes() - offset) as usize).min(data.len());
+            link.write_bytes(offset, &data[..take]);
+            data = &data[take..];
+            offset = 0;
+        }
+        Ok(())
+    }
+
     /// Creates an empty chain from a header, refusing any inconsistency.
     pub fn from_header(data: &[u8], limit_bytes: u64) -> Result<BloomChain, FilterError> {
         let header = Header::parse(data)?;
@@ -283,6 +334,25 @@ mod tests {
         for i in 0..1000u32 {
             assert!(copy.contains(&i.to_le_bytes()));
         }
+    }
+
+    #[test]
+    fn payload_spans_links() {
+        let chain = filled(100, 1000);
+        let mut all = Vec::new();
+        assert!(chain.read_payload(0, chain.payload_bytes(), &mut all));
+        let mut copy = BloomChain::from_header(&chain.dump_header(), u64::MAX).unwrap();
+        for piece in all.chunks(100).enumerate() {
+            copy.write_payload(piece.0 as u64 * 100, piece.1).unwrap();
+        }
+        let mut again = Vec::new();
+        assert!(copy.read_payload(0, copy.payload_bytes(), &mut again));
+        assert_eq!(all, again);
+        assert!(!chain.read_payload(1, chain.payload_bytes(), &mut again));
+        assert_eq!(
+            copy.write_payload(chain.payload_bytes(), &[1]),
+            Err(FilterError::BadOffset)
+        );
     }
 
     #[test]

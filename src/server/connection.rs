@@ -23,7 +23,7 @@ const KEEP_BUFFER: usize = 256 * 1024;
 const MAX_QUERY_BUFFER: usize = 1024 * 1024 * 1024;
 
 pub async fn serve(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     mut stream: TcpStream,
     client: Arc<ClientInfo>,
 ) -> io::Result<()> {
@@ -53,6 +53,9 @@ pub async fn serve(
         let (commands, failure) =
             execute_all(shared, &mut parser, &mut input, &mut session, &mut reply);
         Stats::add(&shared.stats.commands_processed, commands);
+        shared
+            .saver
+            .add_changes(std::mem::take(&mut session.writes));
         if input.len() > MAX_QUERY_BUFFER && failure.is_none() {
             reply.error("ERR Protocol error: query buffer limit reached");
         }
@@ -78,7 +81,7 @@ pub async fn serve(
 /// Executes every complete request in `input`, appending replies; returns how many ran and the
 /// protocol error that ended the batch, if one did (its reply is already appended).
 fn execute_all(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     parser: &mut RequestParser,
     input: &mut BytesMut,
     session: &mut Session,

@@ -1,5 +1,6 @@
-use super::{connection, expiry, shutdown, Shared, Stats};
+use super::{connection, expiry, saver, shutdown, ExitSave, Shared, Stats};
 use crate::config::Config;
+use crate::persist::load::{self, LoadError, LoadLimits, LoadReport};
 use crate::store::now_ms;
 use std::io;
 use std::net::SocketAddr;
@@ -18,6 +19,7 @@ pub struct Server {
 
 impl Server {
     pub async fn bind(config: Config) -> io::Result<Server> {
+        std::fs::create_dir_all(&config.dir)?;
         let listener = TcpListener::bind((config.bind.as_str(), config.port)).await?;
         let addr = listener.local_addr()?;
         Ok(Server {
@@ -34,11 +36,38 @@ impl Server {
         self.shared.clone()
     }
 
-    /// Accepts connections until shutdown is requested, then waits for them to finish.
+    /// Loads the snapshot in the data directory, if there is one, before any client is served.
+    /// Progress is logged about once a second.
+    pub fn load(&self) -> Result<Option<LoadReport>, LoadError> {
+        let settings = self.shared.config.settings();
+        let limits = LoadLimits {
+            max_filter_bytes: settings.max_filter_memory,
+            max_string_bytes: settings.proto_max_bulk_len,
+        };
+        let mut last_report = std::time::Instant::now();
+        load::load(
+            &self.shared.store,
+            &self.shared.config.dir,
+            limits,
+            |done, total| {
+                if last_report.elapsed() >= Duration::from_secs(1) {
+                    last_report = std::time::Instant::now();
+                    tracing::info!(
+                        "loading: {done} of {total} bytes ({:.0}%)",
+                        done as f64 * 100.0 / total.max(1) as f64
+                    );
+                }
+            },
+        )
+    }
+
+    /// Accepts connections until shutdown is requested, waits for them to finish, then writes
+    /// the exit snapshot (unless told not to).
     pub async fn run(self, handle_signals: bool) -> io::Result<()> {
         let shared = self.shared;
         let mut tasks = JoinSet::new();
         tasks.spawn(expiry::run(shared.clone()));
+        tasks.spawn(saver::run_schedule(shared.clone()));
         if handle_signals {
             let shared = shared.clone();
             tasks.spawn(async move { shutdown::on_signals(&shared.shutdown).await });
@@ -79,6 +108,14 @@ impl Server {
         {
             tracing::warn!("connections still open after {DRAIN_TIMEOUT:?}; closing them");
             tasks.abort_all();
+        }
+        let save = match shared.shutdown.exit_save() {
+            ExitSave::Save => true,
+            ExitSave::NoSave => false,
+            ExitSave::Default => !shared.config.settings().save.is_empty(),
+        };
+        if save {
+            saver::save_at_exit(&shared).await?;
         }
         Ok(())
     }

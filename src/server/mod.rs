@@ -5,12 +5,14 @@ mod clients;
 mod connection;
 mod expiry;
 mod listener;
+mod saver;
 mod shutdown;
 mod stats;
 
 pub use clients::{ClientInfo, Clients};
 pub use listener::Server;
-pub use shutdown::Shutdown;
+pub use saver::{SaveError, Saver};
+pub use shutdown::{ExitSave, Shutdown};
 pub use stats::Stats;
 
 use crate::config::Config;
@@ -25,6 +27,7 @@ pub struct Shared {
     pub addr: SocketAddr,
     pub store: Store,
     pub stats: Stats,
+    pub saver: Saver,
     pub clients: Clients,
     pub shutdown: Shutdown,
     pub started: Instant,
@@ -46,6 +49,7 @@ impl Shared {
             addr,
             store,
             stats: Stats::default(),
+            saver: Saver::new(started_ms),
             clients: Clients::default(),
             shutdown: Shutdown::new(),
             started: Instant::now(),

@@ -1,10 +1,21 @@
 //! One shutdown signal for the whole server: SHUTDOWN, SIGTERM and SIGINT all raise it; the
 //! listener stops accepting and every connection finishes the batch it is on, then closes.
 
+use std::sync::atomic::{AtomicU8, Ordering};
 use tokio::sync::watch;
+
+/// Whether to write a snapshot on the way out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitSave {
+    /// If save rules are configured, as Redis does.
+    Default = 0,
+    Save = 1,
+    NoSave = 2,
+}
 
 pub struct Shutdown {
     sender: watch::Sender<bool>,
+    exit_save: AtomicU8,
 }
 
 impl Default for Shutdown {
@@ -17,11 +28,25 @@ impl Shutdown {
     pub fn new() -> Shutdown {
         Shutdown {
             sender: watch::channel(false).0,
+            exit_save: AtomicU8::new(ExitSave::Default as u8),
         }
     }
 
     pub fn request(&self) {
         self.sender.send_replace(true);
+    }
+
+    pub fn request_with(&self, exit_save: ExitSave) {
+        self.exit_save.store(exit_save as u8, Ordering::Relaxed);
+        self.request();
+    }
+
+    pub fn exit_save(&self) -> ExitSave {
+        match self.exit_save.load(Ordering::Relaxed) {
+            1 => ExitSave::Save,
+            2 => ExitSave::NoSave,
+            _ => ExitSave::Default,
+        }
     }
 
     pub fn is_requested(&self) -> bool {

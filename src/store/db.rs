@@ -2,7 +2,7 @@ use super::{glob_match, read, write, Value};
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 /// Keys are chosen by clients, so the hash is seeded per process to keep collisions unpredictable.
@@ -38,18 +38,28 @@ fn random_seed() -> u64 {
     std::collections::hash_map::RandomState::new().hash_one(0u64)
 }
 
+/// A value and its lock, shareable: a snapshot holds it while it copies a large filter in
+/// pieces, without holding the shard's map lock.
+pub type ValueHandle = Arc<RwLock<Value>>;
+
 /// One key's slot. `expires_at` is Unix milliseconds, 0 for none.
 pub struct Entry {
-    value: RwLock<Value>,
+    value: ValueHandle,
     expires_at: AtomicU64,
 }
 
 impl Entry {
     fn new(value: Value, expires_at: u64) -> Entry {
         Entry {
-            value: RwLock::new(value),
+            value: Arc::new(RwLock::new(value)),
             expires_at: AtomicU64::new(expires_at),
         }
+    }
+
+    /// The value, for whoever holds the map's write lock (and so the only reference that
+    /// commands can reach; a snapshot may still hold its own handle, hence the lock).
+    fn value_mut(&mut self) -> std::sync::RwLockWriteGuard<'_, Value> {
+        write(&self.value)
     }
 
     fn is_live(&self, now: u64) -> bool {
@@ -136,19 +146,14 @@ impl Db {
         let mut map = write(&shard.map);
         if let Some(entry) = map.get_mut(key) {
             if entry.is_live(now) {
-                return Ok(f(
-                    entry.value.get_mut().unwrap_or_else(|p| p.into_inner()),
-                    false,
-                ));
+                return Ok(f(&mut entry.value_mut(), false));
             }
         }
         let value = create()?;
         Self::forget_expiry(shard, map.remove(key));
         let entry = map.entry(key.into()).or_insert(Entry::new(value, 0));
-        Ok(f(
-            entry.value.get_mut().unwrap_or_else(|p| p.into_inner()),
-            true,
-        ))
+        let result = f(&mut entry.value_mut(), true);
+        Ok(result)
     }
 
     /// Stores `value` unless a live key exists; false (and nothing changed) if one does.
@@ -192,10 +197,16 @@ impl Db {
         if expires_at != 0 {
             shard.volatile.fetch_sub(1, Ordering::Relaxed);
         }
-        entry.is_live(now).then(|| {
-            let value = entry.value.into_inner().unwrap_or_else(|p| p.into_inner());
-            (value, expires_at)
-        })
+        if !entry.is_live(now) {
+            return None;
+        }
+        // A snapshot in progress may share the value; then it gets a copy and the snapshot
+        // keeps writing the original.
+        let value = match Arc::try_unwrap(entry.value) {
+            Ok(lock) => lock.into_inner().unwrap_or_else(|p| p.into_inner()),
+            Err(shared) => read(&shared).clone(),
+        };
+        Some((value, expires_at))
     }
 
     pub fn contains(&self, key: &[u8], now: u64) -> bool {
@@ -337,6 +348,22 @@ impl Db {
             removed += gone;
         }
         removed
+    }
+
+    /// Every live key of one shard with its expiry time and a handle on its value, taken under a
+    /// brief read lock of the shard; the caller then reads the values at its own pace.
+    pub fn shard_entries(&self, shard: usize, now: u64) -> Vec<(Box<[u8]>, u64, ValueHandle)> {
+        let map = read(&self.shards[shard].map);
+        map.iter()
+            .filter(|(_, entry)| entry.is_live(now))
+            .map(|(key, entry)| {
+                (
+                    key.clone(),
+                    entry.expires_at.load(Ordering::Relaxed),
+                    entry.value.clone(),
+                )
+            })
+            .collect()
     }
 
     pub fn shard_count(&self) -> usize {

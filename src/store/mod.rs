@@ -9,9 +9,9 @@ mod db;
 mod glob;
 mod value;
 
-pub use db::{Db, ScanFilter};
+pub use db::{Db, ScanFilter, ValueHandle};
 pub use glob::glob_match;
-pub use value::Value;
+pub use value::{Value, ValueKind};
 
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -1,4 +1,4 @@
-use crate::filter::BloomChain;
+use crate::filter::{BloomChain, FilterError};
 
 /// What a key holds.
 #[derive(Debug, Clone)]
@@ -22,6 +22,101 @@ impl Value {
         match self {
             Value::String(bytes) => own + bytes.capacity() as u64,
             Value::Bloom(chain) => own + chain.memory_bytes(),
+        }
+    }
+}
+
+/// How a value is stored in a snapshot: its kind, a header that describes it, and a payload
+/// that can be copied out (and back in) in pieces, so that a large filter is never copied whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueKind {
+    String = 0,
+    Bloom = 1,
+}
+
+impl ValueKind {
+    pub fn from_tag(tag: u8) -> Option<ValueKind> {
+        match tag {
+            0 => Some(ValueKind::String),
+            1 => Some(ValueKind::Bloom),
+            _ => None,
+        }
+    }
+}
+
+impl Value {
+    pub fn kind(&self) -> ValueKind {
+        match self {
+            Value::String(_) => ValueKind::String,
+            Value::Bloom(_) => ValueKind::Bloom,
+        }
+    }
+
+    pub fn snapshot_header(&self) -> Vec<u8> {
+        match self {
+            Value::String(_) => Vec::new(),
+            Value::Bloom(chain) => chain.dump_header(),
+        }
+    }
+
+    pub fn payload_len(&self) -> u64 {
+        match self {
+            Value::String(bytes) => bytes.len() as u64,
+            Value::Bloom(chain) => chain.payload_bytes(),
+        }
+    }
+
+    /// Appends payload bytes `offset..offset + len`; false if the value no longer has them.
+    pub fn read_payload(&self, offset: u64, len: u64, out: &mut Vec<u8>) -> bool {
+        match self {
+            Value::String(bytes) => {
+                let range = usize::try_from(offset)
+                    .ok()
+                    .zip(usize::try_from(offset.saturating_add(len)).ok())
+                    .and_then(|(start, end)| bytes.get(start..end));
+                range.map(|range| out.extend_from_slice(range)).is_some()
+            }
+            Value::Bloom(chain) => chain.read_payload(offset, len, out),
+        }
+    }
+
+    /// An empty value of `kind` built from its snapshot header, with room for `payload_len`
+    /// bytes; filters are checked against `limit_bytes` before anything is allocated.
+    pub fn from_snapshot_header(
+        kind: ValueKind,
+        header: &[u8],
+        payload_len: u64,
+        limit_bytes: u64,
+    ) -> Result<Value, FilterError> {
+        match kind {
+            ValueKind::String if header.is_empty() => {
+                let len = usize::try_from(payload_len).map_err(|_| FilterError::BadDump)?;
+                let mut bytes = Vec::new();
+                bytes
+                    .try_reserve_exact(len)
+                    .map_err(|_| FilterError::OutOfMemory)?;
+                Ok(Value::String(bytes))
+            }
+            ValueKind::String => Err(FilterError::BadDump),
+            ValueKind::Bloom => {
+                let chain = BloomChain::from_header(header, limit_bytes)?;
+                if chain.payload_bytes() != payload_len {
+                    return Err(FilterError::BadDump);
+                }
+                Ok(Value::Bloom(chain))
+            }
+        }
+    }
+
+    /// Writes the next payload bytes, which start at `offset`.
+    pub fn write_payload(&mut self, offset: u64, data: &[u8]) -> Result<(), FilterError> {
+        match self {
+            Value::String(bytes) if offset == bytes.len() as u64 => {
+                bytes.extend_from_slice(data);
+                Ok(())
+            }
+            Value::String(_) => Err(FilterError::BadOffset),
+            Value::Bloom(chain) => chain.write_payload(offset, data),
         }
     }
 }

@@ -14,11 +14,24 @@ pub struct TestServer {
     pub addr: SocketAddr,
     pub shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
+    /// The server's data directory, removed on drop when the test did not choose it.
+    owned_dir: Option<std::path::PathBuf>,
 }
 
 impl TestServer {
     pub fn start() -> TestServer {
-        Self::start_with(Config::default_for_tests())
+        let config = Config::default_for_tests();
+        let dir = config.dir.clone();
+        let mut server = Self::start_with(config);
+        server.owned_dir = Some(dir);
+        server
+    }
+
+    /// A server with its data in `dir`, after loading the snapshot there if any.
+    pub fn start_in(dir: &std::path::Path) -> TestServer {
+        let mut config = Config::default_for_tests();
+        config.dir = dir.to_path_buf();
+        Self::start_with(config)
     }
 
     pub fn start_with(config: Config) -> TestServer {
@@ -31,6 +44,7 @@ impl TestServer {
                 .expect("runtime");
             runtime.block_on(async move {
                 let server = Server::bind(config).await.expect("bind");
+                server.load().expect("load the snapshot");
                 sender
                     .send((server.local_addr().expect("address"), server.shared()))
                     .expect("report address");
@@ -42,6 +56,7 @@ impl TestServer {
             addr,
             shared,
             thread: Some(thread),
+            owned_dir: None,
         }
     }
 
@@ -55,6 +70,9 @@ impl Drop for TestServer {
         self.shared.shutdown.request();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
+        }
+        if let Some(dir) = self.owned_dir.take() {
+            let _ = std::fs::remove_dir_all(dir);
         }
     }
 }

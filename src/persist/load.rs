@@ -1,0 +1,280 @@
+//! Loading a snapshot at start-up. Every length is checked against what the file can hold and
+//! against the configured limits before anything is allocated; any damage is reported with the
+//! file name and the byte offset where it was found.
+
+use super::{FILE_NAME, MAGIC, PIECE, TAG_END, TAG_KEY, VERSION};
+use crate::filter::FilterError;
+use crate::store::{now_ms, Store, Value, ValueKind};
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use xxhash_rust::xxh3::Xxh3;
+
+/// What a successful load found.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadReport {
+    pub keys: u64,
+    pub expired: u64,
+    pub bytes: u64,
+    pub duration: Duration,
+}
+
+#[derive(Debug)]
+pub struct LoadError {
+    pub path: PathBuf,
+    pub offset: u64,
+    pub reason: String,
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "cannot load {}: {} (at byte {})",
+            self.path.display(),
+            self.reason,
+            self.offset
+        )
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// Limits a snapshot must respect, the same as for requests.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadLimits {
+    pub max_filter_bytes: u64,
+    pub max_string_bytes: u64,
+}
+
+/// Loads `<dir>/sieved.snap` into an empty `store`; Ok(None) if there is no snapshot.
+/// `progress` is called with (bytes read, file size) as the load advances.
+pub fn load(
+    store: &Store,
+    dir: &Path,
+    limits: LoadLimits,
+    mut progress: impl FnMut(u64, u64),
+) -> Result<Option<LoadReport>, LoadError> {
+    let path = dir.join(FILE_NAME);
+    let file = match File::open(&path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => {
+            return Err(LoadError {
+                path,
+                offset: 0,
+                reason: error.to_string(),
+            })
+        }
+    };
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let started = Instant::now();
+    let mut reader = Reader {
+        input: BufReader::with_capacity(PIECE as usize, file),
+        size,
+        offset: 0,
+        file_hash: Xxh3::new(),
+        record_hash: Xxh3::new(),
+    };
+    let result = load_records(store, &mut reader, limits, &mut progress);
+    let offset = reader.offset;
+    result
+        .map(|(keys, expired)| {
+            Some(LoadReport {
+                keys,
+                expired,
+                bytes: size,
+                duration: started.elapsed(),
+            })
+        })
+        .map_err(|reason| LoadError {
+            path,
+            offset,
+            reason,
+        })
+}
+
+struct Reader {
+    input: BufReader<File>,
+    size: u64,
+    offset: u64,
+    file_hash: Xxh3,
+    record_hash: Xxh3,
+}
+
+impl Reader {
+    fn fill(&mut self, buf: &mut [u8]) -> Result<(), String> {
+        self.input
+            .read_exact(buf)
+            .map_err(|error| match error.kind() {
+                io::ErrorKind::UnexpectedEof => "the file ends early (truncated?)".to_string(),
+                _ => error.to_string(),
+            })?;
+        self.file_hash.update(buf);
+        self.record_hash.update(buf);
+        self.offset += buf.len() as u64;
+        Ok(())
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], String> {
+        let mut buf = [0u8; N];
+        self.fill(&mut buf)?;
+        Ok(buf)
+    }
+
+    fn u8(&mut self) -> Result<u8, String> {
+        Ok(self.array::<1>()?[0])
+    }
+
+    fn u16(&mut self) -> Result<u16, String> {
+        self.array().map(u16::from_le_bytes)
+    }
+
+    fn u32(&mut self) -> Result<u32, String> {
+        self.array().map(u32::from_le_bytes)
+    }
+
+    fn u64(&mut self) -> Result<u64, String> {
+        self.array().map(u64::from_le_bytes)
+    }
+
+    /// A length field, refused if larger than `max` or than what is left of the file.
+    fn length(&mut self, what: &str, max: u64) -> Result<u64, String> {
+        let len = self.u64()?;
+        let left = self.size.saturating_sub(self.offset);
+        if len > max || len > left {
+            return Err(format!(
+                "{what} length {len} is impossible here (limit {max}, {left} bytes left)"
+            ));
+        }
+        Ok(len)
+    }
+
+    fn bytes(&mut self, len: u64) -> Result<Vec<u8>, String> {
+        let mut buf = vec![0u8; len as usize];
+        self.fill(&mut buf)?;
+        Ok(buf)
+    }
+
+    /// Reads a checksum field and compares it with `expected`.
+    fn check(&mut self, expected: u64, what: &str) -> Result<(), String> {
+        let mut stored = [0u8; 8];
+        self.input
+            .read_exact(&mut stored)
+            .map_err(|_| "the file ends early (truncated?)".to_string())?;
+        self.offset += 8;
+        if u64::from_le_bytes(stored) != expected {
+            return Err(format!("{what} checksum mismatch"));
+        }
+        self.file_hash.update(&stored);
+        Ok(())
+    }
+}
+
+fn describe(error: FilterError, limits: &LoadLimits) -> String {
+    match error {
+        FilterError::TooLarge { bytes, .. } => format!(
+            "a filter of {bytes} bytes exceeds max-filter-memory ({} bytes); raise --max-filter-memory to load it",
+            limits.max_filter_bytes
+        ),
+        FilterError::OutOfMemory => "not enough memory for a filter".to_string(),
+        _ => "a filter header is invalid".to_string(),
+    }
+}
+
+fn load_records(
+    store: &Store,
+    reader: &mut Reader,
+    limits: LoadLimits,
+    progress: &mut impl FnMut(u64, u64),
+) -> Result<(u64, u64), String> {
+    if &reader.array::<8>()? != MAGIC {
+        return Err("not a sieved snapshot (bad magic)".into());
+    }
+    let version = reader.u32()?;
+    if version != VERSION {
+        return Err(format!(
+            "snapshot format version {version} is not supported (this build reads {VERSION})"
+        ));
+    }
+    reader.u32()?;
+    reader.u64()?;
+    let now = now_ms();
+    let (mut keys, mut expired) = (0u64, 0u64);
+    let mut piece = vec![0u8; PIECE as usize];
+    loop {
+        progress(reader.offset, reader.size);
+        reader.record_hash.reset();
+        match reader.u8()? {
+            TAG_KEY => {}
+            TAG_END => break,
+            tag => return Err(format!("unknown record tag {tag:#04x}")),
+        }
+        let db = reader.u16()? as usize;
+        if db >= store.databases() {
+            return Err(format!(
+                "database {db} does not exist; start with --databases {}",
+                db + 1
+            ));
+        }
+        let expires_at = reader.u64()?;
+        let kind = reader.u8()?;
+        let kind = ValueKind::from_tag(kind).ok_or_else(|| format!("unknown value kind {kind}"))?;
+        let key_len = reader.u32()? as u64;
+        let key = reader.bytes(reader_len_checked(reader, key_len, "key")?)?;
+        let header_len = reader.u32()? as u64;
+        let header = reader.bytes(reader_len_checked(reader, header_len, "header")?)?;
+        let max_payload = match kind {
+            ValueKind::String => limits.max_string_bytes,
+            ValueKind::Bloom => limits.max_filter_bytes,
+        };
+        let payload_len = reader.length("payload", max_payload)?;
+        let mut value =
+            Value::from_snapshot_header(kind, &header, payload_len, limits.max_filter_bytes)
+                .map_err(|error| describe(error, &limits))?;
+        let mut offset = 0;
+        while offset < payload_len {
+            let len = PIECE.min(payload_len - offset) as usize;
+            reader.fill(&mut piece[..len])?;
+            value
+                .write_payload(offset, &piece[..len])
+                .map_err(|_| "a payload does not fit its header".to_string())?;
+            offset += len as u64;
+            progress(reader.offset, reader.size);
+        }
+        let checksum = reader.record_hash.digest();
+        reader.check(checksum, "record")?;
+        if expires_at != 0 && expires_at <= now {
+            expired += 1;
+        } else {
+            store.db(db).insert(&key, value, expires_at);
+            keys += 1;
+        }
+    }
+    let count = reader.u64()?;
+    let checksum = reader.file_hash.digest();
+    reader.check(checksum, "file")?;
+    if count != keys + expired {
+        return Err(format!(
+            "the end record counts {count} keys but the file holds {}",
+            keys + expired
+        ));
+    }
+    if reader.offset != reader.size {
+        return Err("bytes follow the end record".into());
+    }
+    Ok((keys, expired))
+}
+
+/// Keys and headers are small; anything claiming more than the file holds is damage.
+fn reader_len_checked(reader: &Reader, len: u64, what: &str) -> Result<u64, String> {
+    let left = reader.size.saturating_sub(reader.offset);
+    if len > left {
+        return Err(format!(
+            "{what} length {len} is longer than the rest of the file"
+        ));
+    }
+    Ok(len)
+}

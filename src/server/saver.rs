@@ -1,0 +1,180 @@
+//! When snapshots happen: on the save rules' schedule, on SAVE and BGSAVE, and at shutdown.
+//! One snapshot runs at a time; its progress and outcome are what INFO persistence reports.
+
+use super::Shared;
+use crate::persist::snapshot::{self, SnapshotStats};
+use crate::store::now_ms;
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// After a failed scheduled snapshot, wait this long before the schedule tries again, as Redis.
+const RETRY_AFTER_FAILURE_MS: u64 = 5000;
+
+#[derive(Debug)]
+pub enum SaveError {
+    InProgress,
+    Failed(io::Error),
+}
+
+pub struct Saver {
+    changes: AtomicU64,
+    in_progress: AtomicBool,
+    /// BGSAVE SCHEDULE arrived while a snapshot was running: start another once it ends.
+    pending: AtomicBool,
+    last_save_ms: AtomicU64,
+    last_attempt_ms: AtomicU64,
+    last_ok: AtomicBool,
+    last_duration_ms: AtomicU64,
+    saves: AtomicU64,
+}
+
+impl Saver {
+    pub fn new(now: u64) -> Saver {
+        Saver {
+            changes: AtomicU64::new(0),
+            in_progress: AtomicBool::new(false),
+            pending: AtomicBool::new(false),
+            last_save_ms: AtomicU64::new(now),
+            last_attempt_ms: AtomicU64::new(0),
+            last_ok: AtomicBool::new(true),
+            last_duration_ms: AtomicU64::new(0),
+            saves: AtomicU64::new(0),
+        }
+    }
+
+    pub fn add_changes(&self, n: u64) {
+        if n > 0 {
+            self.changes.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+
+    /// Writes since the last successful snapshot.
+    pub fn changes(&self) -> u64 {
+        self.changes.load(Ordering::Relaxed)
+    }
+
+    pub fn in_progress(&self) -> bool {
+        self.in_progress.load(Ordering::Relaxed)
+    }
+
+    pub fn last_save_ms(&self) -> u64 {
+        self.last_save_ms.load(Ordering::Relaxed)
+    }
+
+    pub fn last_ok(&self) -> bool {
+        self.last_ok.load(Ordering::Relaxed)
+    }
+
+    pub fn last_duration_ms(&self) -> u64 {
+        self.last_duration_ms.load(Ordering::Relaxed)
+    }
+
+    pub fn saves(&self) -> u64 {
+        self.saves.load(Ordering::Relaxed)
+    }
+
+    fn claim(&self) -> Result<(), SaveError> {
+        self.in_progress
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed)
+            .map(|_| ())
+            .map_err(|_| SaveError::InProgress)
+    }
+
+    /// Writes a snapshot on this thread (which it blocks for the duration).
+    pub fn save(&self, shared: &Shared) -> Result<SnapshotStats, SaveError> {
+        self.claim()?;
+        self.save_claimed(shared)
+    }
+
+    /// Starts a snapshot on a blocking thread of the runtime and returns at once.
+    pub fn save_in_background(shared: &Arc<Shared>) -> Result<(), SaveError> {
+        shared.saver.claim()?;
+        let shared = shared.clone();
+        tokio::task::spawn_blocking(move || {
+            let _ = shared.saver.save_claimed(&shared);
+        });
+        Ok(())
+    }
+
+    fn save_claimed(&self, shared: &Shared) -> Result<SnapshotStats, SaveError> {
+        let changes_before = self.changes();
+        let started = now_ms();
+        self.last_attempt_ms.store(started, Ordering::Relaxed);
+        tracing::info!(dir = %shared.config.dir.display(), "snapshot started");
+        let result = snapshot::write(&shared.store, &shared.config.dir);
+        match &result {
+            Ok(stats) => {
+                self.changes.fetch_sub(changes_before, Ordering::Relaxed);
+                self.last_save_ms.store(now_ms(), Ordering::Relaxed);
+                self.last_ok.store(true, Ordering::Relaxed);
+                self.saves.fetch_add(1, Ordering::Relaxed);
+                self.last_duration_ms
+                    .store(stats.duration.as_millis() as u64, Ordering::Relaxed);
+                tracing::info!(
+                    keys = stats.keys,
+                    bytes = stats.bytes,
+                    seconds = stats.duration.as_secs_f64(),
+                    "snapshot finished"
+                );
+            }
+            Err(error) => {
+                self.last_ok.store(false, Ordering::Relaxed);
+                tracing::error!(%error, "snapshot failed; the previous snapshot is kept");
+            }
+        }
+        self.in_progress.store(false, Ordering::Release);
+        result.map_err(SaveError::Failed)
+    }
+
+    /// Asks the schedule for a snapshot as soon as the one running ends.
+    pub fn schedule(&self) {
+        self.pending.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the save rules (or a scheduled BGSAVE) call for a snapshot now.
+    fn due(&self, shared: &Shared, now: u64) -> bool {
+        if !self.in_progress() && self.pending.swap(false, Ordering::Relaxed) {
+            return true;
+        }
+        let rules = shared.config.settings().save;
+        let retry_wait = !self.last_ok()
+            && now < self.last_attempt_ms.load(Ordering::Relaxed) + RETRY_AFTER_FAILURE_MS;
+        !self.in_progress()
+            && !retry_wait
+            && rules.due(
+                now.saturating_sub(self.last_save_ms()) / 1000,
+                self.changes(),
+            )
+    }
+}
+
+/// Checks the save rules once a second and starts a background snapshot when one is due.
+pub async fn run_schedule(shared: Arc<Shared>) {
+    let mut interval = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        tokio::select! {
+            _ = interval.tick() => {}
+            _ = shared.shutdown.requested() => return,
+        }
+        if shared.saver.due(&shared, now_ms()) {
+            let _ = Saver::save_in_background(&shared);
+        }
+    }
+}
+
+/// The snapshot taken when the server stops: waits for one in progress, then writes its own.
+pub async fn save_at_exit(shared: &Arc<Shared>) -> io::Result<()> {
+    loop {
+        let worker = shared.clone();
+        let result = tokio::task::spawn_blocking(move || worker.saver.save(&worker))
+            .await
+            .map_err(io::Error::other)?;
+        match result {
+            Ok(_) => return Ok(()),
+            Err(SaveError::Failed(error)) => return Err(error),
+            Err(SaveError::InProgress) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
+}

@@ -1,0 +1,321 @@
+//! Snapshots: round trips of every value type, TTLs and databases; background saves that keep
+//! serving; damaged files detected wherever the damage is; and kill -9 during sustained writes.
+
+mod common;
+
+use common::{encode_command, RawClient, TestServer};
+use sieved::persist::load::{self, LoadLimits};
+use sieved::store::Store;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A data directory of the test's own, removed when dropped.
+struct DataDir(PathBuf);
+
+impl DataDir {
+    fn new(name: &str) -> DataDir {
+        let path =
+            std::env::temp_dir().join(format!("sieved-persistence-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).expect("create data dir");
+        DataDir(path)
+    }
+
+    fn snapshot(&self) -> PathBuf {
+        self.0.join("sieved.snap")
+    }
+}
+
+impl Drop for DataDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn limits() -> LoadLimits {
+    LoadLimits {
+        max_filter_bytes: 1 << 30,
+        max_string_bytes: 512 << 20,
+    }
+}
+
+fn fill(client: &mut RawClient) {
+    client.cmd(&["SET", "plain", "value"]);
+    client.cmd(&["SET", "binary", "\r\n\x00\u{ff}"]);
+    client.cmd(&["SET", "volatile", "v", "EX", "1000"]);
+    client.cmd(&["BF.RESERVE", "fixed", "0.001", "5000", "NONSCALING"]);
+    client.cmd(&["BF.RESERVE", "chain", "0.01", "100", "EXPANSION", "3"]);
+    for i in 0..2000 {
+        client.cmd(&["BF.ADD", "chain", &format!("item{i}")]);
+        if i < 500 {
+            client.cmd(&["BF.ADD", "fixed", &format!("item{i}")]);
+        }
+    }
+    client.cmd(&["BF.ADD", "expiring", "x"]);
+    client.cmd(&["EXPIRE", "expiring", "1000"]);
+    client.cmd(&["SELECT", "5"]);
+    client.cmd(&["BF.ADD", "elsewhere", "y"]);
+    client.cmd(&["SELECT", "0"]);
+}
+
+/// Everything `fill` wrote, as the server describes it.
+fn describe(client: &mut RawClient) -> Vec<Vec<u8>> {
+    let mut seen = Vec::new();
+    for command in [
+        &["DBSIZE"][..],
+        &["GET", "plain"],
+        &["GET", "binary"],
+        &["GET", "volatile"],
+        &["BF.DEBUG", "fixed"],
+        &["BF.DEBUG", "chain"],
+        &["BF.INFO", "chain"],
+        &["BF.EXISTS", "expiring", "x"],
+        &["EXPIRETIME", "volatile"],
+        &["EXPIRETIME", "expiring"],
+        &["EXPIRETIME", "plain"],
+        &["SELECT", "5"],
+        &["BF.EXISTS", "elsewhere", "y"],
+        &["SELECT", "0"],
+    ] {
+        seen.push(client.cmd(command));
+    }
+    let mut items = vec!["BF.MEXISTS", "chain"];
+    let names: Vec<String> = (0..2000).map(|i| format!("item{i}")).collect();
+    items.extend(names.iter().map(String::as_str));
+    let found = client.cmd(&items);
+    assert!(
+        !found.windows(4).any(|w| w == b":0\r\n"),
+        "an item went missing"
+    );
+    seen.push(found);
+    let mut strangers = vec!["BF.MEXISTS", "chain"];
+    let others: Vec<String> = (0..2000).map(|i| format!("other{i}")).collect();
+    strangers.extend(others.iter().map(String::as_str));
+    seen.push(client.cmd(&strangers));
+    seen
+}
+
+#[test]
+fn save_and_restart_restore_everything() {
+    let dir = DataDir::new("roundtrip");
+    let before = {
+        let server = TestServer::start_in(&dir.0);
+        let mut client = server.client();
+        fill(&mut client);
+        assert_eq!(client.cmd(&["SAVE"]), b"+OK\r\n");
+        describe(&mut client)
+    };
+    let server = TestServer::start_in(&dir.0);
+    let after = describe(&mut server.client());
+    assert_eq!(before, after);
+}
+
+#[test]
+fn shutdown_writes_the_exit_snapshot() {
+    let dir = DataDir::new("exit");
+    {
+        let server = TestServer::start_in(&dir.0);
+        let mut client = server.client();
+        client.cmd(&["BF.ADD", "k", "x"]);
+        client.send(&encode_command(&[b"SHUTDOWN", b"SAVE"]));
+        assert!(client.is_closed());
+    }
+    assert!(dir.snapshot().exists());
+    let server = TestServer::start_in(&dir.0);
+    assert_eq!(server.client().cmd(&["BF.EXISTS", "k", "x"]), b":1\r\n");
+}
+
+#[test]
+fn bgsave_runs_while_clients_are_served() {
+    let dir = DataDir::new("bgsave");
+    let server = TestServer::start_in(&dir.0);
+    let mut client = server.client();
+    client.cmd(&["BF.RESERVE", "big", "0.0001", "20000000", "NONSCALING"]);
+    client.cmd(&["BF.ADD", "big", "a"]);
+    let last = client.cmd(&["LASTSAVE"]);
+    assert_eq!(client.cmd(&["BGSAVE"]), b"+Background saving started\r\n");
+    let mut other = server.client();
+    let mut served_during_save = 0;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let info = String::from_utf8(other.cmd(&["INFO", "persistence"])).expect("text");
+        if info.contains("rdb_bgsave_in_progress:0") {
+            break;
+        }
+        assert_eq!(
+            other
+                .cmd(&["BF.ADD", "big", &format!("during{served_during_save}")])
+                .len(),
+            4
+        );
+        served_during_save += 1;
+        assert!(
+            Instant::now() < deadline,
+            "the background save never finished"
+        );
+    }
+    assert!(client
+        .cmd(&["INFO", "persistence"])
+        .windows(26)
+        .any(|w| w == b"rdb_last_bgsave_status:ok\r"));
+    assert!(client.cmd(&["LASTSAVE"]) >= last);
+    assert!(dir.snapshot().metadata().expect("snapshot").len() > 45_000_000);
+}
+
+#[test]
+fn every_damaged_byte_is_detected() {
+    let dir = DataDir::new("damage");
+    {
+        let server = TestServer::start_in(&dir.0);
+        let mut client = server.client();
+        client.cmd(&["SET", "s", "v", "EX", "1000"]);
+        client.cmd(&["BF.MADD", "f", "a", "b", "c"]);
+        client.cmd(&["SELECT", "1"]);
+        client.cmd(&["BF.RESERVE", "n", "0.1", "10", "NONSCALING"]);
+        assert_eq!(client.cmd(&["SAVE"]), b"+OK\r\n");
+    }
+    let good = std::fs::read(dir.snapshot()).expect("snapshot");
+    let damaged = dir.0.join("damaged");
+    std::fs::create_dir_all(&damaged).expect("dir");
+    let attempt = |bytes: &[u8]| {
+        std::fs::write(damaged.join("sieved.snap"), bytes).expect("write");
+        load::load(&Store::new(16, 4), &damaged, limits(), |_, _| {})
+    };
+    assert_eq!(
+        attempt(&good)
+            .expect("the good file loads")
+            .expect("found")
+            .keys,
+        3
+    );
+    for at in 0..good.len() {
+        let mut bad = good.clone();
+        bad[at] ^= 0x20;
+        let error = attempt(&bad).expect_err(&format!("a flipped byte at {at} went unnoticed"));
+        assert!(error.to_string().contains("sieved.snap"), "{error}");
+    }
+    for len in 0..good.len() {
+        attempt(&good[..len]).expect_err(&format!("a file cut at {len} bytes went unnoticed"));
+    }
+    let mut longer = good.clone();
+    longer.push(0);
+    attempt(&longer).expect_err("trailing bytes went unnoticed");
+}
+
+fn binary() -> &'static str {
+    env!("CARGO_BIN_EXE_sieved")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}
+
+/// The real binary, killed (as with kill -9) when dropped, so a failing test leaves no server.
+struct Running(Child);
+
+impl Running {
+    fn kill(mut self) {
+        self.0.kill().expect("kill -9");
+        self.0.wait().expect("reap");
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts the real binary and waits until it answers.
+fn spawn_server(dir: &Path, port: u16) -> Running {
+    let child = Command::new(binary())
+        .args([
+            "--port",
+            &port.to_string(),
+            "--dir",
+            &dir.display().to_string(),
+            "--save",
+            "",
+        ])
+        .args(["--threads", "2", "--log-level", "warn"])
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("start sieved");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "sieved did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Running(child)
+}
+
+/// Each cycle writes its own key: items before a SAVE are safe for good; items after it may be
+/// lost by the kill (or saved by the background snapshot the kill interrupts). Every restart
+/// must find every safe item of every earlier cycle.
+#[test]
+fn kill_9_never_loses_what_a_completed_snapshot_holds() {
+    let dir = DataDir::new("crash");
+    const CYCLES: usize = 6;
+    const SAFE: usize = 1000;
+    let safe_items =
+        |cycle: usize| -> Vec<String> { (0..SAFE).map(|i| format!("c{cycle}-url-{i}")).collect() };
+    for cycle in 0..=CYCLES {
+        let port = free_port();
+        let child = spawn_server(&dir.0, port);
+        let addr = format!("127.0.0.1:{port}").parse().expect("address");
+        let mut client = RawClient::connect(addr);
+        for earlier in 0..cycle {
+            let key = format!("urls-{earlier}");
+            let items = safe_items(earlier);
+            let mut check = vec!["BF.MEXISTS", key.as_str()];
+            check.extend(items.iter().map(String::as_str));
+            let reply = client.cmd(&check);
+            assert!(
+                !reply.windows(4).any(|w| w == b":0\r\n"),
+                "after kill {cycle}: an item of cycle {earlier} acknowledged before its SAVE is missing"
+            );
+        }
+        if cycle == CYCLES {
+            child.kill();
+            break;
+        }
+        let key = format!("urls-{cycle}");
+        let mut saver = RawClient::connect(addr);
+        let batches = [
+            safe_items(cycle),
+            (0..500).map(|i| format!("c{cycle}-late-{i}")).collect(),
+        ];
+        for (index, batch) in batches.iter().enumerate() {
+            let mut madd = vec!["BF.MADD", key.as_str()];
+            madd.extend(batch.iter().map(String::as_str));
+            client.cmd(&madd);
+            if index == 0 {
+                assert_eq!(saver.cmd(&["SAVE"]), b"+OK\r\n");
+            }
+        }
+        saver.send(&encode_command(&[b"BGSAVE"]));
+        child.kill();
+    }
+}
+
+#[test]
+fn a_damaged_snapshot_stops_start_up_and_is_kept() {
+    let dir = DataDir::new("refuse");
+    let garbage = b"SIEVEDSN\x01\x00\x00\x00garbage".to_vec();
+    std::fs::write(dir.snapshot(), &garbage).expect("write");
+    let output = Command::new(binary())
+        .args(["--port", "0", "--dir", &dir.0.display().to_string()])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run sieved");
+    assert!(!output.status.success());
+    let log = String::from_utf8_lossy(&output.stdout).to_string()
+        + &String::from_utf8_lossy(&output.stderr);
+    assert!(log.contains("sieved.snap"), "{log}");
+    assert_eq!(std::fs::read(dir.snapshot()).expect("still there"), garbage);
+}
