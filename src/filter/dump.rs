@@ -74,31 +74,11 @@ impl BloomChain {
                 data: self.dump_header(),
             };
         }
-        let Some((link, start, end)) = self.locate(iterator) else {
-            return DumpStep {
-                next: 0,
-                data: Vec::new(),
-            };
-        };
-        let len = (end - start).min(MAX_CHUNK_BYTES);
-        let mut data = Vec::new();
-        self.links[link].read_bytes(start, len, &mut data);
-        DumpStep {
-            next: iterator + len as i64,
-            data,
-        }
-    }
-
-    /// Which link holds byte `iterator - 1`, with that byte's offset in the link and the link's length.
-    fn locate(&self, iterator: i64) -> Option<(usize, u64, u64)> {
-        let mut offset = u64::try_from(iterator.checked_sub(1)?).ok()?;
-        for (index, link) in self.links.iter().enumerate() {
-            if offset < link.bytes() {
-                return Some((index, offset, link.bytes()));
-            }
-            offset -= link.bytes();
-        }
-        None
+        payload_step(
+            self.links.iter().map(Link::bytes),
+            iterator,
+            |link, from, len, out| self.links[link].read_bytes(from, len, out),
+        )
     }
 
     /// Creates an empty chain from a header, refusing any inconsistency.
@@ -129,18 +109,65 @@ impl BloomChain {
 
     /// Writes a chunk that SCANDUMP returned together with `iterator`.
     pub fn load_chunk(&mut self, iterator: i64, data: &[u8]) -> Result<(), FilterError> {
-        let len = data.len() as i64;
-        let start = iterator
-            .checked_sub(len)
-            .filter(|&s| s >= 1)
-            .ok_or(FilterError::BadDump)?;
-        let (link, offset, link_len) = self.locate(start).ok_or(FilterError::BadOffset)?;
-        if offset + data.len() as u64 > link_len {
-            return Err(FilterError::BadOffset);
-        }
+        let (link, offset) =
+            chunk_target(self.links.iter().map(Link::bytes), iterator, data.len())?;
         self.links[link].write_bytes(offset, data);
         Ok(())
     }
+}
+
+/// Which link holds byte `iterator - 1` of the links' concatenated payloads, given each link's
+/// length: the link's index, the byte's offset in it, and the link's length.
+fn locate(link_bytes: impl Iterator<Item = u64>, iterator: i64) -> Option<(usize, u64, u64)> {
+    let mut offset = u64::try_from(iterator.checked_sub(1)?).ok()?;
+    for (index, len) in link_bytes.enumerate() {
+        if offset < len {
+            return Some((index, offset, len));
+        }
+        offset -= len;
+    }
+    None
+}
+
+/// A SCANDUMP step past the header, for any chain of links whose payloads are `link_bytes` long;
+/// `read` appends `len` bytes of link `link` from offset `from`.
+pub(super) fn payload_step(
+    link_bytes: impl Iterator<Item = u64>,
+    iterator: i64,
+    read: impl FnOnce(usize, u64, u64, &mut Vec<u8>),
+) -> DumpStep {
+    let Some((link, start, end)) = locate(link_bytes, iterator) else {
+        return DumpStep {
+            next: 0,
+            data: Vec::new(),
+        };
+    };
+    let len = (end - start).min(MAX_CHUNK_BYTES);
+    let mut data = Vec::new();
+    read(link, start, len, &mut data);
+    DumpStep {
+        next: iterator + len as i64,
+        data,
+    }
+}
+
+/// Where a chunk of `len` bytes that SCANDUMP returned with `iterator` belongs: its link and the
+/// offset inside it, refusing a chunk that would not fit wholly inside one link.
+pub(super) fn chunk_target(
+    link_bytes: impl Iterator<Item = u64>,
+    iterator: i64,
+    len: usize,
+) -> Result<(usize, u64), FilterError> {
+    let start = i64::try_from(len)
+        .ok()
+        .and_then(|len| iterator.checked_sub(len))
+        .filter(|&s| s >= 1)
+        .ok_or(FilterError::BadDump)?;
+    let (link, offset, link_len) = locate(link_bytes, start).ok_or(FilterError::BadOffset)?;
+    if offset + len as u64 > link_len {
+        return Err(FilterError::BadOffset);
+    }
+    Ok((link, offset))
 }
 
 struct LinkSpec {
@@ -156,10 +183,11 @@ struct Header {
     links: Vec<LinkSpec>,
 }
 
-struct Reader<'a>(&'a [u8]);
+/// Reads little-endian fields off the front of a header, failing on a short one.
+pub(super) struct Reader<'a>(pub(super) &'a [u8]);
 
 impl Reader<'_> {
-    fn take<const N: usize>(&mut self) -> Result<[u8; N], FilterError> {
+    pub(super) fn take<const N: usize>(&mut self) -> Result<[u8; N], FilterError> {
         let (head, rest) = self
             .0
             .split_first_chunk::<N>()
@@ -167,16 +195,16 @@ impl Reader<'_> {
         self.0 = rest;
         Ok(*head)
     }
-    fn u16(&mut self) -> Result<u16, FilterError> {
+    pub(super) fn u16(&mut self) -> Result<u16, FilterError> {
         self.take().map(u16::from_le_bytes)
     }
-    fn u32(&mut self) -> Result<u32, FilterError> {
+    pub(super) fn u32(&mut self) -> Result<u32, FilterError> {
         self.take().map(u32::from_le_bytes)
     }
-    fn u64(&mut self) -> Result<u64, FilterError> {
+    pub(super) fn u64(&mut self) -> Result<u64, FilterError> {
         self.take().map(u64::from_le_bytes)
     }
-    fn f64(&mut self) -> Result<f64, FilterError> {
+    pub(super) fn f64(&mut self) -> Result<f64, FilterError> {
         self.take().map(f64::from_le_bytes)
     }
 }
