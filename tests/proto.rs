@@ -1,6 +1,7 @@
 //! Runs the wire transcripts in proto-tests/ against the real server, in RESP2 and in RESP3.
 //!
 //! Transcript format, one directive per line:
+//! ```text
 //!   # ...                  a comment
 //!   > WORDS...             a command, split like redis-cli splits a line ("..." with \xHH escapes)
 //!   >> BYTES               raw request bytes, with \r \n \t \\ \xHH escapes, sent as they are
@@ -9,6 +10,7 @@
 //!   2< BYTES / 3< BYTES    the next reply under RESP2 / RESP3 only
 //!   <?                     the next reply, whatever it is (still checked as valid RESP)
 //!   <closed                the server has closed the connection
+//! ```
 //! Each file runs on a fresh server twice: as a RESP2 client, then as a client that sent HELLO 3.
 
 mod common;
