@@ -348,7 +348,8 @@ mod tests {
     #[test]
     fn consistent_checksums_do_not_excuse_bad_fields() {
         let header = filled(100, 1000, CounterBits::Four).dump_header();
-        let edits: [(&str, fn(&mut Vec<u8>)); 8] = [
+        type Edit = (&'static str, fn(&mut Vec<u8>));
+        let edits: [Edit; 8] = [
             ("plain filter magic", |h| {
                 h[..8].copy_from_slice(b"sievedBF")
             }),
