@@ -54,6 +54,11 @@ fn fill(client: &mut RawClient) {
     }
     client.cmd(&["BF.ADD", "expiring", "x"]);
     client.cmd(&["EXPIRE", "expiring", "1000"]);
+    client.cmd(&["CBF.RESERVE", "counted", "0.01", "50", "COUNTERBITS", "8"]);
+    for i in 0..300 {
+        client.cmd(&["CBF.ADD", "counted", &format!("c{}", i % 100)]);
+    }
+    client.cmd(&["CBF.DEL", "counted", "c7"]);
     client.cmd(&["SELECT", "5"]);
     client.cmd(&["BF.ADD", "elsewhere", "y"]);
     client.cmd(&["SELECT", "0"]);
@@ -71,6 +76,9 @@ fn describe(client: &mut RawClient) -> Vec<Vec<u8>> {
         &["BF.DEBUG", "chain"],
         &["BF.INFO", "chain"],
         &["BF.EXISTS", "expiring", "x"],
+        &["CBF.INFO", "counted"],
+        &["CBF.COUNT", "counted", "c7"],
+        &["CBF.COUNT", "counted", "c8"],
         &["EXPIRETIME", "volatile"],
         &["EXPIRETIME", "expiring"],
         &["EXPIRETIME", "plain"],

@@ -34,46 +34,93 @@ impl<'a> Reserve<'a> {
         if request.len() > 7 {
             return Err(CmdError::arity("bf.reserve"));
         }
-        let error_rate = parse_f64(request.arg(2)).ok_or(BF_BAD_ERROR_RATE)?;
-        if !(error_rate > 0.0 && error_rate < 1.0) {
-            return Err(BF_ERROR_RATE_RANGE.into());
-        }
-        let capacity = parse_i64(request.arg(3)).ok_or(BF_BAD_CAPACITY)?;
-        if !(1..=MAX_CAPACITY as i64).contains(&capacity) {
-            return Err(BF_CAPACITY_RANGE.into());
-        }
+        let error_rate = parse_reserve_error_rate(request.arg(2))?;
+        let capacity = parse_reserve_capacity(request.arg(3))?;
         let mut expansion = None;
         let mut non_scaling = false;
         let mut cursor = Cursor::new(request, 4);
         while let Some(arg) = cursor.next() {
             if is(arg, "EXPANSION") {
-                let value = cursor.next_or(BF_NO_EXPANSION)?;
-                let value = parse_i64(value).ok_or(BF_BAD_EXPANSION)?;
-                if !(0..=MAX_EXPANSION as i64).contains(&value) {
-                    return Err(BF_EXPANSION_RANGE.into());
-                }
-                expansion = Some(value as u32);
+                expansion = Some(parse_reserve_expansion(cursor.next_or(BF_NO_EXPANSION)?)?);
             } else if is(arg, "NONSCALING") {
                 non_scaling = true;
             }
         }
-        if non_scaling && expansion.is_some_and(|e| e != 0) {
-            return Err(BF_NONSCALING_EXPAND.into());
-        }
-        let expansion = if non_scaling {
-            0
-        } else {
-            expansion.unwrap_or(2)
-        };
+        let expansion = reserve_expansion(expansion, non_scaling)?;
         Ok(Reserve {
             key: request.arg(1),
             options: ChainOptions {
                 error_rate,
-                capacity: capacity as u64,
+                capacity,
                 expansion,
             },
         })
     }
+}
+
+/// The error_rate argument of a RESERVE.
+pub(super) fn parse_reserve_error_rate(arg: &[u8]) -> Result<f64, CmdError> {
+    let error_rate = parse_f64(arg).ok_or(BF_BAD_ERROR_RATE)?;
+    if !(error_rate > 0.0 && error_rate < 1.0) {
+        return Err(BF_ERROR_RATE_RANGE.into());
+    }
+    Ok(error_rate)
+}
+
+/// The capacity argument of a RESERVE.
+pub(super) fn parse_reserve_capacity(arg: &[u8]) -> Result<u64, CmdError> {
+    let capacity = parse_i64(arg).ok_or(BF_BAD_CAPACITY)?;
+    if !(1..=MAX_CAPACITY as i64).contains(&capacity) {
+        return Err(BF_CAPACITY_RANGE.into());
+    }
+    Ok(capacity as u64)
+}
+
+/// The value after a RESERVE's EXPANSION keyword.
+pub(super) fn parse_reserve_expansion(arg: &[u8]) -> Result<u32, CmdError> {
+    let value = parse_i64(arg).ok_or(BF_BAD_EXPANSION)?;
+    if !(0..=MAX_EXPANSION as i64).contains(&value) {
+        return Err(BF_EXPANSION_RANGE.into());
+    }
+    Ok(value as u32)
+}
+
+/// A RESERVE's growth factor from its EXPANSION and NONSCALING options; 0 is non-scaling.
+pub(super) fn reserve_expansion(
+    expansion: Option<u32>,
+    non_scaling: bool,
+) -> Result<u32, CmdError> {
+    if non_scaling && expansion.is_some_and(|e| e != 0) {
+        return Err(BF_NONSCALING_EXPAND.into());
+    }
+    Ok(if non_scaling {
+        0
+    } else {
+        expansion.unwrap_or(2)
+    })
+}
+
+/// The value after an INSERT's CAPACITY keyword.
+pub(super) fn parse_insert_capacity(arg: &[u8]) -> Result<u64, CmdError> {
+    parse_i64(arg)
+        .filter(|capacity| (1..=MAX_CAPACITY as i64).contains(capacity))
+        .map(|capacity| capacity as u64)
+        .ok_or(BF_INSERT_BAD_CAPACITY.into())
+}
+
+/// The value after an INSERT's ERROR keyword.
+pub(super) fn parse_insert_error_rate(arg: &[u8]) -> Result<f64, CmdError> {
+    parse_f64(arg)
+        .filter(|rate| *rate > 0.0 && *rate < 1.0)
+        .ok_or(BF_INSERT_BAD_ERROR_RATE.into())
+}
+
+/// The value after an INSERT's EXPANSION keyword.
+pub(super) fn parse_insert_expansion(arg: &[u8]) -> Result<u32, CmdError> {
+    parse_i64(arg)
+        .filter(|expansion| (0..=MAX_EXPANSION as i64).contains(expansion))
+        .map(|expansion| expansion as u32)
+        .ok_or(BF_INSERT_BAD_EXPANSION.into())
 }
 
 pub fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
@@ -153,7 +200,8 @@ fn add_many<'a>(
     Ok(())
 }
 
-fn write_results(reply: &mut Reply, results: &[Result<bool, CmdError>]) {
+/// One array element per result: a boolean, or the error that ended the run.
+pub(super) fn write_results(reply: &mut Reply, results: &[Result<bool, CmdError>]) {
     reply.array(results.len());
     for result in results {
         match result {
@@ -187,28 +235,13 @@ impl<'a> Insert<'a> {
             let letter = |i: usize| arg.get(i).map(u8::to_ascii_lowercase);
             match letter(0) {
                 Some(b'c') => {
-                    let value = cursor.next().ok_or_else(arity)?;
-                    let capacity = parse_i64(value).ok_or(BF_INSERT_BAD_CAPACITY)?;
-                    if !(1..=MAX_CAPACITY as i64).contains(&capacity) {
-                        return Err(BF_INSERT_BAD_CAPACITY.into());
-                    }
-                    options.capacity = capacity as u64;
+                    options.capacity = parse_insert_capacity(cursor.next().ok_or_else(arity)?)?;
                 }
                 Some(b'e') if letter(1) == Some(b'r') => {
-                    let value = cursor.next().ok_or_else(arity)?;
-                    let rate = parse_f64(value).ok_or(BF_INSERT_BAD_ERROR_RATE)?;
-                    if !(rate > 0.0 && rate < 1.0) {
-                        return Err(BF_INSERT_BAD_ERROR_RATE.into());
-                    }
-                    options.error_rate = rate;
+                    options.error_rate = parse_insert_error_rate(cursor.next().ok_or_else(arity)?)?;
                 }
                 Some(b'e') => {
-                    let value = cursor.next().ok_or_else(arity)?;
-                    let expansion = parse_i64(value).ok_or(BF_INSERT_BAD_EXPANSION)?;
-                    if !(0..=MAX_EXPANSION as i64).contains(&expansion) {
-                        return Err(BF_INSERT_BAD_EXPANSION.into());
-                    }
-                    options.expansion = expansion as u32;
+                    options.expansion = parse_insert_expansion(cursor.next().ok_or_else(arity)?)?;
                 }
                 Some(b'n') if letter(2) == Some(b'c') => no_create = true,
                 Some(b'n') => non_scaling = true,

@@ -39,6 +39,12 @@ pub const BF_BAD_OFFSET: &str = "ERR invalid offset - no link found";
 pub const BF_NO_MEMORY: &str = "ERR Insufficient memory to create filter";
 pub const BF_CANNOT_SCALE: &str = "ERR filter cannot grow any further";
 
+/// The CBF.* family reuses the BF strings where the situation is the same; these are its own.
+pub const CBF_NO_COUNTER_BITS: &str = "ERR no counter bits";
+pub const CBF_BAD_COUNTER_BITS: &str = "ERR bad counter bits";
+pub const CBF_COUNTER_BITS_VALUE: &str = "ERR counter bits must be 4 or 8";
+pub const CBF_INSERT_BAD_COUNTER_BITS: &str = "Bad counter bits";
+
 /// A command's failure: the whole error line it sends.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CmdError {

@@ -5,6 +5,7 @@
 mod args;
 mod bloom;
 mod connection;
+mod counting;
 pub mod errors;
 mod keys;
 mod server;
@@ -128,6 +129,19 @@ commands! {
     "bf.scandump", 3, R, (1, 1, 1), "bf", bloom::scandump, "Begins an incremental save of a Bloom filter";
     "bf.loadchunk", 4, W, (1, 1, 1), "bf", bloom::loadchunk, "Restores a Bloom filter previously saved with BF.SCANDUMP";
     "bf.debug", -1, R, (1, 1, 1), "bf", bloom::debug, "Describes each sub-filter of a Bloom filter";
+    "cbf.reserve", -4, W, (1, 1, 1), "cbf", counting::reserve, "Creates a new counting Bloom filter";
+    "cbf.add", 3, W, (1, 1, 1), "cbf", counting::add, "Adds one copy of an item to a counting Bloom filter";
+    "cbf.madd", -3, W, (1, 1, 1), "cbf", counting::madd, "Adds one copy of each of one or more items to a counting Bloom filter";
+    "cbf.insert", -4, W, (1, 1, 1), "cbf", counting::insert, "Adds items to a counting Bloom filter, creating it with the given options if needed";
+    "cbf.exists", 3, R, (1, 1, 1), "cbf", counting::exists, "Checks whether an item exists in a counting Bloom filter";
+    "cbf.mexists", -3, R, (1, 1, 1), "cbf", counting::mexists, "Checks whether one or more items exist in a counting Bloom filter";
+    "cbf.del", 3, WF, (1, 1, 1), "cbf", counting::del, "Deletes one copy of an item from a counting Bloom filter";
+    "cbf.mdel", -3, WF, (1, 1, 1), "cbf", counting::mdel, "Deletes one copy of each of one or more items from a counting Bloom filter";
+    "cbf.count", 3, R, (1, 1, 1), "cbf", counting::count, "Returns how many copies of an item a counting Bloom filter holds, at most";
+    "cbf.card", 2, R, (1, 1, 1), "cbf", counting::card, "Returns the number of items held by a counting Bloom filter";
+    "cbf.info", -2, R, (1, 1, 1), "cbf", counting::info, "Returns information about a counting Bloom filter";
+    "cbf.scandump", 3, R, (1, 1, 1), "cbf", counting::scandump, "Begins an incremental save of a counting Bloom filter";
+    "cbf.loadchunk", 4, W, (1, 1, 1), "cbf", counting::loadchunk, "Restores a counting Bloom filter previously saved with CBF.SCANDUMP";
     "ping", -1, C, (0, 0, 0), "connection", connection::ping, "Returns the server's liveliness response";
     "echo", 2, C, (0, 0, 0), "connection", connection::echo, "Returns the given string";
     "hello", -1, C, (0, 0, 0), "connection", connection::hello, "Handshakes with the server";

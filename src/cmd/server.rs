@@ -21,7 +21,7 @@ fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
         }
     }
     categories.push(match spec.group {
-        "bf" => "@bloom",
+        "bf" | "cbf" => "@bloom",
         "connection" => "@connection",
         "generic" => "@keyspace",
         "string" => "@string",
@@ -49,7 +49,7 @@ fn write_command_info(reply: &mut Reply, spec: &CommandSpec) {
 
 fn write_command_docs(reply: &mut Reply, spec: &CommandSpec) {
     reply.bulk(spec.name.as_bytes());
-    let module = spec.group == "bf";
+    let module = matches!(spec.group, "bf" | "cbf");
     reply.map(if module { 4 } else { 3 });
     reply.bulk(b"summary");
     reply.bulk(spec.summary.as_bytes());

@@ -165,30 +165,41 @@ impl Link {
 
     /// Appends `len` bytes of the bit array, starting at byte `from`, in little-endian word order.
     pub fn read_bytes(&self, from: u64, len: u64, out: &mut Vec<u8>) {
-        let (from, end) = (from as usize, (from + len) as usize);
-        out.reserve(end - from);
-        let mut at = from;
-        while at < end {
-            let word = self.words[at / 8].to_le_bytes();
-            let take = (8 - at % 8).min(end - at);
-            out.extend_from_slice(&word[at % 8..at % 8 + take]);
-            at += take;
-        }
+        read_le_bytes(&self.words, from, len, out);
     }
 
     /// Overwrites the bytes at `from` with `data`; the caller has checked the range.
     pub fn write_bytes(&mut self, from: u64, data: &[u8]) {
-        let mut at = from as usize;
-        let mut rest = data;
-        while !rest.is_empty() {
-            let offset = at % 8;
-            let take = (8 - offset).min(rest.len());
-            let mut word = self.words[at / 8].to_le_bytes();
-            word[offset..offset + take].copy_from_slice(&rest[..take]);
-            self.words[at / 8] = u64::from_le_bytes(word);
-            at += take;
-            rest = &rest[take..];
-        }
+        write_le_bytes(&mut self.words, from, data);
+    }
+}
+
+/// Appends `len` bytes of `words`, starting at byte `from`, each word little-endian: the byte view
+/// that dumps use for every filter type, whatever its word layout.
+pub(super) fn read_le_bytes(words: &[u64], from: u64, len: u64, out: &mut Vec<u8>) {
+    let (from, end) = (from as usize, (from + len) as usize);
+    out.reserve(end - from);
+    let mut at = from;
+    while at < end {
+        let word = words[at / 8].to_le_bytes();
+        let take = (8 - at % 8).min(end - at);
+        out.extend_from_slice(&word[at % 8..at % 8 + take]);
+        at += take;
+    }
+}
+
+/// Overwrites the bytes of `words` at `from` with `data`; the caller has checked the range.
+pub(super) fn write_le_bytes(words: &mut [u64], from: u64, data: &[u8]) {
+    let mut at = from as usize;
+    let mut rest = data;
+    while !rest.is_empty() {
+        let offset = at % 8;
+        let take = (8 - offset).min(rest.len());
+        let mut word = words[at / 8].to_le_bytes();
+        word[offset..offset + take].copy_from_slice(&rest[..take]);
+        words[at / 8] = u64::from_le_bytes(word);
+        at += take;
+        rest = &rest[take..];
     }
 }
 

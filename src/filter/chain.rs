@@ -6,7 +6,7 @@ use super::sizing::LinkSize;
 use super::FilterError;
 
 /// RedisBloom 8 caps the requested error rate here; a looser filter is rarely what anyone meant.
-const MAX_ERROR_RATE: f64 = 0.25;
+pub(super) const MAX_ERROR_RATE: f64 = 0.25;
 
 /// How a new filter is shaped. `expansion` 0 means non-scaling.
 #[derive(Debug, Clone, Copy)]

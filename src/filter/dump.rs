@@ -74,80 +74,38 @@ impl BloomChain {
                 data: self.dump_header(),
             };
         }
-        let Some((link, start, end)) = self.locate(iterator) else {
-            return DumpStep {
-                next: 0,
-                data: Vec::new(),
-            };
-        };
-        let len = (end - start).min(MAX_CHUNK_BYTES);
-        let mut data = Vec::new();
-        self.links[link].read_bytes(start, len, &mut data);
-        DumpStep {
-            next: iterator + len as i64,
-            data,
-        }
-    }
-
-    /// Which link holds byte `iterator - 1`, with that byte's offset in the link and the link's length.
-    fn locate(&self, iterator: i64) -> Option<(usize, u64, u64)> {
-        let mut offset = u64::try_from(iterator.checked_sub(1)?).ok()?;
-        for (index, link) in self.links.iter().enumerate() {
-            if offset < link.bytes() {
-                return Some((index, offset, link.bytes()));
-            }
-            offset -= link.bytes();
-        }
-        None
+        payload_step(
+            self.links.iter().map(Link::bytes),
+            iterator,
+            |link, from, len, out| self.links[link].read_bytes(from, len, out),
+        )
     }
 
     /// Appends bytes `offset..offset + len` of the links' bit arrays taken end to end (a snapshot's
     /// payload); false, with nothing appended, if that range is not inside the filter.
     pub fn read_payload(&self, offset: u64, len: u64, out: &mut Vec<u8>) -> bool {
-        if offset
-            .checked_add(len)
-            .is_none_or(|end| end > self.payload_bytes())
-        {
+        let Some(pieces) = payload_pieces(self.links.iter().map(Link::bytes), offset, len) else {
             return false;
-        }
-        let (mut offset, mut len) = (offset, len);
-        for link in &self.links {
-            if len == 0 {
-                break;
-            }
-            if offset >= link.bytes() {
-                offset -= link.bytes();
-                continue;
-            }
-            let take = (link.bytes() - offset).min(len);
-            link.read_bytes(offset, take, out);
-            len -= take;
-            offset = 0;
+        };
+        for (link, from, len) in pieces {
+            self.links[link].read_bytes(from, len, out);
         }
         true
     }
 
     /// Overwrites payload bytes at `offset`, the counterpart of `read_payload`.
     pub fn write_payload(&mut self, offset: u64, data: &[u8]) -> Result<(), FilterError> {
-        let end = offset
-            .checked_add(data.len() as u64)
-            .ok_or(FilterError::BadOffset)?;
-        if end > self.payload_bytes() {
-            return Err(FilterError::BadOffset);
-        }
-        let (mut offset, mut data) = (offset, data);
-        for link in &mut self.links {
-            if data.is_empty() {
-                break;
-            }
-            if offset >= link.bytes() {
-                offset -= link.bytes();
-                continue;
-            }
-            let take = ((link.bytes() - offset) as usize).min(data.len());
-            link.write_bytes(offset, &data[..take]);
-            data = &data[take..];
-            offset = 0;
+        let pieces = payload_pieces(
+            self.links.iter().map(Link::bytes),
+            offset,
+            data.len() as u64,
+        )
+        .ok_or(FilterError::BadOffset)?;
+        let mut data = data;
+        for (link, from, len) in pieces {
+            let (piece, rest) = data.split_at(len as usize);
+            self.links[link].write_bytes(from, piece);
+            data = rest;
         }
         Ok(())
     }
@@ -180,18 +138,86 @@ impl BloomChain {
 
     /// Writes a chunk that SCANDUMP returned together with `iterator`.
     pub fn load_chunk(&mut self, iterator: i64, data: &[u8]) -> Result<(), FilterError> {
-        let len = data.len() as i64;
-        let start = iterator
-            .checked_sub(len)
-            .filter(|&s| s >= 1)
-            .ok_or(FilterError::BadDump)?;
-        let (link, offset, link_len) = self.locate(start).ok_or(FilterError::BadOffset)?;
-        if offset + data.len() as u64 > link_len {
-            return Err(FilterError::BadOffset);
-        }
+        let (link, offset) =
+            chunk_target(self.links.iter().map(Link::bytes), iterator, data.len())?;
         self.links[link].write_bytes(offset, data);
         Ok(())
     }
+}
+
+/// Which link holds byte `iterator - 1` of the links' concatenated payloads, given each link's
+/// length: the link's index, the byte's offset in it, and the link's length.
+fn locate(link_bytes: impl Iterator<Item = u64>, iterator: i64) -> Option<(usize, u64, u64)> {
+    let mut offset = u64::try_from(iterator.checked_sub(1)?).ok()?;
+    for (index, len) in link_bytes.enumerate() {
+        if offset < len {
+            return Some((index, offset, len));
+        }
+        offset -= len;
+    }
+    None
+}
+
+/// How payload bytes `offset..offset + len` (the links' arrays end to end) fall into links: the
+/// pieces as (link, offset in it, length), or None if the range runs past the last link.
+pub(super) fn payload_pieces(
+    link_bytes: impl Iterator<Item = u64>,
+    offset: u64,
+    len: u64,
+) -> Option<Vec<(usize, u64, u64)>> {
+    let end = offset.checked_add(len)?;
+    let mut pieces = Vec::new();
+    let mut link_start = 0u64;
+    for (index, link_len) in link_bytes.enumerate() {
+        let link_end = link_start + link_len;
+        let (from, to) = (offset.max(link_start), end.min(link_end));
+        if from < to {
+            pieces.push((index, from - link_start, to - from));
+        }
+        link_start = link_end;
+    }
+    (end <= link_start).then_some(pieces)
+}
+
+/// A SCANDUMP step past the header, for any chain of links whose payloads are `link_bytes` long;
+/// `read` appends `len` bytes of link `link` from offset `from`.
+pub(super) fn payload_step(
+    link_bytes: impl Iterator<Item = u64>,
+    iterator: i64,
+    read: impl FnOnce(usize, u64, u64, &mut Vec<u8>),
+) -> DumpStep {
+    let Some((link, start, end)) = locate(link_bytes, iterator) else {
+        return DumpStep {
+            next: 0,
+            data: Vec::new(),
+        };
+    };
+    let len = (end - start).min(MAX_CHUNK_BYTES);
+    let mut data = Vec::new();
+    read(link, start, len, &mut data);
+    DumpStep {
+        next: iterator + len as i64,
+        data,
+    }
+}
+
+/// Where a chunk of `len` bytes that SCANDUMP returned with `iterator` belongs: its link and the
+/// offset inside it, refusing a chunk that would not fit wholly inside one link.
+pub(super) fn chunk_target(
+    link_bytes: impl Iterator<Item = u64>,
+    iterator: i64,
+    len: usize,
+) -> Result<(usize, u64), FilterError> {
+    let start = i64::try_from(len)
+        .ok()
+        .and_then(|len| iterator.checked_sub(len))
+        .filter(|&s| s >= 1)
+        .ok_or(FilterError::BadDump)?;
+    let (link, offset, link_len) = locate(link_bytes, start).ok_or(FilterError::BadOffset)?;
+    if offset + len as u64 > link_len {
+        return Err(FilterError::BadOffset);
+    }
+    Ok((link, offset))
 }
 
 struct LinkSpec {
@@ -207,10 +233,11 @@ struct Header {
     links: Vec<LinkSpec>,
 }
 
-struct Reader<'a>(&'a [u8]);
+/// Reads little-endian fields off the front of a header, failing on a short one.
+pub(super) struct Reader<'a>(pub(super) &'a [u8]);
 
 impl Reader<'_> {
-    fn take<const N: usize>(&mut self) -> Result<[u8; N], FilterError> {
+    pub(super) fn take<const N: usize>(&mut self) -> Result<[u8; N], FilterError> {
         let (head, rest) = self
             .0
             .split_first_chunk::<N>()
@@ -218,16 +245,16 @@ impl Reader<'_> {
         self.0 = rest;
         Ok(*head)
     }
-    fn u16(&mut self) -> Result<u16, FilterError> {
+    pub(super) fn u16(&mut self) -> Result<u16, FilterError> {
         self.take().map(u16::from_le_bytes)
     }
-    fn u32(&mut self) -> Result<u32, FilterError> {
+    pub(super) fn u32(&mut self) -> Result<u32, FilterError> {
         self.take().map(u32::from_le_bytes)
     }
-    fn u64(&mut self) -> Result<u64, FilterError> {
+    pub(super) fn u64(&mut self) -> Result<u64, FilterError> {
         self.take().map(u64::from_le_bytes)
     }
-    fn f64(&mut self) -> Result<f64, FilterError> {
+    pub(super) fn f64(&mut self) -> Result<f64, FilterError> {
         self.take().map(f64::from_le_bytes)
     }
 }

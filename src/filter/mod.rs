@@ -1,13 +1,17 @@
-//! The data structures only: sizing maths, the bit array, the scaling chain and its dump format.
+//! The data structures only: sizing maths, the bit array, the scaling chain, the counting chain
+//! and their dump formats.
 //! Nothing here knows about the protocol, the network or the disk.
 
 mod bloom;
 mod chain;
+mod counting;
+mod counting_dump;
 mod dump;
 mod sizing;
 
 pub use bloom::{hash_item, ItemHash, Link};
 pub use chain::{BloomChain, ChainOptions};
+pub use counting::{CounterBits, CountingChain, CountingLink, CountingOptions};
 pub use dump::{DumpStep, MAX_CHUNK_BYTES};
 pub use sizing::{format_g, LinkSize};
 

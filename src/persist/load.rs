@@ -228,7 +228,7 @@ fn load_records(
         let header = reader.bytes(reader_len_checked(reader, header_len, "header")?)?;
         let max_payload = match kind {
             ValueKind::String => limits.max_string_bytes,
-            ValueKind::Bloom => limits.max_filter_bytes,
+            ValueKind::Bloom | ValueKind::Counting => limits.max_filter_bytes,
         };
         let payload_len = reader.length("payload", max_payload)?;
         let mut value =

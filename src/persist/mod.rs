@@ -16,14 +16,14 @@
 //! 0       1     tag 0x01
 //! 1       2     database index
 //! 3       8     expiry time, Unix milliseconds; 0 for none
-//! 11      1     value kind: 0 = string, 1 = Bloom filter
+//! 11      1     value kind: 0 = string, 1 = Bloom filter, 2 = counting Bloom filter
 //! 12      4     key length K
 //! 16      K     key
 //! 16+K    4     header length H
-//! 20+K    H     header: empty for a string; for a Bloom filter its BF.SCANDUMP header, itself
-//!               versioned and checksummed (see filter/dump.rs)
+//! 20+K    H     header: empty for a string; for a filter its SCANDUMP header, itself
+//!               versioned and checksummed (filter/dump.rs, filter/counting_dump.rs)
 //! 20+K+H  8     payload length P
-//! 28+K+H  P     payload: the string, or the filter's bit arrays end to end
+//! 28+K+H  P     payload: the string, or the filter's bit (or counter) arrays end to end
 //! 28+K+H+P 8    xxh3-64 of the record, from its tag to the end of the payload
 //!
 //! end record
@@ -43,7 +43,10 @@
 //! are read at one instant. A large filter's bits are then copied in pieces, each under a brief
 //! read lock so that writers to that filter wait for one piece at most; bits set by adds that
 //! race with the copy may or may not be included. Bits are only ever set, so an item whose add
-//! was acknowledged before the snapshot started is always in it.
+//! was acknowledged before the snapshot started is always in it. A counting filter's counters
+//! also go down, but while an item is held each of its counters stays at one or more at every
+//! instant, so an item held throughout the snapshot is in it too. An add or delete racing with
+//! the copy may be captured in part, as if it had not been acknowledged.
 
 pub mod load;
 pub mod snapshot;

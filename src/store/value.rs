@@ -1,18 +1,23 @@
-use crate::filter::{BloomChain, FilterError};
+use crate::filter::{BloomChain, CountingChain, FilterError};
 
 /// What a key holds.
 #[derive(Debug, Clone)]
 pub enum Value {
     String(Vec<u8>),
     Bloom(BloomChain),
+    /// Boxed so that adding the type leaves every value, and so MEMORY USAGE of every other
+    /// type, as small as it was.
+    Counting(Box<CountingChain>),
 }
 
 impl Value {
-    /// The name TYPE reports; RedisBloom's module type name for Bloom filters.
+    /// The name TYPE reports: RedisBloom's module type name for Bloom filters, and one in the same
+    /// style for counting Bloom filters, which RedisBloom does not have.
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::String(_) => "string",
             Value::Bloom(_) => "MBbloom--",
+            Value::Counting(_) => "MBbloomCBF",
         }
     }
 
@@ -22,6 +27,7 @@ impl Value {
         match self {
             Value::String(bytes) => own + bytes.capacity() as u64,
             Value::Bloom(chain) => own + chain.memory_bytes(),
+            Value::Counting(chain) => own + chain.memory_bytes(),
         }
     }
 }
@@ -32,6 +38,7 @@ impl Value {
 pub enum ValueKind {
     String = 0,
     Bloom = 1,
+    Counting = 2,
 }
 
 impl ValueKind {
@@ -39,6 +46,7 @@ impl ValueKind {
         match tag {
             0 => Some(ValueKind::String),
             1 => Some(ValueKind::Bloom),
+            2 => Some(ValueKind::Counting),
             _ => None,
         }
     }
@@ -49,6 +57,7 @@ impl Value {
         match self {
             Value::String(_) => ValueKind::String,
             Value::Bloom(_) => ValueKind::Bloom,
+            Value::Counting(_) => ValueKind::Counting,
         }
     }
 
@@ -56,6 +65,7 @@ impl Value {
         match self {
             Value::String(_) => Vec::new(),
             Value::Bloom(chain) => chain.dump_header(),
+            Value::Counting(chain) => chain.dump_header(),
         }
     }
 
@@ -63,6 +73,7 @@ impl Value {
         match self {
             Value::String(bytes) => bytes.len() as u64,
             Value::Bloom(chain) => chain.payload_bytes(),
+            Value::Counting(chain) => chain.payload_bytes(),
         }
     }
 
@@ -77,6 +88,7 @@ impl Value {
                 range.map(|range| out.extend_from_slice(range)).is_some()
             }
             Value::Bloom(chain) => chain.read_payload(offset, len, out),
+            Value::Counting(chain) => chain.read_payload(offset, len, out),
         }
     }
 
@@ -88,24 +100,25 @@ impl Value {
         payload_len: u64,
         limit_bytes: u64,
     ) -> Result<Value, FilterError> {
-        match kind {
+        let value = match kind {
             ValueKind::String if header.is_empty() => {
                 let len = usize::try_from(payload_len).map_err(|_| FilterError::BadDump)?;
                 let mut bytes = Vec::new();
                 bytes
                     .try_reserve_exact(len)
                     .map_err(|_| FilterError::OutOfMemory)?;
-                Ok(Value::String(bytes))
+                return Ok(Value::String(bytes));
             }
-            ValueKind::String => Err(FilterError::BadDump),
-            ValueKind::Bloom => {
-                let chain = BloomChain::from_header(header, limit_bytes)?;
-                if chain.payload_bytes() != payload_len {
-                    return Err(FilterError::BadDump);
-                }
-                Ok(Value::Bloom(chain))
+            ValueKind::String => return Err(FilterError::BadDump),
+            ValueKind::Bloom => Value::Bloom(BloomChain::from_header(header, limit_bytes)?),
+            ValueKind::Counting => {
+                Value::Counting(Box::new(CountingChain::from_header(header, limit_bytes)?))
             }
+        };
+        if value.payload_len() != payload_len {
+            return Err(FilterError::BadDump);
         }
+        Ok(value)
     }
 
     /// Writes the next payload bytes, which start at `offset`.
@@ -117,6 +130,20 @@ impl Value {
             }
             Value::String(_) => Err(FilterError::BadOffset),
             Value::Bloom(chain) => chain.write_payload(offset, data),
+            Value::Counting(chain) => chain.write_payload(offset, data),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_type_does_not_grow_every_value() {
+        assert_eq!(
+            std::mem::size_of::<Value>(),
+            std::mem::size_of::<BloomChain>()
+        );
     }
 }
