@@ -335,6 +335,11 @@ const PARAMS: &[Param] = &[
         }),
     },
     Param {
+        name: "maxmemory",
+        get: |_, _| "0".into(),
+        set: None,
+    },
+    Param {
         name: "appendonly",
         get: |_, _| "no".into(),
         set: None,

@@ -286,3 +286,65 @@ fn shutdown_stops_the_server() {
         "still accepting connections after SHUTDOWN"
     );
 }
+
+#[test]
+fn a_transaction_runs_in_isolation_and_watch_sees_other_clients() {
+    let server = TestServer::start();
+    let addr = server.addr;
+    // Writers keep adding pairs, each pair in one transaction: a reader must never see half of one.
+    // Transactions run one at a time, so both filters receive the same items in the same order,
+    // stay bit for bit identical, and so count the same false positives: their counts differ
+    // only if a reader's transaction lands between the two halves of a writer's.
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            thread::spawn(move || {
+                let mut client = RawClient::connect(addr);
+                for i in 0..300 {
+                    let mut batch = encode_command(&[b"MULTI"]);
+                    batch.extend(encode_command(&[
+                        b"BF.ADD",
+                        b"left",
+                        format!("{w}-{i}").as_bytes(),
+                    ]));
+                    batch.extend(encode_command(&[
+                        b"BF.ADD",
+                        b"right",
+                        format!("{w}-{i}").as_bytes(),
+                    ]));
+                    batch.extend(encode_command(&[b"EXEC"]));
+                    client.send(&batch);
+                    for _ in 0..4 {
+                        client.read_reply();
+                    }
+                }
+            })
+        })
+        .collect();
+    let mut reader = server.client();
+    for _ in 0..300 {
+        reader.send(&encode_command(&[b"MULTI"]));
+        reader.send(&encode_command(&[b"BF.CARD", b"left"]));
+        reader.send(&encode_command(&[b"BF.CARD", b"right"]));
+        reader.send(&encode_command(&[b"EXEC"]));
+        for _ in 0..3 {
+            reader.read_reply();
+        }
+        let both = reader.read_reply();
+        let text = String::from_utf8(both).expect("text");
+        let numbers: Vec<&str> = text.split("\r\n").filter(|l| l.starts_with(':')).collect();
+        assert_eq!(numbers.len(), 2, "{text}");
+        assert_eq!(
+            numbers[0], numbers[1],
+            "a transaction was seen half done: {text}"
+        );
+    }
+    writers.into_iter().for_each(|w| w.join().expect("writer"));
+
+    let mut watcher = server.client();
+    let mut other = server.client();
+    assert_eq!(watcher.cmd(&["WATCH", "left"]), b"+OK\r\n");
+    other.cmd(&["BF.ADD", "left", "from another client"]);
+    watcher.cmd(&["MULTI"]);
+    watcher.cmd(&["BF.ADD", "left", "x"]);
+    assert_eq!(watcher.cmd(&["EXEC"]), b"*-1\r\n");
+}

@@ -122,6 +122,8 @@ pub fn quit(ctx: &mut Ctx, _request: Request) -> CmdResult {
 }
 
 pub fn reset(ctx: &mut Ctx, _request: Request) -> CmdResult {
+    ctx.session.transaction = None;
+    ctx.session.watched.clear();
     ctx.session.db = 0;
     ctx.session.client.set_db(0);
     ctx.session.client.clear_name();
@@ -204,7 +206,13 @@ pub fn client(ctx: &mut Ctx, request: Request) -> CmdResult {
         while let Some(option) = cursor.next() {
             if is(option, "TYPE") {
                 let kind = cursor.next_or(SYNTAX)?;
-                if !is(kind, "normal") {
+                if ["master", "replica", "slave", "pubsub"]
+                    .iter()
+                    .any(|k| is(kind, k))
+                {
+                    // Clients of these kinds never connect to sieved.
+                    ids = Some(Vec::new());
+                } else if !is(kind, "normal") {
                     return Err(CmdError::Owned(format!(
                         "ERR Unknown client type '{}'",
                         String::from_utf8_lossy(kind)
@@ -213,7 +221,7 @@ pub fn client(ctx: &mut Ctx, request: Request) -> CmdResult {
             } else if is(option, "ID") && cursor.remaining() > 0 {
                 let list: Option<Vec<u64>> = cursor
                     .rest()
-                    .map(|id| parse_i64(id).filter(|&id| id > 0).map(|id| id as u64))
+                    .map(|id| parse_i64(id).map(|id| id.max(0) as u64))
                     .collect();
                 ids = Some(list.ok_or("ERR Invalid client ID")?);
             } else {

@@ -10,13 +10,15 @@ pub mod errors;
 mod keys;
 mod server;
 mod strings;
+mod transaction;
 
 use crate::protocol::{Reply, Request};
 use crate::server::{ClientInfo, Shared};
-use crate::store::Db;
+use crate::store::{Db, WatchToken};
 use errors::{CmdError, CmdResult};
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
+use transaction::Transaction;
 
 /// One connection's state, as commands see it.
 pub struct Session {
@@ -28,6 +30,10 @@ pub struct Session {
     pub scratch: Vec<Result<bool, CmdError>>,
     /// Write commands run since the connection last reported them (for snapshot scheduling).
     pub writes: u64,
+    /// Between MULTI and EXEC/DISCARD: the queued commands.
+    pub transaction: Option<Transaction>,
+    /// Keys under WATCH: their database, name, and what they were.
+    pub watched: Vec<(usize, Vec<u8>, WatchToken)>,
 }
 
 impl Session {
@@ -38,6 +44,8 @@ impl Session {
             close: false,
             scratch: Vec::new(),
             writes: 0,
+            transaction: None,
+            watched: Vec::new(),
         }
     }
 }
@@ -155,6 +163,11 @@ commands! {
     "config", -2, A, (0, 0, 0), "server", server::config, "A container for server configuration commands";
     "time", 1, C, (0, 0, 0), "server", server::time, "Returns the server time";
     "shutdown", -1, A, (0, 0, 0), "server", server::shutdown, "Stops the server";
+    "multi", 1, &["noscript", "loading", "stale", "fast"], (0, 0, 0), "transactions", transaction::multi, "Starts a transaction";
+    "exec", 1, &["noscript", "loading", "stale"], (0, 0, 0), "transactions", transaction::exec, "Executes all commands in a transaction";
+    "discard", 1, &["noscript", "loading", "stale", "fast"], (0, 0, 0), "transactions", transaction::discard, "Discards a transaction";
+    "watch", -2, &["noscript", "loading", "stale", "fast"], (1, -1, 1), "transactions", transaction::watch, "Monitors changes to keys to determine the execution of a transaction";
+    "unwatch", 1, &["noscript", "loading", "stale", "fast"], (0, 0, 0), "transactions", transaction::unwatch, "Forgets about watched keys of a transaction";
     "save", 1, A, (0, 0, 0), "server", server::save, "Synchronously saves the database to disk";
     "bgsave", -1, A, (0, 0, 0), "server", server::bgsave, "Asynchronously saves the database to disk";
     "lastsave", 1, &["fast", "loading", "stale"], (0, 0, 0), "server", server::lastsave, "Returns the Unix timestamp of the last successful save";
@@ -209,9 +222,11 @@ pub fn lookup(name: &[u8]) -> Option<usize> {
     table().get(&*lower).copied()
 }
 
-/// Runs one request, writing exactly one reply (or none, for a successful SHUTDOWN).
+/// Runs one request, writing exactly one reply (or none, for a successful SHUTDOWN). Inside
+/// MULTI, a command is checked and queued instead.
 pub fn execute(ctx: &mut Ctx, request: Request) {
     let Some(index) = lookup(request.arg(0)) else {
+        fail_transaction(ctx);
         ctx.reply.error(&unknown_command(request));
         return;
     };
@@ -219,13 +234,36 @@ pub fn execute(ctx: &mut Ctx, request: Request) {
     ctx.session.client.note_command(index, ctx.now);
     let argc = request.len() as i32;
     if (spec.arity > 0 && argc != spec.arity) || argc < -spec.arity {
+        fail_transaction(ctx);
         ctx.reply.error(CmdError::arity(spec.name).message());
         return;
+    }
+    if let Some(queue) = ctx.session.transaction.as_mut() {
+        if !transaction::runs_inside_multi(spec.name) {
+            if queue.queue(request) {
+                ctx.reply.simple("QUEUED");
+            } else {
+                ctx.reply.error(transaction::QUEUE_TOO_LARGE);
+            }
+            return;
+        }
     }
     match (spec.handler)(ctx, request) {
         Ok(()) => ctx.session.writes += spec.writes as u64,
         Err(error) => ctx.reply.error(error.message()),
     }
+}
+
+/// A refused command inside MULTI makes the whole transaction fail at EXEC, as in Redis.
+fn fail_transaction(ctx: &mut Ctx) {
+    if let Some(queue) = ctx.session.transaction.as_mut() {
+        queue.fail();
+    }
+}
+
+/// Whether `request` is an EXEC that will run a transaction, which must execute in isolation.
+pub fn is_exec(session: &Session, request: &Request) -> bool {
+    session.transaction.is_some() && request.arg(0).eq_ignore_ascii_case(b"exec")
 }
 
 /// Redis's message: the name and the first arguments, each quoted, cut at 128 bytes.

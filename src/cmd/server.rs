@@ -8,7 +8,25 @@ use crate::protocol::{Reply, Request};
 use crate::server::{ExitSave, SaveError, Saver, Stats};
 use std::fmt::Write;
 
+/// Module commands declare their ACL categories themselves; RedisBloom marks only these as fast.
+const FAST_FILTER_COMMANDS: &[&str] = &[
+    "bf.reserve",
+    "bf.info",
+    "bf.card",
+    "cbf.reserve",
+    "cbf.info",
+    "cbf.card",
+];
+
 fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
+    if matches!(spec.group, "bf" | "cbf") {
+        let access = if spec.writes { "@write" } else { "@read" };
+        return if FAST_FILTER_COMMANDS.contains(&spec.name) {
+            vec![access, "@fast", "@bloom"]
+        } else {
+            vec![access, "@bloom"]
+        };
+    }
     let mut categories = Vec::new();
     for (flag, category) in [
         ("write", "@write"),
@@ -21,10 +39,10 @@ fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
         }
     }
     categories.push(match spec.group {
-        "bf" | "cbf" => "@bloom",
         "connection" => "@connection",
         "generic" => "@keyspace",
         "string" => "@string",
+        "transactions" => "@transaction",
         _ => "@slow",
     });
     categories
@@ -96,7 +114,7 @@ pub fn command(ctx: &mut Ctx, request: Request) -> CmdResult {
             for name in names() {
                 match lookup(name) {
                     Some(index) => write_command_info(reply, &COMMANDS[index]),
-                    None => reply.null_array(),
+                    None => reply.null(),
                 }
             }
         }

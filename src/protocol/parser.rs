@@ -59,6 +59,11 @@ pub struct Request<'a> {
 }
 
 impl<'a> Request<'a> {
+    /// A request over arguments stored elsewhere (a transaction's queue): each range indexes `base`.
+    pub fn new(base: &'a [u8], ranges: &'a [Range<usize>]) -> Request<'a> {
+        Request { base, ranges }
+    }
+
     pub fn len(&self) -> usize {
         self.ranges.len()
     }

@@ -89,10 +89,17 @@ fn execute_all(
 ) -> (u64, Option<String>) {
     let now = now_ms();
     let mut commands = 0;
+    // Held for the whole batch, so that a transaction elsewhere never interleaves with it.
+    let mut batch = Some(shared.isolation.shared());
     loop {
         let parsed = parser.parse(input);
         let more = match parsed {
             Ok(Some(request)) => {
+                let exclusive = cmd::is_exec(session, &request);
+                let everyone = exclusive.then(|| {
+                    batch = None;
+                    shared.isolation.exclusive()
+                });
                 let mut ctx = Ctx {
                     shared,
                     session: &mut *session,
@@ -100,6 +107,10 @@ fn execute_all(
                     now,
                 };
                 cmd::execute(&mut ctx, request);
+                if exclusive {
+                    drop(everyone);
+                    batch = Some(shared.isolation.shared());
+                }
                 commands += 1;
                 true
             }

@@ -4,12 +4,14 @@
 mod clients;
 mod connection;
 mod expiry;
+mod isolation;
 mod listener;
 mod saver;
 mod shutdown;
 mod stats;
 
 pub use clients::{ClientInfo, Clients};
+pub use isolation::Isolation;
 pub use listener::Server;
 pub use saver::{SaveError, Saver};
 pub use shutdown::{ExitSave, Shutdown};
@@ -28,6 +30,7 @@ pub struct Shared {
     pub store: Store,
     pub stats: Stats,
     pub saver: Saver,
+    pub isolation: Isolation,
     pub clients: Clients,
     pub shutdown: Shutdown,
     pub started: Instant,
@@ -50,6 +53,7 @@ impl Shared {
             store,
             stats: Stats::default(),
             saver: Saver::new(started_ms),
+            isolation: Isolation::default(),
             clients: Clients::default(),
             shutdown: Shutdown::new(),
             started: Instant::now(),

@@ -42,18 +42,29 @@ fn random_seed() -> u64 {
 /// pieces, without holding the shard's map lock.
 pub type ValueHandle = Arc<RwLock<Value>>;
 
-/// One key's slot. `expires_at` is Unix milliseconds, 0 for none.
+/// One key's slot. `expires_at` is Unix milliseconds, 0 for none. `version` counts the writes
+/// to this entry, for WATCH.
 pub struct Entry {
     value: ValueHandle,
     expires_at: AtomicU64,
+    version: AtomicU64,
 }
+
+/// What WATCH remembers of a key: the entry it saw (held, so that its identity cannot be reused
+/// by a new entry) and that entry's version; None if the key did not exist.
+pub struct WatchToken(Option<(ValueHandle, u64)>);
 
 impl Entry {
     fn new(value: Value, expires_at: u64) -> Entry {
         Entry {
             value: Arc::new(RwLock::new(value)),
             expires_at: AtomicU64::new(expires_at),
+            version: AtomicU64::new(0),
         }
+    }
+
+    fn touch(&self) {
+        self.version.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The value, for whoever holds the map's write lock (and so the only reference that
@@ -122,8 +133,34 @@ impl Db {
     pub fn get_mut<R>(&self, key: &[u8], now: u64, f: impl FnOnce(Option<&mut Value>) -> R) -> R {
         let map = read(&self.shard(key).map);
         match map.get(key).filter(|entry| entry.is_live(now)) {
-            Some(entry) => f(Some(&mut write(&entry.value))),
+            Some(entry) => {
+                entry.touch();
+                f(Some(&mut write(&entry.value)))
+            }
             None => f(None),
+        }
+    }
+
+    pub fn watch(&self, key: &[u8], now: u64) -> WatchToken {
+        let map = read(&self.shard(key).map);
+        WatchToken(
+            map.get(key)
+                .filter(|entry| entry.is_live(now))
+                .map(|entry| (entry.value.clone(), entry.version.load(Ordering::Relaxed))),
+        )
+    }
+
+    /// Whether `key` is still as WATCH saw it: same entry, no write since, not expired.
+    pub fn unchanged_since(&self, key: &[u8], now: u64, token: &WatchToken) -> bool {
+        let map = read(&self.shard(key).map);
+        let current = map.get(key).filter(|entry| entry.is_live(now));
+        match (current, &token.0) {
+            (None, None) => true,
+            (Some(entry), Some((value, version))) => {
+                Arc::ptr_eq(&entry.value, value)
+                    && entry.version.load(Ordering::Relaxed) == *version
+            }
+            _ => false,
         }
     }
 
@@ -140,12 +177,14 @@ impl Db {
         {
             let map = read(&shard.map);
             if let Some(entry) = map.get(key).filter(|entry| entry.is_live(now)) {
+                entry.touch();
                 return Ok(f(&mut write(&entry.value), false));
             }
         }
         let mut map = write(&shard.map);
         if let Some(entry) = map.get_mut(key) {
             if entry.is_live(now) {
+                entry.touch();
                 return Ok(f(&mut entry.value_mut(), false));
             }
         }
@@ -228,6 +267,7 @@ impl Db {
         let Some(entry) = map.get(key).filter(|entry| entry.is_live(now)) else {
             return false;
         };
+        entry.touch();
         let before = entry.expires_at.swap(at, Ordering::Relaxed);
         match (before == 0, at == 0) {
             (true, false) => _ = shard.volatile.fetch_add(1, Ordering::Relaxed),

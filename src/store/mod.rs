@@ -9,7 +9,7 @@ mod db;
 mod glob;
 mod value;
 
-pub use db::{Db, ScanFilter, ValueHandle};
+pub use db::{Db, ScanFilter, ValueHandle, WatchToken};
 pub use glob::glob_match;
 pub use value::{Value, ValueKind};
 

@@ -1,0 +1,121 @@
+//! MULTI, EXEC, DISCARD, WATCH and UNWATCH. Queued commands are checked (name and arity) as they
+//! are queued; EXEC runs them back to back while no other connection executes anything (the
+//! connection loop takes the server's isolation lock around EXEC), and WATCH aborts EXEC if a
+//! watched key was written, deleted, recreated or expired in between.
+
+use super::errors::*;
+use super::{execute, Ctx};
+use crate::protocol::Request;
+use std::ops::Range;
+
+/// Queued arguments are copied (the read buffer moves on); past this many bytes the
+/// transaction is refused rather than allowed to grow without bound.
+const MAX_QUEUED_BYTES: usize = 512 * 1024 * 1024;
+
+#[derive(Default)]
+pub struct Transaction {
+    args: Vec<u8>,
+    ranges: Vec<Range<usize>>,
+    /// For each queued command, the span of its arguments in `ranges`.
+    commands: Vec<Range<usize>>,
+    /// A queued command was refused: EXEC will answer EXECABORT.
+    failed: bool,
+}
+
+impl Transaction {
+    /// Queues a command; false (and the transaction marked failed) if it would exceed the cap.
+    pub fn queue(&mut self, request: Request) -> bool {
+        let size: usize = request.args().map(<[u8]>::len).sum();
+        if self.args.len() + size > MAX_QUEUED_BYTES {
+            self.failed = true;
+            return false;
+        }
+        let first = self.ranges.len();
+        for arg in request.args() {
+            let start = self.args.len();
+            self.args.extend_from_slice(arg);
+            self.ranges.push(start..self.args.len());
+        }
+        self.commands.push(first..self.ranges.len());
+        true
+    }
+
+    pub fn fail(&mut self) {
+        self.failed = true;
+    }
+}
+
+/// Commands that act on the transaction itself rather than being queued.
+pub fn runs_inside_multi(name: &str) -> bool {
+    matches!(
+        name,
+        "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
+    )
+}
+
+pub const QUEUE_TOO_LARGE: &str =
+    "ERR transaction too large: more than 512 MiB of queued arguments";
+
+pub fn multi(ctx: &mut Ctx, _request: Request) -> CmdResult {
+    if ctx.session.transaction.is_some() {
+        return Err("ERR MULTI calls can not be nested".into());
+    }
+    ctx.session.transaction = Some(Transaction::default());
+    ctx.reply.ok();
+    Ok(())
+}
+
+pub fn discard(ctx: &mut Ctx, _request: Request) -> CmdResult {
+    ctx.session
+        .transaction
+        .take()
+        .ok_or("ERR DISCARD without MULTI")?;
+    ctx.session.watched.clear();
+    ctx.reply.ok();
+    Ok(())
+}
+
+pub fn exec(ctx: &mut Ctx, _request: Request) -> CmdResult {
+    let transaction = ctx
+        .session
+        .transaction
+        .take()
+        .ok_or("ERR EXEC without MULTI")?;
+    let watched = std::mem::take(&mut ctx.session.watched);
+    if transaction.failed {
+        return Err("EXECABORT Transaction discarded because of previous errors.".into());
+    }
+    let store = &ctx.shared.store;
+    if !watched
+        .iter()
+        .all(|(db, key, token)| store.db(*db).unchanged_since(key, ctx.now, token))
+    {
+        ctx.reply.null_array();
+        return Ok(());
+    }
+    ctx.reply.array(transaction.commands.len());
+    for command in &transaction.commands {
+        let request = Request::new(&transaction.args, &transaction.ranges[command.clone()]);
+        execute(ctx, request);
+    }
+    Ok(())
+}
+
+pub fn watch(ctx: &mut Ctx, request: Request) -> CmdResult {
+    if ctx.session.transaction.is_some() {
+        return Err("ERR WATCH inside MULTI is not allowed".into());
+    }
+    let db = ctx.session.db;
+    for key in request.args().skip(1) {
+        let token = ctx.shared.store.db(db).watch(key, ctx.now);
+        ctx.session.watched.push((db, key.to_vec(), token));
+    }
+    ctx.reply.ok();
+    Ok(())
+}
+
+pub fn unwatch(ctx: &mut Ctx, _request: Request) -> CmdResult {
+    ctx.session.watched.clear();
+    ctx.reply.ok();
+    Ok(())
+}
