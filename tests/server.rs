@@ -144,7 +144,10 @@ fn expired_keys_disappear_without_being_touched() {
 fn info_reports_clients_keys_and_memory() {
     let server = TestServer::start();
     let mut client = server.client();
-    let _other = server.client();
+    // A round trip makes sure the server has registered the second connection, not just the
+    // kernel accepted it.
+    let mut other = server.client();
+    assert_eq!(other.cmd(&["PING"]), b"+PONG\r\n");
     client.cmd(&["BF.ADD", "a", "x"]);
     client.cmd(&["SET", "b", "v", "EX", "100"]);
     client.cmd(&["SELECT", "3"]);
