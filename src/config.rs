@@ -58,6 +58,26 @@ pub struct Flags {
     /// writes happened within <seconds>; "" turns periodic snapshots off.
     #[arg(long, env = "SIEVED_SAVE", default_value = "3600 1 300 100 60 10000")]
     pub save: String,
+    /// Password clients must give with AUTH or HELLO ... AUTH; empty for none.
+    #[arg(
+        long,
+        env = "SIEVED_REQUIREPASS",
+        default_value = "",
+        hide_env_values = true
+    )]
+    pub requirepass: String,
+    /// yes: without a password, accept clients from the loopback interface only.
+    #[arg(long, env = "SIEVED_PROTECTED_MODE", default_value = "yes")]
+    pub protected_mode: String,
+    /// Most clients connected at once.
+    #[arg(long, env = "SIEVED_MAXCLIENTS", default_value_t = 10000)]
+    pub maxclients: u64,
+    /// Close a client idle for this many seconds; 0 never does.
+    #[arg(long, env = "SIEVED_TIMEOUT", default_value_t = 0)]
+    pub timeout: u64,
+    /// Refuse writes that may allocate once the server uses this many bytes; 0 for no limit.
+    #[arg(long, env = "SIEVED_MAXMEMORY", default_value_t = 0)]
+    pub maxmemory: u64,
 }
 
 /// Periodic snapshot rules: (seconds, changes) pairs, at most `SaveRules::MAX`. Kept in a fixed
@@ -133,6 +153,10 @@ pub struct Settings {
     pub max_filter_memory: u64,
     pub proto_max_bulk_len: u64,
     pub save: SaveRules,
+    pub protected_mode: bool,
+    pub maxclients: u64,
+    pub timeout_secs: u64,
+    pub maxmemory: u64,
 }
 
 pub struct Config {
@@ -144,6 +168,8 @@ pub struct Config {
     pub databases: usize,
     pub log_level: String,
     settings: RwLock<Settings>,
+    /// Read only by AUTH, HELLO and a connection's first command, so a lock of its own.
+    requirepass: RwLock<Vec<u8>>,
 }
 
 impl Config {
@@ -156,6 +182,10 @@ impl Config {
             max_filter_memory: 0,
             proto_max_bulk_len: 0,
             save: SaveRules::default(),
+            protected_mode: true,
+            maxclients: 0,
+            timeout_secs: 0,
+            maxmemory: 0,
         };
         for (name, value) in [
             ("bf-error-rate", flags.bf_error_rate.to_string()),
@@ -164,6 +194,10 @@ impl Config {
             ("max-filter-memory", flags.max_filter_memory.to_string()),
             ("proto-max-bulk-len", flags.proto_max_bulk_len.to_string()),
             ("save", flags.save.clone()),
+            ("protected-mode", flags.protected_mode.clone()),
+            ("maxclients", flags.maxclients.to_string()),
+            ("timeout", flags.timeout.to_string()),
+            ("maxmemory", flags.maxmemory.to_string()),
         ] {
             let param = PARAMS
                 .iter()
@@ -193,6 +227,7 @@ impl Config {
             databases: flags.databases,
             log_level: flags.log_level,
             settings: RwLock::new(settings),
+            requirepass: RwLock::new(flags.requirepass.into_bytes()),
         })
     }
 
@@ -223,21 +258,58 @@ impl Config {
         *self.settings.read().unwrap_or_else(|p| p.into_inner())
     }
 
+    pub fn requires_password(&self) -> bool {
+        !self
+            .requirepass
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
+    }
+
+    /// Compares in time that depends on the lengths only, not on where the bytes differ.
+    pub fn password_matches(&self, given: &[u8]) -> bool {
+        let expected = self.requirepass.read().unwrap_or_else(|p| p.into_inner());
+        let mut difference = (expected.len() ^ given.len()) as u64;
+        for i in 0..given.len().max(expected.len()) {
+            let a = expected.get(i).copied().unwrap_or(0);
+            let b = given.get(i).copied().unwrap_or(0);
+            difference |= u64::from(a ^ b);
+        }
+        !expected.is_empty() && std::hint::black_box(difference) == 0
+    }
+
+    fn set_requirepass(&self, password: &[u8]) {
+        *self.requirepass.write().unwrap_or_else(|p| p.into_inner()) = password.to_vec();
+    }
+
     /// CONFIG GET: every parameter whose name matches the glob, with its current value.
     pub fn get_matching(&self, pattern: &[u8]) -> Vec<(&'static str, String)> {
         let settings = self.settings();
-        PARAMS
+        let mut found: Vec<_> = PARAMS
             .iter()
             .filter(|p| glob_match(pattern, p.name.as_bytes(), true))
             .map(|p| (p.name, (p.get)(self, &settings)))
-            .collect()
+            .collect();
+        if glob_match(pattern, b"requirepass", true) {
+            let password = self.requirepass.read().unwrap_or_else(|p| p.into_inner());
+            found.push((
+                "requirepass",
+                String::from_utf8_lossy(&password).into_owned(),
+            ));
+        }
+        found
     }
 
     /// CONFIG SET of several parameters at once: all are applied, or none.
     pub fn set_many(&self, pairs: &[(&[u8], &[u8])]) -> Result<(), String> {
         let mut guard = self.settings.write().unwrap_or_else(|p| p.into_inner());
         let mut updated = *guard;
+        let mut password = None;
         for (name, value) in pairs {
+            if name.eq_ignore_ascii_case(b"requirepass") {
+                password = Some(*value);
+                continue;
+            }
             let param = PARAMS
                 .iter()
                 .find(|p| p.name.as_bytes().eq_ignore_ascii_case(name))
@@ -260,6 +332,9 @@ impl Config {
             set(&mut updated, value).map_err(|why| fail(&why))?;
         }
         *guard = updated;
+        if let Some(password) = password {
+            self.set_requirepass(password);
+        }
         Ok(())
     }
 }
@@ -336,8 +411,39 @@ const PARAMS: &[Param] = &[
     },
     Param {
         name: "maxmemory",
-        get: |_, _| "0".into(),
-        set: None,
+        get: |_, s| s.maxmemory.to_string(),
+        set: Some(|s, v| {
+            s.maxmemory = parse_number(v, 0, u64::MAX / 2)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "maxclients",
+        get: |_, s| s.maxclients.to_string(),
+        set: Some(|s, v| {
+            s.maxclients = parse_number(v, 1, 1_000_000)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "timeout",
+        get: |_, s| s.timeout_secs.to_string(),
+        set: Some(|s, v| {
+            s.timeout_secs = parse_number(v, 0, i32::MAX as u64)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "protected-mode",
+        get: |_, s| if s.protected_mode { "yes" } else { "no" }.into(),
+        set: Some(|s, v| {
+            s.protected_mode = match v.to_ascii_lowercase().as_str() {
+                "yes" => true,
+                "no" => false,
+                _ => return Err("argument must be 'yes' or 'no'".into()),
+            };
+            Ok(())
+        }),
     },
     Param {
         name: "appendonly",
@@ -411,6 +517,23 @@ mod tests {
             .unwrap_err()
             .contains("immutable"));
         assert_eq!(config.get_matching(b"bf-*").len(), 3);
+    }
+
+    #[test]
+    fn passwords_compare_exactly() {
+        let config = Config::default_for_tests();
+        assert!(!config.requires_password());
+        assert!(!config.password_matches(b""));
+        config.set_many(&[(b"requirepass", b"s3cret")]).unwrap();
+        assert!(config.requires_password());
+        assert!(config.password_matches(b"s3cret"));
+        for wrong in [&b"s3cre"[..], b"s3crett", b"S3cret", b""] {
+            assert!(!config.password_matches(wrong));
+        }
+        assert_eq!(
+            config.get_matching(b"requirepass"),
+            [("requirepass", "s3cret".to_string())]
+        );
     }
 
     #[test]

@@ -19,21 +19,28 @@ pub fn echo(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-/// Without a configured password, the default user accepts any password, as in Redis.
-fn check_credentials(username: &[u8], _password: &[u8]) -> CmdResult {
-    if username == b"default" {
-        Ok(())
-    } else {
-        Err("WRONGPASS invalid username-password pair or user is disabled.".into())
+/// AUTH user pass and HELLO's AUTH: only the default user exists; without a configured password
+/// it accepts any password, as in Redis.
+fn check_credentials(ctx: &mut Ctx, username: &[u8], password: &[u8]) -> CmdResult {
+    let config = &ctx.shared.config;
+    let accepted = username == b"default"
+        && (!config.requires_password() || config.password_matches(password));
+    if !accepted {
+        return Err(WRONGPASS.into());
     }
+    ctx.session.authenticated = true;
+    Ok(())
 }
 
-pub fn auth(_ctx: &mut Ctx, request: Request) -> CmdResult {
+pub fn auth(ctx: &mut Ctx, request: Request) -> CmdResult {
     match request.len() {
-        2 => Err(AUTH_NOT_CONFIGURED.into()),
-        3 => check_credentials(request.arg(1), request.arg(2)).map(|()| _ctx.reply.ok()),
+        2 if !ctx.shared.config.requires_password() => Err(AUTH_NOT_CONFIGURED.into()),
+        2 => check_credentials(ctx, b"default", request.arg(1)),
+        3 => check_credentials(ctx, request.arg(1), request.arg(2)),
         _ => Err(SYNTAX.into()),
-    }
+    }?;
+    ctx.reply.ok();
+    Ok(())
 }
 
 fn valid_client_name(name: &[u8]) -> bool {
@@ -60,7 +67,7 @@ pub fn hello(ctx: &mut Ctx, request: Request) -> CmdResult {
         };
         if is(option, "AUTH") && cursor.remaining() >= 2 {
             let (username, password) = (cursor.next().unwrap(), cursor.next().unwrap());
-            check_credentials(username, password)?;
+            check_credentials(ctx, username, password)?;
         } else if is(option, "SETNAME") && cursor.remaining() >= 1 {
             let value = cursor.next().unwrap();
             if !valid_client_name(value) {
@@ -70,6 +77,9 @@ pub fn hello(ctx: &mut Ctx, request: Request) -> CmdResult {
         } else {
             return Err(syntax());
         }
+    }
+    if !ctx.session.authenticated {
+        return Err(HELLO_NOAUTH.into());
     }
     if let Some(name) = name {
         ctx.session.client.set_name(name);
@@ -122,6 +132,7 @@ pub fn quit(ctx: &mut Ctx, _request: Request) -> CmdResult {
 }
 
 pub fn reset(ctx: &mut Ctx, _request: Request) -> CmdResult {
+    ctx.session.authenticated = !ctx.shared.config.requires_password();
     ctx.session.transaction = None;
     ctx.session.watched.clear();
     ctx.session.db = 0;

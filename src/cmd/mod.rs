@@ -34,10 +34,12 @@ pub struct Session {
     pub transaction: Option<Transaction>,
     /// Keys under WATCH: their database, name, and what they were.
     pub watched: Vec<(usize, Vec<u8>, WatchToken)>,
+    /// False until AUTH succeeds, when a password is required.
+    pub authenticated: bool,
 }
 
 impl Session {
-    pub fn new(client: Arc<ClientInfo>) -> Session {
+    pub fn new(client: Arc<ClientInfo>, authenticated: bool) -> Session {
         Session {
             db: 0,
             client,
@@ -46,6 +48,7 @@ impl Session {
             writes: 0,
             transaction: None,
             watched: Vec::new(),
+            authenticated,
         }
     }
 }
@@ -80,21 +83,24 @@ pub struct CommandSpec {
     pub summary: &'static str,
     /// Flagged `write`: counts as a change for the snapshot schedule.
     pub writes: bool,
+    /// Flagged `denyoom`: refused while memory is over `maxmemory`.
+    pub denyoom: bool,
     handler: Handler,
 }
 
-const fn has_write_flag(flags: &[&str]) -> bool {
+const fn has_flag(flags: &[&str], wanted: &str) -> bool {
+    let wanted = wanted.as_bytes();
     let mut i = 0;
     while i < flags.len() {
         let flag = flags[i].as_bytes();
-        if flag.len() == 5
-            && flag[0] == b'w'
-            && flag[1] == b'r'
-            && flag[2] == b'i'
-            && flag[3] == b't'
-            && flag[4] == b'e'
-        {
-            return true;
+        if flag.len() == wanted.len() {
+            let mut j = 0;
+            while j < flag.len() && flag[j] == wanted[j] {
+                j += 1;
+            }
+            if j == flag.len() {
+                return true;
+            }
         }
         i += 1;
     }
@@ -119,7 +125,8 @@ macro_rules! commands {
             step: $step,
             group: $group,
             summary: $summary,
-            writes: has_write_flag($flags),
+            writes: has_flag($flags, "write"),
+            denyoom: has_flag($flags, "denyoom"),
             handler: $handler,
         }),*];
     };
@@ -237,6 +244,19 @@ pub fn execute(ctx: &mut Ctx, request: Request) {
         fail_transaction(ctx);
         ctx.reply.error(CmdError::arity(spec.name).message());
         return;
+    }
+    if !ctx.session.authenticated && !matches!(spec.name, "auth" | "hello" | "quit" | "reset") {
+        fail_transaction(ctx);
+        ctx.reply.error(errors::NOAUTH);
+        return;
+    }
+    if spec.denyoom {
+        let limit = ctx.shared.config.settings().maxmemory;
+        if limit > 0 && crate::memory::allocated() as u64 > limit {
+            fail_transaction(ctx);
+            ctx.reply.error(errors::OOM);
+            return;
+        }
     }
     if let Some(queue) = ctx.session.transaction.as_mut() {
         if !transaction::runs_inside_multi(spec.name) {

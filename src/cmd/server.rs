@@ -206,8 +206,9 @@ fn info_section(ctx: &Ctx, name: &str, out: &mut String) {
         ),
         "clients" => write!(
             out,
-            "# Clients\r\nconnected_clients:{}\r\nmaxclients:10000\r\nblocked_clients:0\r\n",
-            shared.clients.count()
+            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:0\r\n",
+            shared.clients.count(),
+            shared.config.settings().maxclients
         ),
         "memory" => {
             let used = memory::allocated() as u64;
@@ -215,11 +216,13 @@ fn info_section(ctx: &Ctx, name: &str, out: &mut String) {
             write!(
                 out,
                 "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{}\r\n\
-                 used_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nmaxmemory:0\r\n\
-                 maxmemory_human:0B\r\nmaxmemory_policy:noeviction\r\n",
+                 used_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nmaxmemory:{}\r\n\
+                 maxmemory_human:{}\r\nmaxmemory_policy:noeviction\r\n",
                 human_bytes(used),
                 memory::rss_bytes(),
                 human_bytes(peak),
+                shared.config.settings().maxmemory,
+                human_bytes(shared.config.settings().maxmemory),
             )
         }
         "persistence" => write!(
@@ -239,11 +242,12 @@ fn info_section(ctx: &Ctx, name: &str, out: &mut String) {
             out,
             "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
              instantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\n\
-             rejected_connections:0\r\nexpired_keys:{}\r\nevicted_keys:0\r\n",
+             rejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:0\r\n",
             Stats::get(&stats.connections_received),
             Stats::get(&stats.commands_processed),
             Stats::get(&stats.net_input_bytes),
             Stats::get(&stats.net_output_bytes),
+            Stats::get(&stats.rejected_connections),
             Stats::get(&stats.expired_keys),
         ),
         "keyspace" => {

@@ -8,6 +8,7 @@ use crate::store::now_ms;
 use bytes::{Buf, BytesMut};
 use std::io;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -21,6 +22,10 @@ const KEEP_BUFFER: usize = 256 * 1024;
 /// Most bytes one client may have buffered for an unfinished request, like Redis's
 /// client-query-buffer-limit.
 const MAX_QUERY_BUFFER: usize = 1024 * 1024 * 1024;
+/// Replies are written once this much is pending, before the rest of a pipeline executes, so a
+/// pipeline of large replies (SCANDUMP chunks, say) never piles up in memory: a client that does
+/// not read holds the server to this much.
+const MAX_PENDING_REPLY: usize = 16 * 1024 * 1024;
 
 pub async fn serve(
     shared: &Arc<Shared>,
@@ -35,23 +40,39 @@ pub async fn serve(
     });
     let mut input = BytesMut::with_capacity(READ_CHUNK);
     let mut reply = Reply::new(Protocol::Resp2);
-    let mut session = Session::new(client);
+    let mut session = Session::new(client, !shared.config.requires_password());
+    // Requests already read but not yet run, left by a batch that stopped to write its replies.
+    let mut unfinished = false;
     loop {
-        let room = READ_CHUNK.max(parser.bytes_wanted().min(MAX_READ_AHEAD));
-        if input.capacity() - input.len() < room / 2 {
-            input.reserve(room);
+        if !unfinished {
+            let room = READ_CHUNK.max(parser.bytes_wanted().min(MAX_READ_AHEAD));
+            if input.capacity() - input.len() < room / 2 {
+                input.reserve(room);
+            }
+            let idle_limit = shared.config.settings().timeout_secs;
+            let idle = async {
+                match idle_limit {
+                    0 => std::future::pending().await,
+                    secs => tokio::time::sleep(Duration::from_secs(secs)).await,
+                }
+            };
+            let read = tokio::select! {
+                read = stream.read_buf(&mut input) => read?,
+                _ = shared.shutdown.requested() => return Ok(()),
+                _ = idle => {
+                    tracing::debug!(client = session.client.id, "idle timeout; closing");
+                    return Ok(());
+                }
+            };
+            if read == 0 {
+                return Ok(());
+            }
+            Stats::add(&shared.stats.net_input_bytes, read as u64);
         }
-        let read = tokio::select! {
-            read = stream.read_buf(&mut input) => read?,
-            _ = shared.shutdown.requested() => return Ok(()),
-        };
-        if read == 0 {
-            return Ok(());
-        }
-        Stats::add(&shared.stats.net_input_bytes, read as u64);
 
         let (commands, failure) =
             execute_all(shared, &mut parser, &mut input, &mut session, &mut reply);
+        unfinished = failure.is_none() && !session.close && reply.len() >= MAX_PENDING_REPLY;
         Stats::add(&shared.stats.commands_processed, commands);
         shared
             .saver
@@ -122,7 +143,7 @@ fn execute_all(
             }
         };
         input.advance(parser.take_consumed());
-        if !more || session.close {
+        if !more || session.close || reply.len() >= MAX_PENDING_REPLY {
             return (commands, None);
         }
     }

@@ -1,4 +1,5 @@
 use super::{connection, expiry, saver, shutdown, ExitSave, Shared, Stats};
+use crate::cmd::errors;
 use crate::config::Config;
 use crate::persist::load::{self, LoadError, LoadLimits, LoadReport};
 use crate::store::now_ms;
@@ -6,11 +7,31 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::TcpListener;
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 
 /// How long connections get to finish their current batch after shutdown is requested.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Why a new connection is turned away, if it is: Redis's replies for a full server and for
+/// protected mode (no password set, and the client is not on the loopback interface).
+fn refusal(shared: &Shared, addr: &SocketAddr) -> Option<&'static str> {
+    let settings = shared.config.settings();
+    if shared.clients.count() as u64 >= settings.maxclients {
+        return Some(errors::MAX_CLIENTS);
+    }
+    if settings.protected_mode && !addr.ip().is_loopback() && !shared.config.requires_password() {
+        return Some(errors::DENIED);
+    }
+    None
+}
+
+/// Sends the refusal and closes, without waiting long for a client that does not read.
+async fn refuse(mut stream: TcpStream, message: &'static str) {
+    let line = format!("-{message}\r\n");
+    let _ = tokio::time::timeout(Duration::from_secs(1), stream.write_all(line.as_bytes())).await;
+}
 
 pub struct Server {
     shared: Arc<Shared>,
@@ -80,6 +101,11 @@ impl Server {
             match accepted {
                 Ok((stream, addr)) => {
                     Stats::add(&shared.stats.connections_received, 1);
+                    if let Some(refusal) = refusal(&shared, &addr) {
+                        Stats::add(&shared.stats.rejected_connections, 1);
+                        tasks.spawn(refuse(stream, refusal));
+                        continue;
+                    }
                     let shared = shared.clone();
                     tasks.spawn(async move {
                         let local = stream.local_addr().unwrap_or(addr);
@@ -118,5 +144,34 @@ impl Server {
             saver::save_at_exit(&shared).await?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shared_with(requirepass: &str, protected_mode: &str) -> Shared {
+        let config = Config::default_for_tests();
+        config
+            .set_many(&[
+                (b"requirepass", requirepass.as_bytes()),
+                (b"protected-mode", protected_mode.as_bytes()),
+            ])
+            .expect("settings");
+        Shared::new(config, "127.0.0.1:0".parse().expect("address"))
+    }
+
+    #[test]
+    fn protected_mode_refuses_remote_clients_without_a_password() {
+        let remote: SocketAddr = "10.1.2.3:5000".parse().expect("address");
+        let local: SocketAddr = "127.0.0.1:5000".parse().expect("address");
+        let local6: SocketAddr = "[::1]:5000".parse().expect("address");
+        let open = shared_with("", "yes");
+        assert_eq!(refusal(&open, &remote), Some(errors::DENIED));
+        assert_eq!(refusal(&open, &local), None);
+        assert_eq!(refusal(&open, &local6), None);
+        assert_eq!(refusal(&shared_with("pw", "yes"), &remote), None);
+        assert_eq!(refusal(&shared_with("", "no"), &remote), None);
     }
 }

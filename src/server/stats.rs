@@ -10,6 +10,7 @@ pub struct Stats {
     pub net_input_bytes: AtomicU64,
     pub net_output_bytes: AtomicU64,
     pub expired_keys: AtomicU64,
+    pub rejected_connections: AtomicU64,
 }
 
 impl Stats {

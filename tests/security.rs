@@ -1,0 +1,160 @@
+//! Authentication and limits: passwords, client counts, idle clients, memory, and clients that
+//! never read their replies.
+
+mod common;
+
+use common::{encode_command, TestServer};
+use sieved::config::Config;
+use sieved::memory;
+use std::sync::{Mutex, MutexGuard};
+
+/// One test at a time: one of them measures the process's allocations.
+fn serial() -> MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn with_password(password: &str) -> TestServer {
+    let config = Config::default_for_tests();
+    config
+        .set_many(&[(b"requirepass", password.as_bytes())])
+        .expect("password");
+    TestServer::start_with(config)
+}
+
+#[test]
+fn a_password_guards_every_command_but_auth() {
+    let _serial = serial();
+    let server = with_password("s3cret");
+    let mut client = server.client();
+    assert_eq!(
+        client.cmd(&["PING"]),
+        b"-NOAUTH Authentication required.\r\n"
+    );
+    assert_eq!(
+        client.cmd(&["BF.ADD", "k", "x"]),
+        b"-NOAUTH Authentication required.\r\n"
+    );
+    // As in Redis, a name or arity mistake is reported before the missing authentication.
+    assert_eq!(
+        client.cmd(&["NOSUCH"]),
+        b"-ERR unknown command 'NOSUCH', with args beginning with: \r\n"
+    );
+    assert_eq!(
+        client.cmd(&["AUTH", "wrong"]),
+        b"-WRONGPASS invalid username-password pair or user is disabled.\r\n"
+    );
+    assert_eq!(
+        client.cmd(&["AUTH", "someone", "s3cret"]),
+        b"-WRONGPASS invalid username-password pair or user is disabled.\r\n"
+    );
+    assert!(client
+        .cmd(&["HELLO", "3"])
+        .starts_with(b"-NOAUTH HELLO must be called"));
+    assert_eq!(client.cmd(&["AUTH", "s3cret"]), b"+OK\r\n");
+    assert_eq!(client.cmd(&["BF.ADD", "k", "x"]), b":1\r\n");
+    assert_eq!(client.cmd(&["RESET"]), b"+RESET\r\n");
+    assert_eq!(
+        client.cmd(&["PING"]),
+        b"-NOAUTH Authentication required.\r\n"
+    );
+    assert_eq!(client.cmd(&["AUTH", "default", "s3cret"]), b"+OK\r\n");
+
+    let mut hello = server.client();
+    hello.resp = common::Resp::Three;
+    assert!(hello
+        .cmd(&["HELLO", "3", "AUTH", "default", "s3cret"])
+        .starts_with(b"%7\r\n"));
+    assert_eq!(hello.cmd(&["BF.EXISTS", "k", "x"]), b"#t\r\n");
+}
+
+#[test]
+fn config_set_requirepass_applies_to_new_connections() {
+    let _serial = serial();
+    let server = TestServer::start();
+    let mut admin = server.client();
+    assert_eq!(
+        admin.cmd(&["CONFIG", "SET", "requirepass", "now"]),
+        b"+OK\r\n"
+    );
+    // Connections that were authenticated stay so, as in Redis.
+    assert_eq!(admin.cmd(&["PING"]), b"+PONG\r\n");
+    let mut late = server.client();
+    assert_eq!(late.cmd(&["PING"]), b"-NOAUTH Authentication required.\r\n");
+    assert_eq!(late.cmd(&["AUTH", "now"]), b"+OK\r\n");
+    assert_eq!(admin.cmd(&["CONFIG", "SET", "requirepass", ""]), b"+OK\r\n");
+    assert_eq!(server.client().cmd(&["PING"]), b"+PONG\r\n");
+}
+
+#[test]
+fn clients_past_maxclients_are_turned_away() {
+    let _serial = serial();
+    let server = TestServer::start();
+    let mut first = server.client();
+    assert_eq!(first.cmd(&["CONFIG", "SET", "maxclients", "2"]), b"+OK\r\n");
+    let mut second = server.client();
+    assert_eq!(second.cmd(&["PING"]), b"+PONG\r\n");
+    let mut third = server.client();
+    assert_eq!(
+        third.read_reply(),
+        b"-ERR max number of clients reached\r\n"
+    );
+    assert!(third.is_closed());
+    let info = String::from_utf8(first.cmd(&["INFO", "stats"])).expect("text");
+    assert!(info.contains("rejected_connections:1\r\n"), "{info}");
+    drop(second);
+    first.cmd(&["CONFIG", "SET", "maxclients", "10000"]);
+}
+
+#[test]
+fn idle_clients_are_closed_after_the_timeout() {
+    let _serial = serial();
+    let server = TestServer::start();
+    let mut client = server.client();
+    assert_eq!(client.cmd(&["CONFIG", "SET", "timeout", "1"]), b"+OK\r\n");
+    let mut idle = server.client();
+    assert_eq!(idle.cmd(&["PING"]), b"+PONG\r\n");
+    assert!(idle.is_closed(), "an idle client was kept past the timeout");
+}
+
+#[test]
+fn writes_are_refused_over_maxmemory() {
+    let _serial = serial();
+    let server = TestServer::start();
+    let mut client = server.client();
+    client.cmd(&["BF.ADD", "k", "x"]);
+    assert_eq!(client.cmd(&["CONFIG", "SET", "maxmemory", "1"]), b"+OK\r\n");
+    let oom = b"-OOM command not allowed when used memory > 'maxmemory'.\r\n";
+    assert_eq!(client.cmd(&["BF.ADD", "k", "y"]), oom);
+    assert_eq!(client.cmd(&["BF.RESERVE", "n", "0.01", "100"]), oom);
+    assert_eq!(client.cmd(&["CBF.ADD", "c", "y"]), oom);
+    // Reads and deletions still work, so the memory can be freed.
+    assert_eq!(client.cmd(&["BF.EXISTS", "k", "x"]), b":1\r\n");
+    assert_eq!(client.cmd(&["DEL", "k"]), b":1\r\n");
+    assert_eq!(client.cmd(&["CONFIG", "SET", "maxmemory", "0"]), b"+OK\r\n");
+    assert_eq!(client.cmd(&["BF.ADD", "k", "y"]), b":1\r\n");
+}
+
+#[test]
+fn a_client_that_does_not_read_cannot_pile_up_replies() {
+    let _serial = serial();
+    let server = TestServer::start();
+    let mut client = server.client();
+    client.cmd(&["BF.RESERVE", "big", "0.01", "14000000", "NONSCALING"]);
+    let before = memory::allocated();
+    // 64 requests for a 16 MiB chunk: a gigabyte of replies if they were all buffered.
+    let mut pipeline = Vec::new();
+    for _ in 0..64 {
+        pipeline.extend(encode_command(&[b"BF.SCANDUMP", b"big", b"1"]));
+    }
+    client.send(&pipeline);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let grown = memory::allocated().saturating_sub(before);
+    assert!(
+        grown < 128 << 20,
+        "{grown} bytes of replies buffered for a client that does not read"
+    );
+    for _ in 0..64 {
+        assert!(client.read_reply().len() > 16_000_000);
+    }
+}
