@@ -3,6 +3,8 @@
 pub mod cmd;
 pub mod config;
 pub mod filter;
+#[doc(hidden)]
+pub mod fuzz_support;
 pub mod memory;
 pub mod persist;
 pub mod protocol;

@@ -1,0 +1,168 @@
+//! Harnesses for the fuzz targets in `fuzz/` and for their regression tests: each takes
+//! arbitrary bytes and must neither panic nor allocate without bound, whatever the bytes are.
+
+use crate::cmd::{self, Ctx, Session};
+use crate::config::Config;
+use crate::filter::{BloomChain, CountingChain};
+use crate::persist::load::{self, LoadLimits};
+use crate::protocol::{Limits, Protocol, Reply, RequestParser};
+use crate::server::Shared;
+use crate::store::{now_ms, Store};
+use std::sync::Arc;
+
+/// Small enough that the fuzzer reaches the limits, large enough for real requests.
+const FUZZ_LIMITS: Limits = Limits {
+    max_bulk_len: 1 << 20,
+    max_args: 1 << 16,
+    max_inline_len: 64 * 1024,
+};
+const FUZZ_FILTER_LIMIT: u64 = 64 << 20;
+
+/// Feeds the bytes to the request parser in pieces whose size the first byte chooses, as a
+/// network would deliver them, until the input is used up or the parser reports a violation.
+pub fn request_parser(data: &[u8]) {
+    let Some((&piece, data)) = data.split_first() else {
+        return;
+    };
+    let piece = usize::from(piece).max(1);
+    let mut parser = RequestParser::new(FUZZ_LIMITS);
+    let mut buffer = Vec::new();
+    for chunk in data.chunks(piece) {
+        buffer.extend_from_slice(chunk);
+        loop {
+            match parser.parse(&buffer) {
+                Ok(Some(request)) => {
+                    assert!(!request.is_empty());
+                    // Arguments are slices of what arrived (escapes only shorten inline ones).
+                    let total: usize = request.args().map(<[u8]>::len).sum();
+                    assert!(total <= buffer.len());
+                }
+                Ok(None) => {
+                    let consumed = parser.take_consumed();
+                    buffer.drain(..consumed);
+                    break;
+                }
+                Err(_) => return,
+            }
+            let consumed = parser.take_consumed();
+            buffer.drain(..consumed);
+        }
+    }
+}
+
+/// Commands that need the runtime or end the process are left out; everything else runs.
+fn allowed(name: &[u8]) -> bool {
+    !["save", "bgsave", "shutdown"]
+        .iter()
+        .any(|skipped| name.eq_ignore_ascii_case(skipped.as_bytes()))
+}
+
+/// Parses the bytes as requests and executes them against a fresh in-memory server, the way a
+/// connection would (in RESP2, or RESP3 if the first byte is odd).
+pub fn commands(data: &[u8]) {
+    let Some((&mode, data)) = data.split_first() else {
+        return;
+    };
+    let config = Config::default_for_tests();
+    let filter_limit = FUZZ_FILTER_LIMIT.to_string();
+    config
+        .set_many(&[(b"max-filter-memory", filter_limit.as_bytes())])
+        .expect("a valid limit");
+    let addr = "127.0.0.1:0".parse().expect("an address");
+    let shared = Arc::new(Shared::new(config, addr));
+    let registration = shared.clients.register(addr, addr, now_ms());
+    let mut session = Session::new(registration.info.clone(), true);
+    let protocol = if mode % 2 == 1 {
+        Protocol::Resp3
+    } else {
+        Protocol::Resp2
+    };
+    let mut reply = Reply::new(protocol);
+    let mut parser = RequestParser::new(FUZZ_LIMITS);
+    let mut input = data;
+    loop {
+        match parser.parse(input) {
+            Ok(Some(request)) if allowed(request.arg(0)) => {
+                let mut ctx = Ctx {
+                    shared: &shared,
+                    session: &mut session,
+                    reply: &mut reply,
+                    now: now_ms(),
+                };
+                cmd::execute(&mut ctx, request);
+                reply.clear();
+                if session.close {
+                    return;
+                }
+            }
+            Ok(Some(_)) => {}
+            Ok(None) | Err(_) => return,
+        }
+        input = &input[parser.take_consumed()..];
+    }
+}
+
+/// Reads the bytes as a dump: a header, then chunks (iterator, length, data), for both filter
+/// types; a filter that loads is then dumped again and queried.
+pub fn filter_dumps(data: &[u8]) {
+    let Some((length, rest)) = data.split_first_chunk::<2>() else {
+        return;
+    };
+    let header_len = usize::from(u16::from_le_bytes(*length)).min(rest.len());
+    let (header, mut chunks) = rest.split_at(header_len);
+    let mut bloom = BloomChain::from_header(header, FUZZ_FILTER_LIMIT).ok();
+    let mut counting = CountingChain::from_header(header, FUZZ_FILTER_LIMIT).ok();
+    while let Some((head, tail)) = chunks.split_first_chunk::<10>() {
+        let iterator = i64::from_le_bytes(head[..8].try_into().expect("eight bytes"));
+        let len = usize::from(u16::from_le_bytes([head[8], head[9]])).min(tail.len());
+        let (chunk, tail) = tail.split_at(len);
+        if let Some(chain) = bloom.as_mut() {
+            let _ = chain.load_chunk(iterator, chunk);
+        }
+        if let Some(chain) = counting.as_mut() {
+            let _ = chain.load_chunk(iterator, chunk);
+        }
+        chunks = tail;
+    }
+    if let Some(chain) = bloom {
+        dump_all(|iterator| chain.dump_chunk(iterator).next);
+        chain.contains(b"probe");
+    }
+    if let Some(mut chain) = counting {
+        dump_all(|iterator| chain.dump_chunk(iterator).next);
+        chain.contains(b"probe");
+        chain.count(b"probe");
+        chain.delete(b"probe");
+    }
+}
+
+/// Walks a SCANDUMP to its end; every step must move forward.
+fn dump_all(mut step: impl FnMut(i64) -> i64) {
+    let mut iterator = 0;
+    loop {
+        let next = step(iterator);
+        if next == 0 {
+            return;
+        }
+        assert!(
+            next > iterator,
+            "SCANDUMP went from {iterator} back to {next}"
+        );
+        iterator = next;
+    }
+}
+
+/// Loads the bytes as a snapshot file.
+pub fn snapshot_file(data: &[u8]) {
+    let dir = std::env::temp_dir().join(format!("sieved-fuzz-snapshot-{}", std::process::id()));
+    if std::fs::create_dir_all(&dir).is_err()
+        || std::fs::write(dir.join(crate::persist::FILE_NAME), data).is_err()
+    {
+        return;
+    }
+    let limits = LoadLimits {
+        max_filter_bytes: FUZZ_FILTER_LIMIT,
+        max_string_bytes: 1 << 20,
+    };
+    let _ = load::load(&Store::new(16, 4), &dir, limits, |_, _| {});
+}
