@@ -1,10 +1,16 @@
-//! Settings: command-line flags (each also a `SIEVED_*` environment variable), and the table of
-//! parameters CONFIG GET and CONFIG SET read and change at run time.
+//! Settings: command-line flags (each also a `SIEVED_*` environment variable), the configuration
+//! file, and the table of parameters CONFIG GET and CONFIG SET read and change at run time.
+//!
+//! Sources, later ones winning: built-in defaults, the configuration file, environment
+//! variables, command-line flags.
 
+use crate::config_file::{self, Update};
 use crate::store::glob_match;
-use clap::Parser;
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 use std::path::PathBuf;
-use std::sync::RwLock;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Mutex, RwLock};
 
 /// Largest initial capacity a filter may ask for, as RedisBloom 8.
 pub const MAX_CAPACITY: u64 = 1 << 30;
@@ -78,6 +84,25 @@ pub struct Flags {
     /// Refuse writes that may allocate once the server uses this many bytes; 0 for no limit.
     #[arg(long, env = "SIEVED_MAXMEMORY", default_value_t = 0)]
     pub maxmemory: u64,
+    /// Commands slower than this many microseconds go to the SLOWLOG; negative turns it off.
+    #[arg(
+        long,
+        env = "SIEVED_SLOWLOG_LOG_SLOWER_THAN",
+        default_value_t = 10000,
+        allow_negative_numbers = true
+    )]
+    pub slowlog_log_slower_than: i64,
+    /// Entries the SLOWLOG keeps.
+    #[arg(long, env = "SIEVED_SLOWLOG_MAX_LEN", default_value_t = 128)]
+    pub slowlog_max_len: u64,
+    /// Serve Prometheus metrics over HTTP at this address (host:port), under /metrics; off
+    /// when empty.
+    #[arg(long, env = "SIEVED_METRICS_ADDR", default_value = "")]
+    pub metrics_addr: String,
+    /// Configuration file, in redis.conf's `directive value` style; environment variables and
+    /// flags override what it says.
+    #[arg(long, env = "SIEVED_CONFIG")]
+    pub config: Option<PathBuf>,
 }
 
 /// Periodic snapshot rules: (seconds, changes) pairs, at most `SaveRules::MAX`. Kept in a fixed
@@ -157,25 +182,14 @@ pub struct Settings {
     pub maxclients: u64,
     pub timeout_secs: u64,
     pub maxmemory: u64,
+    pub slowlog_log_slower_than: i64,
+    pub slowlog_max_len: u64,
 }
 
-pub struct Config {
-    pub bind: String,
-    pub port: u16,
-    pub dir: PathBuf,
-    pub threads: usize,
-    pub shards: usize,
-    pub databases: usize,
-    pub log_level: String,
-    settings: RwLock<Settings>,
-    /// Read only by AUTH, HELLO and a connection's first command, so a lock of its own.
-    requirepass: RwLock<Vec<u8>>,
-}
-
-impl Config {
-    /// Validates flags the way CONFIG SET validates the same parameters.
-    pub fn from_flags(flags: Flags) -> Result<Config, String> {
-        let mut settings = Settings {
+impl Settings {
+    /// Placeholders, each overwritten by its parameter's setter before use.
+    fn unset() -> Settings {
+        Settings {
             bf_error_rate: 0.0,
             bf_initial_size: 0,
             bf_expansion_factor: 0,
@@ -186,7 +200,37 @@ impl Config {
             maxclients: 0,
             timeout_secs: 0,
             maxmemory: 0,
-        };
+            slowlog_log_slower_than: 0,
+            slowlog_max_len: 0,
+        }
+    }
+}
+
+pub struct Config {
+    pub bind: String,
+    pub port: u16,
+    pub dir: PathBuf,
+    pub threads: usize,
+    pub shards: usize,
+    pub databases: usize,
+    pub log_level: String,
+    /// Empty when metrics are off.
+    pub metrics_addr: String,
+    /// The configuration file read at start-up, as an absolute path: CONFIG REWRITE's target.
+    pub file: Option<PathBuf>,
+    settings: RwLock<Settings>,
+    /// Read only by AUTH, HELLO and a connection's first command, so a lock of its own.
+    requirepass: RwLock<Vec<u8>>,
+    /// `slowlog-log-slower-than`, copied out of `settings` because every command reads it and a
+    /// lock on that path would be shared by all connections.
+    slowlog_threshold_us: AtomicI64,
+    rewriting: Mutex<()>,
+}
+
+impl Config {
+    /// Validates flags the way CONFIG SET validates the same parameters.
+    pub fn from_flags(flags: Flags) -> Result<Config, String> {
+        let mut settings = Settings::unset();
         for (name, value) in [
             ("bf-error-rate", flags.bf_error_rate.to_string()),
             ("bf-initial-size", flags.bf_initial_size.to_string()),
@@ -198,6 +242,11 @@ impl Config {
             ("maxclients", flags.maxclients.to_string()),
             ("timeout", flags.timeout.to_string()),
             ("maxmemory", flags.maxmemory.to_string()),
+            (
+                "slowlog-log-slower-than",
+                flags.slowlog_log_slower_than.to_string(),
+            ),
+            ("slowlog-max-len", flags.slowlog_max_len.to_string()),
         ] {
             let param = PARAMS
                 .iter()
@@ -226,9 +275,30 @@ impl Config {
             shards: flags.shards,
             databases: flags.databases,
             log_level: flags.log_level,
+            metrics_addr: flags.metrics_addr,
+            file: flags.config,
+            slowlog_threshold_us: AtomicI64::new(settings.slowlog_log_slower_than),
             settings: RwLock::new(settings),
             requirepass: RwLock::new(flags.requirepass.into_bytes()),
+            rewriting: Mutex::new(()),
         })
+    }
+
+    /// Settings from parsed command-line arguments and, when they name one, the configuration
+    /// file: a file directive applies only where neither a flag nor an environment variable
+    /// set the same thing.
+    pub fn from_matches(matches: &ArgMatches) -> Result<Config, String> {
+        let mut flags = Flags::from_arg_matches(matches).map_err(|e| e.to_string())?;
+        if let Some(path) = flags.config.clone() {
+            let path = std::path::absolute(&path).unwrap_or(path);
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                format!("cannot read the configuration file {}: {e}", path.display())
+            })?;
+            apply_file(&mut flags, matches, &text)
+                .map_err(|e| format!("{}:{e}", path.display()))?;
+            flags.config = Some(path);
+        }
+        Config::from_flags(flags)
     }
 
     /// Defaults for tests and embedding: an ephemeral port, no periodic snapshots, and a data
@@ -332,10 +402,327 @@ impl Config {
             set(&mut updated, value).map_err(|why| fail(&why))?;
         }
         *guard = updated;
+        self.slowlog_threshold_us
+            .store(updated.slowlog_log_slower_than, Ordering::Relaxed);
         if let Some(password) = password {
             self.set_requirepass(password);
         }
         Ok(())
+    }
+
+    /// Microseconds past which a command is logged as slow; negative when the log is off.
+    pub fn slowlog_threshold_us(&self) -> i64 {
+        self.slowlog_threshold_us.load(Ordering::Relaxed)
+    }
+
+    /// CONFIG REWRITE: writes the parameters CONFIG SET can change back into the configuration
+    /// file. Fixed parameters are left as the file has them, so that a `--port` or `SIEVED_DIR`
+    /// given for one run does not become permanent.
+    pub fn rewrite(&self) -> Result<(), String> {
+        let path = self
+            .file
+            .as_deref()
+            .ok_or("ERR The server is running without a config file")?;
+        let _one_at_a_time = self.rewriting.lock().unwrap_or_else(|p| p.into_inner());
+        let fail = |why: String| format!("ERR Rewriting config file: {why}");
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(fail(e.to_string())),
+        };
+        let directives =
+            config_file::parse(&text).map_err(|e| fail(format!("{}:{e}", path.display())))?;
+        let settings = self.settings();
+        let canonical = |param: &Param, value: &str| {
+            let mut scratch = settings;
+            (param.set?)(&mut scratch, value).ok()?;
+            Some((param.get)(self, &scratch))
+        };
+        let updates: Vec<Update> = PARAMS
+            .iter()
+            .filter(|param| param.set.is_some())
+            .map(|param| {
+                let current = (param.get)(self, &settings);
+                let written = file_value(&directives, param.name);
+                let unchanged = written
+                    .as_ref()
+                    .is_some_and(|(value, _)| canonical(param, value).as_ref() == Some(&current));
+                let default = default_value(param.name).and_then(|d| canonical(param, &d));
+                Update {
+                    name: param.name,
+                    line: (!unchanged).then(|| directive_line(param.name, &current)),
+                    add_if_missing: default.as_ref() != Some(&current),
+                }
+            })
+            .collect();
+        let rewritten = config_file::rewrite_text(&text, &directives, &updates);
+        config_file::write_atomically(path, &rewritten).map_err(|e| fail(e.to_string()))?;
+        tracing::info!(file = %path.display(), "configuration rewritten");
+        Ok(())
+    }
+}
+
+/// A directive of the configuration file: the flag (by clap id) that overrides it, and how its
+/// value is stored among the flags.
+struct Directive {
+    name: &'static str,
+    flag: &'static str,
+    apply: fn(&mut Flags, &str) -> Result<(), String>,
+}
+
+fn parsed<T: std::str::FromStr>(value: &str) -> Result<T, String> {
+    value
+        .parse()
+        .map_err(|_| format!("invalid value '{value}'"))
+}
+
+const DIRECTIVES: &[Directive] = &[
+    Directive {
+        name: "bind",
+        flag: "bind",
+        apply: |f, v| {
+            f.bind = v.to_string();
+            Ok(())
+        },
+    },
+    Directive {
+        name: "port",
+        flag: "port",
+        apply: |f, v| {
+            f.port = parsed(v)?;
+            Ok(())
+        },
+    },
+    Directive {
+        name: "dir",
+        flag: "dir",
+        apply: |f, v| {
+            f.dir = PathBuf::from(v);
+            Ok(())
+        },
+    },
+    Directive {
+        name: "databases",
+        flag: "databases",
+        apply: |f, v| {
+            f.databases = parsed(v)?;
+            Ok(())
+        },
+    },
+    Directive {
+        name: "io-threads",
+        flag: "threads",
+        apply: |f, v| {
+            f.threads = Some(parsed(v)?);
+            Ok(())
+        },
+    },
+    Directive {
+        name: "shards",
+        flag: "shards",
+        apply: |f, v| {
+            f.shards = parsed(v)?;
+            Ok(())
+        },
+    },
+    Directive {
+        name: "loglevel",
+        flag: "log_level",
+        apply: |f, v| {
+            f.log_level = v.to_string();
+            Ok(())
+        },
+    },
+    Directive {
+        name: "save",
+        flag: "save",
+        apply: |f, v| {
+            f.save = v.to_string();
+            Ok(())
+        },
+    },
+    Directive {
+        name: "bf-error-rate",
+        flag: "bf_error_rate",
+        apply: |f, v| {
+            f.bf_error_rate = parsed(v)?;
+            Ok(())
+        },
+    },
+    Directive {
+        name: "bf-initial-size",
+        flag: "bf_initial_size",
+        apply: |f, v| {
+            f.bf_initial_size = parsed(v)?;
+            Ok(())
+        },
+    },
+    Directive {
+        name: "bf-expansion-factor",
+        flag: "bf_expansion_factor",
+        apply: |f, v| {
+            f.bf_expansion_factor = parsed(v)?;
+            Ok(())
+        },
+    },
+    Directive {
+        name: "max-filter-memory",
+        flag: "max_filter_memory",
+        apply: |f, v| {
+            f.max_filter_memory = parsed(v)?;
+            Ok(())
+        },
+    },
+    Directive {
+        name: "proto-max-bulk-len",
+        flag: "proto_max_bulk_len",
+        apply: |f, v| {
+            f.proto_max_bulk_len = parsed(v)?;
+            Ok(())
+        },
+    },
+    Directive {
+        name: "slowlog-log-slower-than",
+        flag: "slowlog_log_slower_than",
+        apply: |f, v| {
+            f.slowlog_log_slower_than = parsed(v)?;
+            Ok(())
+        },
+    },
+    Directive {
+        name: "slowlog-max-len",
+        flag: "slowlog_max_len",
+        apply: |f, v| {
+            f.slowlog_max_len = parsed(v)?;
+            Ok(())
+        },
+    },
+    Directive {
+        name: "requirepass",
+        flag: "requirepass",
+        apply: |f, v| {
+            f.requirepass = v.to_string();
+            Ok(())
+        },
+    },
+    Directive {
+        name: "protected-mode",
+        flag: "protected_mode",
+        apply: |f, v| {
+            f.protected_mode = v.to_string();
+            Ok(())
+        },
+    },
+    Directive {
+        name: "maxclients",
+        flag: "maxclients",
+        apply: |f, v| {
+            f.maxclients = parsed(v)?;
+            Ok(())
+        },
+    },
+    Directive {
+        name: "timeout",
+        flag: "timeout",
+        apply: |f, v| {
+            f.timeout = parsed(v)?;
+            Ok(())
+        },
+    },
+    Directive {
+        name: "maxmemory",
+        flag: "maxmemory",
+        apply: |f, v| {
+            f.maxmemory = parsed(v)?;
+            Ok(())
+        },
+    },
+    Directive {
+        name: "metrics-addr",
+        flag: "metrics_addr",
+        apply: |f, v| {
+            f.metrics_addr = v.to_string();
+            Ok(())
+        },
+    },
+];
+
+/// The value the file gives a directive, with the 1-based line that settles it: the last line
+/// wins, except for `save`, whose lines add rules until one (`save ""`) clears them, as in Redis.
+fn file_value(directives: &[config_file::Directive], name: &str) -> Option<(String, usize)> {
+    let mut found: Option<(String, usize)> = None;
+    for directive in directives.iter().filter(|d| d.name == name) {
+        let words = directive.args.join(" ");
+        let value = match found {
+            Some((rules, _)) if name == "save" && !words.trim().is_empty() && !rules.is_empty() => {
+                format!("{rules} {words}")
+            }
+            _ => words,
+        };
+        found = Some((value, directive.line + 1));
+    }
+    found
+}
+
+fn apply_file(flags: &mut Flags, matches: &ArgMatches, text: &str) -> Result<(), String> {
+    let directives = config_file::parse(text)?;
+    for directive in &directives {
+        let known = DIRECTIVES.iter().find(|d| d.name == directive.name);
+        let line = directive.line + 1;
+        if known.is_none() {
+            return Err(format!("{line}: unknown directive '{}'", directive.name));
+        }
+        if directive.name != "save" && directive.args.len() != 1 {
+            return Err(format!("{line}: '{}' takes one value", directive.name));
+        }
+    }
+    for known in DIRECTIVES {
+        let Some((value, line)) = file_value(&directives, known.name) else {
+            continue;
+        };
+        let fail = |why: String| format!("{line}: {}: {why}", known.name);
+        if let Some(set) = PARAMS
+            .iter()
+            .find(|p| p.name == known.name)
+            .and_then(|p| p.set)
+        {
+            let mut scratch = Settings::unset();
+            set(&mut scratch, &value).map_err(fail)?;
+        }
+        // Checked even where a flag overrides it, so that the file is known good for the day
+        // the flag goes.
+        let mut applied = flags.clone();
+        (known.apply)(&mut applied, &value).map_err(fail)?;
+        let overridden = matches!(
+            matches.value_source(known.flag),
+            Some(ValueSource::EnvVariable | ValueSource::CommandLine)
+        );
+        if !overridden {
+            *flags = applied;
+        }
+    }
+    Ok(())
+}
+
+/// A parameter's built-in default, as the flag declares it.
+fn default_value(name: &str) -> Option<String> {
+    let flag = DIRECTIVES.iter().find(|d| d.name == name)?.flag;
+    let command = Flags::command();
+    let arg = command.get_arguments().find(|a| a.get_id() == flag)?;
+    Some(
+        arg.get_default_values()
+            .first()?
+            .to_string_lossy()
+            .into_owned(),
+    )
+}
+
+/// How a directive is written into the file: `save` as bare numbers, like Redis writes it.
+fn directive_line(name: &str, value: &str) -> String {
+    if name == "save" && !value.is_empty() {
+        format!("save {value}")
+    } else {
+        format!("{name} {}", config_file::quote(value))
     }
 }
 
@@ -442,6 +829,27 @@ const PARAMS: &[Param] = &[
                 "no" => false,
                 _ => return Err("argument must be 'yes' or 'no'".into()),
             };
+            Ok(())
+        }),
+    },
+    Param {
+        name: "metrics-addr",
+        get: |c, _| c.metrics_addr.clone(),
+        set: None,
+    },
+    Param {
+        name: "slowlog-log-slower-than",
+        get: |_, s| s.slowlog_log_slower_than.to_string(),
+        set: Some(|s, v| {
+            s.slowlog_log_slower_than = parse_number(v, i64::MIN, i64::MAX)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "slowlog-max-len",
+        get: |_, s| s.slowlog_max_len.to_string(),
+        set: Some(|s, v| {
+            s.slowlog_max_len = parse_number(v, 0, i64::MAX as u64)?;
             Ok(())
         }),
     },

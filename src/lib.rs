@@ -2,10 +2,12 @@
 
 pub mod cmd;
 pub mod config;
+pub mod config_file;
 pub mod filter;
 #[doc(hidden)]
 pub mod fuzz_support;
 pub mod memory;
+pub mod notify;
 pub mod persist;
 pub mod protocol;
 pub mod server;

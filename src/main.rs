@@ -1,12 +1,14 @@
-//! The sieved binary: parse settings, start logging, serve until told to stop.
+//! The sieved binary: read settings, start logging, serve until told to stop.
 
-use clap::Parser;
+use clap::CommandFactory;
 use sieved::config::{Config, Flags};
+use sieved::notify;
 use sieved::server::Server;
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let config = match Config::from_flags(Flags::parse()) {
+    let config = match Config::from_matches(&Flags::command().get_matches()) {
         Ok(config) => config,
         Err(error) => {
             eprintln!("sieved: {error}");
@@ -20,9 +22,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Under systemd the output goes to the journal, where colour codes would show as noise.
     tracing_subscriber::fmt()
         .with_max_level(level)
         .with_target(false)
+        .with_ansi(std::io::stdout().is_terminal())
         .init();
 
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -47,9 +51,12 @@ fn main() -> ExitCode {
 
 async fn serve(config: Config) -> std::io::Result<()> {
     let settings = config.settings();
-    let summary = format!(
-        "threads={} shards={} databases={} dir={} save=\"{}\" bf-error-rate={} bf-initial-size={} \
-         bf-expansion-factor={} max-filter-memory={}",
+    tracing::info!(
+        version = sieved::VERSION,
+        pid = std::process::id(),
+        config_file = %config.file.as_deref().map(|p| p.display().to_string()).unwrap_or_default(),
+        "sieved starting; threads={} shards={} databases={} dir={} save=\"{}\" bf-error-rate={} \
+         bf-initial-size={} bf-expansion-factor={} max-filter-memory={}",
         config.threads,
         config.shards,
         config.databases,
@@ -61,25 +68,37 @@ async fn serve(config: Config) -> std::io::Result<()> {
         settings.max_filter_memory,
     );
     let server = Server::bind(config).await?;
-    tracing::info!(
-        version = sieved::VERSION,
-        address = %server.local_addr()?,
-        "sieved started; {summary}"
-    );
-    match server.load() {
-        Ok(Some(report)) => tracing::info!(
-            keys = report.keys,
-            expired = report.expired,
-            bytes = report.bytes,
-            seconds = report.duration.as_secs_f64(),
-            "loaded the snapshot"
-        ),
-        Ok(None) => tracing::info!("no snapshot to load; starting empty"),
+    let shared = server.shared();
+    match shared.metrics_addr {
+        Some(metrics) => tracing::info!(address = %server.local_addr()?, %metrics, "listening"),
+        None => tracing::info!(address = %server.local_addr()?, "listening"),
+    }
+    let keys = match server.load() {
+        Ok(Some(report)) => {
+            tracing::info!(
+                expired = report.expired,
+                bytes = report.bytes,
+                "loaded {} keys in {:.3}s",
+                report.keys,
+                report.duration.as_secs_f64()
+            );
+            report.keys
+        }
+        Ok(None) => {
+            tracing::info!("no snapshot to load; starting empty");
+            0
+        }
         Err(error) => {
             tracing::error!("{error}; the file is left as it is");
             return Err(std::io::Error::other("the snapshot could not be loaded"));
         }
-    }
+    };
+    notify::tell(&format!("READY=1\nSTATUS=serving; {keys} keys loaded"));
+    tracing::info!("ready to accept connections");
+    tokio::spawn(async move {
+        shared.shutdown.requested().await;
+        notify::tell("STOPPING=1\nSTATUS=shutting down");
+    });
     server.run(true).await?;
     tracing::info!("sieved stopped");
     Ok(())

@@ -8,12 +8,13 @@ mod connection;
 mod counting;
 pub mod errors;
 mod keys;
+mod observe;
 mod server;
 mod strings;
 mod transaction;
 
 use crate::protocol::{Reply, Request};
-use crate::server::{ClientInfo, Shared};
+use crate::server::{ClientInfo, Outcome, Shared};
 use crate::store::{Db, WatchToken};
 use errors::{CmdError, CmdResult};
 use std::collections::HashMap;
@@ -206,6 +207,8 @@ commands! {
     "get", 2, R, (1, 1, 1), "string", strings::get, "Returns the string value of a key";
     "strlen", 2, R, (1, 1, 1), "string", strings::strlen, "Returns the length of a string value";
     "object", -2, RS, (2, 2, 1), "generic", keys::object, "A container for object introspection commands";
+    "slowlog", -2, &["admin", "loading", "stale"], (0, 0, 0), "server", observe::slowlog, "A container for slow log commands";
+    "sieved.stats", 2, RS, (1, 1, 1), "bf", observe::sieved_stats, "Reports how full a Bloom or counting Bloom filter is and its estimated false-positive rate";
 }
 
 fn table() -> &'static HashMap<&'static [u8], usize> {
@@ -231,11 +234,11 @@ pub fn lookup(name: &[u8]) -> Option<usize> {
 
 /// Runs one request, writing exactly one reply (or none, for a successful SHUTDOWN). Inside
 /// MULTI, a command is checked and queued instead.
-pub fn execute(ctx: &mut Ctx, request: Request) {
+pub fn execute(ctx: &mut Ctx, request: Request) -> Outcome {
     let Some(index) = lookup(request.arg(0)) else {
         fail_transaction(ctx);
         ctx.reply.error(&unknown_command(request));
-        return;
+        return Outcome::Unknown;
     };
     let spec = &COMMANDS[index];
     ctx.session.client.note_command(index, ctx.now);
@@ -243,34 +246,46 @@ pub fn execute(ctx: &mut Ctx, request: Request) {
     if (spec.arity > 0 && argc != spec.arity) || argc < -spec.arity {
         fail_transaction(ctx);
         ctx.reply.error(CmdError::arity(spec.name).message());
-        return;
+        return Outcome::Rejected(index);
     }
     if !ctx.session.authenticated && !matches!(spec.name, "auth" | "hello" | "quit" | "reset") {
         fail_transaction(ctx);
         ctx.reply.error(errors::NOAUTH);
-        return;
+        return Outcome::Rejected(index);
     }
     if spec.denyoom {
         let limit = ctx.shared.config.settings().maxmemory;
         if limit > 0 && crate::memory::allocated() as u64 > limit {
             fail_transaction(ctx);
             ctx.reply.error(errors::OOM);
-            return;
+            return Outcome::Rejected(index);
         }
     }
     if let Some(queue) = ctx.session.transaction.as_mut() {
         if !transaction::runs_inside_multi(spec.name) {
             if queue.queue(request) {
                 ctx.reply.simple("QUEUED");
-            } else {
-                ctx.reply.error(transaction::QUEUE_TOO_LARGE);
+                return Outcome::Queued;
             }
-            return;
+            ctx.reply.error(transaction::QUEUE_TOO_LARGE);
+            return Outcome::Rejected(index);
         }
     }
     match (spec.handler)(ctx, request) {
-        Ok(()) => ctx.session.writes += spec.writes as u64,
-        Err(error) => ctx.reply.error(error.message()),
+        Ok(()) => {
+            ctx.session.writes += spec.writes as u64;
+            Outcome::Succeeded(index)
+        }
+        Err(error) => {
+            tracing::debug!(
+                client = ctx.session.client.id,
+                command = spec.name,
+                error = error.message(),
+                "command failed"
+            );
+            ctx.reply.error(error.message());
+            Outcome::Failed(index)
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 
 use super::args::{is, Cursor};
 use super::errors::*;
+use super::observe;
 use super::{lookup, CommandSpec, Ctx, COMMANDS};
 use crate::memory;
 use crate::protocol::{Reply, Request};
@@ -163,6 +164,18 @@ const DEFAULT_SECTIONS: &[&str] = &[
     "stats",
     "keyspace",
 ];
+/// Every section, in the order INFO prints them: the default ones, then those that cost more
+/// or say more than a plain INFO should (as Redis leaves commandstats out of its default).
+const ALL_SECTIONS: &[&str] = &[
+    "server",
+    "clients",
+    "memory",
+    "persistence",
+    "stats",
+    "commandstats",
+    "keyspace",
+    "bloom",
+];
 
 fn human_bytes(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "K", "M", "G", "T"];
@@ -190,7 +203,7 @@ fn info_section(ctx: &Ctx, name: &str, out: &mut String) {
             "# Server\r\nredis_version:{}\r\nsieved_version:{}\r\nredis_mode:standalone\r\nos:{} {}\r\n\
              arch_bits:{}\r\nmultiplexing_api:epoll\r\nprocess_id:{}\r\nrun_id:{}\r\ntcp_port:{}\r\n\
              server_time_usec:{}\r\nuptime_in_seconds:{uptime}\r\nuptime_in_days:{}\r\nio_threads_active:{}\r\n\
-             executable:{}\r\nconfig_file:\r\n",
+             executable:{}\r\nconfig_file:{}\r\n",
             crate::REDIS_VERSION,
             crate::VERSION,
             std::env::consts::OS,
@@ -203,6 +216,7 @@ fn info_section(ctx: &Ctx, name: &str, out: &mut String) {
             uptime / 86400,
             shared.config.threads,
             std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
+            shared.config.file.as_deref().map(|p| p.display().to_string()).unwrap_or_default(),
         ),
         "clients" => write!(
             out,
@@ -241,10 +255,11 @@ fn info_section(ctx: &Ctx, name: &str, out: &mut String) {
         "stats" => write!(
             out,
             "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
-             instantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\n\
+             instantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\n\
              rejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:0\r\n",
             Stats::get(&stats.connections_received),
             Stats::get(&stats.commands_processed),
+            stats.instantaneous_ops_per_sec(),
             Stats::get(&stats.net_input_bytes),
             Stats::get(&stats.net_output_bytes),
             Stats::get(&stats.rejected_connections),
@@ -260,6 +275,14 @@ fn info_section(ctx: &Ctx, name: &str, out: &mut String) {
             }
             Ok(())
         }
+        "commandstats" => {
+            observe::commandstats_section(ctx, out);
+            Ok(())
+        }
+        "bloom" => {
+            observe::bloom_section(ctx, out);
+            Ok(())
+        }
         _ => Ok(()),
     };
 }
@@ -270,14 +293,16 @@ pub fn info(ctx: &mut Ctx, request: Request) -> CmdResult {
         sections.extend(DEFAULT_SECTIONS);
     }
     for arg in request.args().skip(1) {
-        if ["all", "everything", "default"].iter().any(|s| is(arg, s)) {
+        if ["all", "everything"].iter().any(|s| is(arg, s)) {
+            sections.extend(ALL_SECTIONS);
+        } else if is(arg, "default") {
             sections.extend(DEFAULT_SECTIONS);
-        } else if let Some(known) = DEFAULT_SECTIONS.iter().find(|s| is(arg, s)) {
+        } else if let Some(known) = ALL_SECTIONS.iter().find(|s| is(arg, s)) {
             sections.push(known);
         }
     }
     let mut text = String::new();
-    for (i, section) in DEFAULT_SECTIONS
+    for (i, section) in ALL_SECTIONS
         .iter()
         .filter(|s| sections.contains(s))
         .enumerate()
@@ -325,9 +350,12 @@ pub fn config(ctx: &mut Ctx, request: Request) -> CmdResult {
             .map_err(CmdError::Owned)?;
         ctx.reply.ok();
     } else if is(sub, "RESETSTAT") {
+        ctx.shared.stats.reset();
+        ctx.shared.commands.reset();
         ctx.reply.ok();
     } else if is(sub, "REWRITE") {
-        return Err("ERR The server is running without a config file".into());
+        ctx.shared.config.rewrite().map_err(CmdError::Owned)?;
+        ctx.reply.ok();
     } else if is(sub, "HELP") {
         let lines = [
             "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -337,6 +365,8 @@ pub fn config(ctx: &mut Ctx, request: Request) -> CmdResult {
             "    Set the configuration <directive> to <value>.",
             "RESETSTAT",
             "    Reset statistics reported by the INFO command.",
+            "REWRITE",
+            "    Rewrite the configuration file.",
             "HELP",
             "    Print this help.",
         ];

@@ -163,6 +163,11 @@ impl Link {
         self.size.bytes()
     }
 
+    /// Bits set, counted on request (a pass over the whole array).
+    pub fn set_bits(&self) -> u64 {
+        self.words.iter().map(|w| u64::from(w.count_ones())).sum()
+    }
+
     /// Appends `len` bytes of the bit array, starting at byte `from`, in little-endian word order.
     pub fn read_bytes(&self, from: u64, len: u64, out: &mut Vec<u8>) {
         read_le_bytes(&self.words, from, len, out);

@@ -242,6 +242,25 @@ impl CountingLink {
         self.saturated
     }
 
+    /// Counters above zero, counted on request (a pass over the whole array): each counter's
+    /// bits are folded onto its lowest bit, and those lowest bits are counted a word at a time.
+    pub fn nonzero_counters(&self) -> u64 {
+        let width = self.width.bits();
+        let lowest_bits = u64::MAX / ((1 << width) - 1);
+        self.words
+            .iter()
+            .map(|&word| {
+                let mut folded = word;
+                let mut shift = 1;
+                while shift < width {
+                    folded |= folded >> shift;
+                    shift *= 2;
+                }
+                u64::from((folded & lowest_bits).count_ones())
+            })
+            .sum()
+    }
+
     /// Bytes of packed counters.
     pub fn bytes(&self) -> u64 {
         self.words.len() as u64 * 8

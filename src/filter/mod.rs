@@ -7,12 +7,14 @@ mod chain;
 mod counting;
 mod counting_dump;
 mod dump;
+mod health;
 mod sizing;
 
 pub use bloom::{hash_item, ItemHash, Link};
 pub use chain::{BloomChain, ChainOptions};
 pub use counting::{CounterBits, CountingChain, CountingLink, CountingOptions};
 pub use dump::{DumpStep, MAX_CHUNK_BYTES};
+pub use health::Health;
 pub use sizing::{format_g, LinkSize};
 
 use std::fmt;

@@ -37,6 +37,10 @@ impl ClientInfo {
         self.last_active_ms.store(now, Ordering::Relaxed);
     }
 
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
     pub fn set_name(&self, name: &[u8]) {
         self.names().name = (!name.is_empty()).then(|| name.to_vec());
     }

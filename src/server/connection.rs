@@ -1,14 +1,15 @@
 //! One client connection: read what has arrived, parse and execute every complete request in it,
 //! and send all their replies with one write. Nothing here holds a lock across an await.
 
+use super::commandstats::Tally;
 use super::{ClientInfo, Shared, Stats};
 use crate::cmd::{self, Ctx, Session};
-use crate::protocol::{Limits, Protocol, Reply, RequestParser};
+use crate::protocol::{Limits, Protocol, Reply, Request, RequestParser};
 use crate::store::now_ms;
 use bytes::{Buf, BytesMut};
 use std::io;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -41,6 +42,7 @@ pub async fn serve(
     let mut input = BytesMut::with_capacity(READ_CHUNK);
     let mut reply = Reply::new(Protocol::Resp2);
     let mut session = Session::new(client, !shared.config.requires_password());
+    let mut tally = Tally::default();
     // Requests already read but not yet run, left by a batch that stopped to write its replies.
     let mut unfinished = false;
     loop {
@@ -70,10 +72,17 @@ pub async fn serve(
             Stats::add(&shared.stats.net_input_bytes, read as u64);
         }
 
-        let (commands, failure) =
-            execute_all(shared, &mut parser, &mut input, &mut session, &mut reply);
+        let (commands, failure) = execute_all(
+            shared,
+            &mut parser,
+            &mut input,
+            &mut session,
+            &mut reply,
+            &mut tally,
+        );
         unfinished = failure.is_none() && !session.close && reply.len() >= MAX_PENDING_REPLY;
         Stats::add(&shared.stats.commands_processed, commands);
+        tally.flush(&shared.commands);
         shared
             .saver
             .add_changes(std::mem::take(&mut session.writes));
@@ -101,17 +110,23 @@ pub async fn serve(
 
 /// Executes every complete request in `input`, appending replies; returns how many ran and the
 /// protocol error that ended the batch, if one did (its reply is already appended).
+///
+/// Each command is timed from the end of the one before (from the start of the batch for the
+/// first), so the clock is read once per command; the time includes framing the request, which
+/// is small next to running it.
 fn execute_all(
     shared: &Arc<Shared>,
     parser: &mut RequestParser,
     input: &mut BytesMut,
     session: &mut Session,
     reply: &mut Reply,
+    tally: &mut Tally,
 ) -> (u64, Option<String>) {
     let now = now_ms();
     let mut commands = 0;
     // Held for the whole batch, so that a transaction elsewhere never interleaves with it.
     let mut batch = Some(shared.isolation.shared());
+    let mut started = Instant::now();
     loop {
         let parsed = parser.parse(input);
         let more = match parsed {
@@ -127,10 +142,18 @@ fn execute_all(
                     reply: &mut *reply,
                     now,
                 };
-                cmd::execute(&mut ctx, request);
+                let outcome = cmd::execute(&mut ctx, request);
                 if exclusive {
                     drop(everyone);
                     batch = Some(shared.isolation.shared());
+                }
+                let finished = Instant::now();
+                let micros = finished.duration_since(started).as_micros() as u64;
+                started = finished;
+                tally.record(outcome, micros);
+                let threshold = shared.config.slowlog_threshold_us();
+                if threshold >= 0 && micros >= threshold as u64 {
+                    log_slow(shared, session, request, micros);
                 }
                 commands += 1;
                 true
@@ -147,4 +170,16 @@ fn execute_all(
             return (commands, None);
         }
     }
+}
+
+fn log_slow(shared: &Shared, session: &Session, request: Request, micros: u64) {
+    let client = &session.client;
+    let name = client.name().unwrap_or_default();
+    shared.slowlog.push(
+        request,
+        micros,
+        now_ms() / 1000,
+        (client.addr().to_string(), name),
+        shared.config.settings().slowlog_max_len,
+    );
 }

@@ -1,4 +1,4 @@
-use super::{connection, expiry, saver, shutdown, ExitSave, Shared, Stats};
+use super::{connection, expiry, metrics, saver, shutdown, stats, ExitSave, Shared, Stats};
 use crate::cmd::errors;
 use crate::config::Config;
 use crate::persist::load::{self, LoadError, LoadLimits, LoadReport};
@@ -36,6 +36,7 @@ async fn refuse(mut stream: TcpStream, message: &'static str) {
 pub struct Server {
     shared: Arc<Shared>,
     listener: TcpListener,
+    metrics: Option<TcpListener>,
 }
 
 impl Server {
@@ -43,9 +44,18 @@ impl Server {
         std::fs::create_dir_all(&config.dir)?;
         let listener = TcpListener::bind((config.bind.as_str(), config.port)).await?;
         let addr = listener.local_addr()?;
+        let metrics = match config.metrics_addr.as_str() {
+            "" => None,
+            metrics_addr => Some(TcpListener::bind(metrics_addr).await.map_err(|e| {
+                io::Error::new(e.kind(), format!("metrics-addr {metrics_addr}: {e}"))
+            })?),
+        };
+        let mut shared = Shared::new(config, addr);
+        shared.metrics_addr = metrics.as_ref().map(TcpListener::local_addr).transpose()?;
         Ok(Server {
-            shared: Arc::new(Shared::new(config, addr)),
+            shared: Arc::new(shared),
             listener,
+            metrics,
         })
     }
 
@@ -73,10 +83,12 @@ impl Server {
             |done, total| {
                 if last_report.elapsed() >= Duration::from_secs(1) {
                     last_report = std::time::Instant::now();
-                    tracing::info!(
-                        "loading: {done} of {total} bytes ({:.0}%)",
-                        done as f64 * 100.0 / total.max(1) as f64
-                    );
+                    let percent = done as f64 * 100.0 / total.max(1) as f64;
+                    tracing::info!("loading: {done} of {total} bytes ({percent:.0}%)");
+                    // Progress buys more time from systemd's start timeout.
+                    crate::notify::tell(&format!(
+                        "STATUS=loading the snapshot: {percent:.0}%\nEXTEND_TIMEOUT_USEC=30000000"
+                    ));
                 }
             },
         )
@@ -89,6 +101,10 @@ impl Server {
         let mut tasks = JoinSet::new();
         tasks.spawn(expiry::run(shared.clone()));
         tasks.spawn(saver::run_schedule(shared.clone()));
+        tasks.spawn(stats::run_sampler(shared.clone()));
+        if let Some(listener) = self.metrics {
+            tasks.spawn(metrics::serve(shared.clone(), listener));
+        }
         if handle_signals {
             let shared = shared.clone();
             tasks.spawn(async move { shutdown::on_signals(&shared.shutdown).await });

@@ -2,19 +2,24 @@
 //! orderly shutdown. Protocol and command logic live elsewhere; this module moves bytes.
 
 mod clients;
+mod commandstats;
 mod connection;
 mod expiry;
 mod isolation;
 mod listener;
+mod metrics;
 mod saver;
 mod shutdown;
+mod slowlog;
 mod stats;
 
 pub use clients::{ClientInfo, Clients};
+pub use commandstats::{CommandStats, CommandTotals, Outcome, LATENCY_BOUNDS_US};
 pub use isolation::Isolation;
 pub use listener::Server;
 pub use saver::{SaveError, Saver};
 pub use shutdown::{ExitSave, Shutdown};
+pub use slowlog::{SlowEntry, SlowLog};
 pub use stats::Stats;
 
 use crate::config::Config;
@@ -29,6 +34,10 @@ pub struct Shared {
     pub addr: SocketAddr,
     pub store: Store,
     pub stats: Stats,
+    pub commands: CommandStats,
+    pub slowlog: SlowLog,
+    /// Where the metrics endpoint listens, when it is on.
+    pub metrics_addr: Option<SocketAddr>,
     pub saver: Saver,
     pub isolation: Isolation,
     pub clients: Clients,
@@ -52,6 +61,9 @@ impl Shared {
             addr,
             store,
             stats: Stats::default(),
+            commands: CommandStats::default(),
+            slowlog: SlowLog::default(),
+            metrics_addr: None,
             saver: Saver::new(started_ms),
             isolation: Isolation::default(),
             clients: Clients::default(),

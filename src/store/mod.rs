@@ -7,10 +7,12 @@
 
 mod db;
 mod glob;
+mod summary;
 mod value;
 
 pub use db::{Db, ScanFilter, ValueHandle, WatchToken};
 pub use glob::glob_match;
+pub use summary::{summarize, DbKeys, FilterTotals, Summary};
 pub use value::{Value, ValueKind};
 
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};

@@ -1,0 +1,191 @@
+//! Per-command counts and latencies, for INFO commandstats and the metrics endpoint.
+//!
+//! A connection counts into its own `Tally` while it runs a batch of requests, with plain adds,
+//! and flushes the tally into the shared `CommandStats` once per batch (before the replies are
+//! sent, so a client that has its reply sees its commands counted). A pipeline of a thousand
+//! BF.ADDs costs a handful of shared atomic adds, not thousands.
+
+use crate::cmd::COMMANDS;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Upper bounds of the latency histogram's buckets, in microseconds; one more bucket holds the
+/// rest. From the cost of a single probe up to a SAVE of a large dataset.
+pub const LATENCY_BOUNDS_US: [u64; 12] = [
+    10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 100_000, 1_000_000,
+];
+const BUCKETS: usize = LATENCY_BOUNDS_US.len() + 1;
+
+/// How one request ended, as `cmd::execute` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Not a command this server knows: counted nowhere per command, as in Redis.
+    Unknown,
+    /// Refused before running (wrong number of arguments).
+    Rejected(usize),
+    Succeeded(usize),
+    /// Ran and replied with an error.
+    Failed(usize),
+    /// Queued inside MULTI: counted when EXEC runs it.
+    Queued,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CommandTotals {
+    pub calls: u64,
+    pub usec: u64,
+    pub failed: u64,
+    pub rejected: u64,
+    /// Calls per latency bucket (not cumulative), the last one past every bound.
+    pub buckets: [u64; BUCKETS],
+}
+
+fn bucket(micros: u64) -> usize {
+    LATENCY_BOUNDS_US
+        .iter()
+        .position(|&bound| micros <= bound)
+        .unwrap_or(LATENCY_BOUNDS_US.len())
+}
+
+/// One connection's counts since its last flush; usually one or two distinct commands.
+#[derive(Default)]
+pub struct Tally {
+    counts: Vec<(usize, CommandTotals)>,
+}
+
+impl Tally {
+    pub fn record(&mut self, outcome: Outcome, micros: u64) {
+        let index = match outcome {
+            Outcome::Unknown | Outcome::Queued => return,
+            Outcome::Rejected(i) | Outcome::Succeeded(i) | Outcome::Failed(i) => i,
+        };
+        let totals = match self.counts.iter().position(|(i, _)| *i == index) {
+            Some(at) => &mut self.counts[at].1,
+            None => {
+                self.counts.push((index, CommandTotals::default()));
+                &mut self.counts.last_mut().expect("just pushed").1
+            }
+        };
+        // As in Redis, a rejected call is not a call: it never ran.
+        if let Outcome::Rejected(_) = outcome {
+            totals.rejected += 1;
+            return;
+        }
+        totals.calls += 1;
+        totals.usec += micros;
+        totals.failed += matches!(outcome, Outcome::Failed(_)) as u64;
+        totals.buckets[bucket(micros)] += 1;
+    }
+
+    pub fn flush(&mut self, into: &CommandStats) {
+        for (index, totals) in self.counts.drain(..) {
+            into.add(index, &totals);
+        }
+    }
+}
+
+#[derive(Default)]
+struct SharedTotals {
+    calls: AtomicU64,
+    usec: AtomicU64,
+    failed: AtomicU64,
+    rejected: AtomicU64,
+    buckets: [AtomicU64; BUCKETS],
+}
+
+/// Totals since start-up (or CONFIG RESETSTAT), one entry per command of the table.
+pub struct CommandStats {
+    commands: Box<[SharedTotals]>,
+}
+
+impl Default for CommandStats {
+    fn default() -> Self {
+        CommandStats {
+            commands: COMMANDS.iter().map(|_| SharedTotals::default()).collect(),
+        }
+    }
+}
+
+fn add(counter: &AtomicU64, n: u64) {
+    if n > 0 {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+impl CommandStats {
+    fn add(&self, index: usize, totals: &CommandTotals) {
+        let shared = &self.commands[index];
+        add(&shared.calls, totals.calls);
+        add(&shared.usec, totals.usec);
+        add(&shared.failed, totals.failed);
+        add(&shared.rejected, totals.rejected);
+        for (counter, &n) in shared.buckets.iter().zip(&totals.buckets) {
+            add(counter, n);
+        }
+    }
+
+    /// Every command that has been called or rejected, by its index in `COMMANDS`.
+    pub fn used(&self) -> Vec<(usize, CommandTotals)> {
+        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        self.commands
+            .iter()
+            .enumerate()
+            .map(|(index, shared)| {
+                let totals = CommandTotals {
+                    calls: load(&shared.calls),
+                    usec: load(&shared.usec),
+                    failed: load(&shared.failed),
+                    rejected: load(&shared.rejected),
+                    buckets: std::array::from_fn(|b| load(&shared.buckets[b])),
+                };
+                (index, totals)
+            })
+            .filter(|(_, totals)| totals.calls + totals.rejected > 0)
+            .collect()
+    }
+
+    pub fn reset(&self) {
+        for shared in self.commands.iter() {
+            let counters = [
+                &shared.calls,
+                &shared.usec,
+                &shared.failed,
+                &shared.rejected,
+            ];
+            for counter in counters.into_iter().chain(&shared.buckets) {
+                counter.store(0, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tallies_merge_per_command() {
+        let stats = CommandStats::default();
+        let mut tally = Tally::default();
+        tally.record(Outcome::Succeeded(3), 5);
+        tally.record(Outcome::Failed(3), 30);
+        tally.record(Outcome::Rejected(3), 0);
+        tally.record(Outcome::Succeeded(1), 2_000_000);
+        tally.record(Outcome::Unknown, 1);
+        tally.flush(&stats);
+        tally.record(Outcome::Succeeded(3), 10);
+        tally.flush(&stats);
+        let used = stats.used();
+        assert_eq!(used.len(), 2);
+        let (index, three) = used[1];
+        assert_eq!(index, 3);
+        assert_eq!(
+            (three.calls, three.usec, three.failed, three.rejected),
+            (3, 45, 1, 1)
+        );
+        assert_eq!(three.buckets[0], 2);
+        assert_eq!(three.buckets[2], 1);
+        assert_eq!(used[0].1.buckets[BUCKETS - 1], 1);
+        stats.reset();
+        assert!(stats.used().is_empty());
+    }
+}

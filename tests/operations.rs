@@ -1,0 +1,485 @@
+//! Running sieved as a service: the configuration file in deploy/ and its precedence, CONFIG
+//! REWRITE, readiness through sd_notify, SIGTERM, and the systemd unit (checked with
+//! `systemd-analyze verify`, required under CI as tests/external.rs requires its programs).
+
+mod common;
+
+use common::RawClient;
+use std::io::{Read, Write};
+use std::os::unix::net::UnixDatagram;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn repo_file(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+/// A directory of the test's own, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let path = std::env::temp_dir().join(format!("sieved-ops-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).expect("create temp dir");
+        TempDir(path)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}
+
+/// The real binary, killed if the test ends without stopping it.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn sieved() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sieved"));
+    command.stdin(Stdio::null()).env_remove("NOTIFY_SOCKET");
+    command
+}
+
+/// Starts the binary with the test's data directory and port on top of `args`, and waits until
+/// it answers.
+fn start(args: &[&str], dir: &Path, port: u16, configure: impl FnOnce(&mut Command)) -> Running {
+    let mut command = sieved();
+    command
+        .args(args)
+        .args([
+            "--port",
+            &port.to_string(),
+            "--dir",
+            &dir.display().to_string(),
+        ])
+        .args(["--threads", "2", "--log-level", "warn"]);
+    configure(&mut command);
+    let child = Running(command.spawn().expect("start sieved"));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "sieved did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+fn connect(port: u16) -> RawClient {
+    RawClient::connect(format!("127.0.0.1:{port}").parse().expect("address"))
+}
+
+fn config_get(client: &mut RawClient, name: &str) -> String {
+    let reply = client.cmd(&["CONFIG", "GET", name]);
+    let text = String::from_utf8(reply).expect("text");
+    text.lines().nth(4).unwrap_or_default().to_string()
+}
+
+/// Copies deploy/sieved.conf where the test may change it.
+fn copy_of_deployed_config(dir: &TempDir) -> PathBuf {
+    let path = dir.0.join("sieved.conf");
+    std::fs::copy(repo_file("deploy/sieved.conf"), &path).expect("copy sieved.conf");
+    path
+}
+
+#[test]
+fn deployed_config_sets_every_parameter_to_its_default() {
+    let dir = TempDir::new("defaults");
+    let conf = copy_of_deployed_config(&dir);
+    let data = dir.0.join("data");
+    let port = free_port();
+    let _server = start(&["--config", conf.to_str().unwrap()], &data, port, |_| {});
+    let mut from_file = connect(port);
+    let other_port = free_port();
+    let _plain = start(&[], &dir.0.join("plain"), other_port, |_| {});
+    let mut built_in = connect(other_port);
+    for name in [
+        "bind",
+        "databases",
+        "shards",
+        "loglevel",
+        "save",
+        "bf-error-rate",
+        "bf-initial-size",
+        "bf-expansion-factor",
+        "max-filter-memory",
+        "proto-max-bulk-len",
+        "slowlog-log-slower-than",
+        "slowlog-max-len",
+        "metrics-addr",
+    ] {
+        assert_eq!(
+            config_get(&mut from_file, name),
+            config_get(&mut built_in, name),
+            "{name}: deploy/sieved.conf does not say the default"
+        );
+    }
+    let info = String::from_utf8(from_file.cmd(&["INFO", "server"])).unwrap();
+    assert!(
+        info.contains(&format!("config_file:{}\r\n", conf.display())),
+        "{info}"
+    );
+}
+
+#[test]
+fn flags_override_the_environment_which_overrides_the_file() {
+    let dir = TempDir::new("precedence");
+    let conf = dir.0.join("sieved.conf");
+    std::fs::write(
+        &conf,
+        "bf-initial-size 300\nbf-expansion-factor 3\nslowlog-max-len 7\nsave 60 1\nsave 30 5\n",
+    )
+    .unwrap();
+    let port = free_port();
+    let _server = start(
+        &[
+            "--config",
+            conf.to_str().unwrap(),
+            "--bf-expansion-factor",
+            "4",
+        ],
+        &dir.0.join("data"),
+        port,
+        |command| {
+            command
+                .env("SIEVED_BF_EXPANSION_FACTOR", "5")
+                .env("SIEVED_SLOWLOG_MAX_LEN", "9");
+        },
+    );
+    let mut client = connect(port);
+    assert_eq!(config_get(&mut client, "bf-initial-size"), "300");
+    assert_eq!(config_get(&mut client, "bf-expansion-factor"), "4");
+    assert_eq!(config_get(&mut client, "slowlog-max-len"), "9");
+    assert_eq!(config_get(&mut client, "save"), "60 1 30 5");
+}
+
+fn start_failure(conf_text: &str) -> Output {
+    let dir = TempDir::new(&format!("bad-{}", conf_text.len()));
+    let conf = dir.0.join("bad.conf");
+    std::fs::write(&conf, conf_text).unwrap();
+    let mut child = sieved()
+        .args(["--config", conf.to_str().unwrap(), "--port", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run sieved");
+    // A file that is wrongly accepted would leave the server running: stop it rather than hang.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().expect("poll sieved").is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    child.wait_with_output().expect("run sieved")
+}
+
+#[test]
+fn a_bad_file_stops_start_up_naming_file_and_line() {
+    for (text, expected) in [
+        (
+            "port 6390\n\nappendfsync always\n",
+            "bad.conf:3: unknown directive 'appendfsync'",
+        ),
+        (
+            "# comment\nbf-error-rate 2\n",
+            "bad.conf:2: bf-error-rate: argument must be between 0 and 1 exclusive",
+        ),
+        ("bind \"127.0.0.1\n", "bad.conf:1: unbalanced quotes"),
+        ("port 1 2\n", "bad.conf:1: 'port' takes one value"),
+        ("port many\n", "bad.conf:1: port: invalid value 'many'"),
+    ] {
+        let output = start_failure(text);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{text:?}: {stderr}");
+        assert!(stderr.contains(expected), "{text:?}: {stderr}");
+    }
+}
+
+#[test]
+fn config_rewrite_round_trips_and_keeps_the_file_as_written() {
+    let dir = TempDir::new("rewrite");
+    let conf = copy_of_deployed_config(&dir);
+    let original = std::fs::read_to_string(&conf).unwrap();
+    let data = dir.0.join("data");
+    let port = free_port();
+    let server = start(&["--config", conf.to_str().unwrap()], &data, port, |_| {});
+    let mut client = connect(port);
+    assert_eq!(client.cmd(&["CONFIG", "REWRITE"]), b"+OK\r\n");
+    assert_eq!(
+        std::fs::read_to_string(&conf).unwrap(),
+        original,
+        "nothing changed, yet the rewrite changed the file (or wrote the --port/--dir flags)"
+    );
+    assert_eq!(
+        client.cmd(&[
+            "CONFIG",
+            "SET",
+            "bf-error-rate",
+            "0.05",
+            "save",
+            "",
+            "slowlog-max-len",
+            "64"
+        ]),
+        b"+OK\r\n"
+    );
+    assert_eq!(client.cmd(&["CONFIG", "REWRITE"]), b"+OK\r\n");
+    let rewritten = std::fs::read_to_string(&conf).unwrap();
+    let changed: Vec<(&str, &str)> = original
+        .lines()
+        .zip(rewritten.lines())
+        .filter(|(before, after)| before != after)
+        .collect();
+    assert_eq!(
+        changed,
+        [
+            ("save 3600 1 300 100 60 10000", "save \"\""),
+            ("bf-error-rate 0.01", "bf-error-rate 0.05"),
+            ("slowlog-max-len 128", "slowlog-max-len 64"),
+        ]
+    );
+    assert_eq!(original.lines().count(), rewritten.lines().count());
+    drop(server);
+
+    let port = free_port();
+    let _again = start(&["--config", conf.to_str().unwrap()], &data, port, |_| {});
+    let mut client = connect(port);
+    assert_eq!(config_get(&mut client, "bf-error-rate"), "0.05");
+    assert_eq!(config_get(&mut client, "save"), "");
+    assert_eq!(config_get(&mut client, "slowlog-max-len"), "64");
+}
+
+#[test]
+fn config_rewrite_appends_what_the_file_lacks() {
+    let dir = TempDir::new("append");
+    let conf = dir.0.join("small.conf");
+    std::fs::write(&conf, "# mine\nbf-initial-size 500\n").unwrap();
+    let port = free_port();
+    let _server = start(
+        &["--config", conf.to_str().unwrap()],
+        &dir.0.join("data"),
+        port,
+        |_| {},
+    );
+    let mut client = connect(port);
+    client.cmd(&[
+        "CONFIG",
+        "SET",
+        "bf-initial-size",
+        "100",
+        "bf-expansion-factor",
+        "4",
+    ]);
+    assert_eq!(client.cmd(&["CONFIG", "REWRITE"]), b"+OK\r\n");
+    assert_eq!(
+        std::fs::read_to_string(&conf).unwrap(),
+        "# mine\nbf-initial-size 100\n# Generated by CONFIG REWRITE\nbf-expansion-factor 4\n",
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(&dir.0)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains("rewrite"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+}
+
+fn receive(socket: &UnixDatagram) -> String {
+    let mut buffer = [0u8; 4096];
+    let n = socket.recv(&mut buffer).expect("a notification in time");
+    String::from_utf8_lossy(&buffer[..n]).into_owned()
+}
+
+fn notification_socket(dir: &TempDir) -> (UnixDatagram, PathBuf) {
+    let path = dir.0.join("notify.sock");
+    let socket = UnixDatagram::bind(&path).expect("bind notify socket");
+    socket
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    (socket, path)
+}
+
+#[test]
+fn ready_after_loading_then_stopping_on_sigterm() {
+    let dir = TempDir::new("notify");
+    let (socket, path) = notification_socket(&dir);
+    let data = dir.0.join("data");
+    let port = free_port();
+    // A snapshot to load first, so READY has something to wait for.
+    {
+        let server = start(&[], &data, port, |_| {});
+        let mut client = connect(port);
+        client.cmd(&["BF.MADD", "seen", "a", "b", "c"]);
+        client.cmd(&["SAVE"]);
+        drop(server);
+    }
+    let mut child = Running(
+        sieved()
+            .args(["--port", &port.to_string(), "--dir", data.to_str().unwrap()])
+            .args(["--save", "", "--log-level", "info"])
+            .env("NOTIFY_SOCKET", &path)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start sieved"),
+    );
+    let ready = receive(&socket);
+    assert!(ready.starts_with("READY=1\n"), "{ready:?}");
+    assert!(ready.contains("1 keys loaded"), "{ready:?}");
+    let mut client = connect(port);
+    assert_eq!(client.cmd(&["BF.EXISTS", "seen", "b"]), b":1\r\n");
+
+    let status = Command::new("kill")
+        .args(["-TERM", &child.0.id().to_string()])
+        .status()
+        .expect("kill -TERM");
+    assert!(status.success());
+    assert_eq!(receive(&socket), "STOPPING=1\nSTATUS=shutting down");
+    let mut log = String::new();
+    child
+        .0
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut log)
+        .unwrap();
+    let status = child.0.wait().expect("sieved exits");
+    assert!(status.success(), "{status:?}");
+    for event in [
+        "sieved starting",
+        "listening",
+        "loaded 1 keys in",
+        "ready to accept connections",
+        "received SIGTERM",
+        "sieved stopped",
+    ] {
+        assert!(log.contains(event), "no {event:?} in the log:\n{log}");
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn notifies_an_abstract_socket() {
+    use std::os::linux::net::SocketAddrExt;
+    let name = format!("sieved-test-{}", std::process::id());
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    let socket = UnixDatagram::bind_addr(&addr).expect("bind abstract socket");
+    socket
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let dir = TempDir::new("abstract");
+    let port = free_port();
+    let _server = start(&["--save", ""], &dir.0, port, |command| {
+        command.env("NOTIFY_SOCKET", format!("@{name}"));
+    });
+    assert!(receive(&socket).starts_with("READY=1\n"));
+}
+
+/// Under CI a failure, elsewhere a notice that the test is skipped.
+fn missing(what: &str) {
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{what} not found, and CI is set: .ci/run installs it"
+    );
+    let _ = writeln!(std::io::stderr(), "skipping: {what} not found");
+}
+
+fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
+}
+
+/// The unit names /usr/local/bin/sieved, which verify checks exists; the copy checked here
+/// names the binary just built instead, and is otherwise the file as shipped.
+#[test]
+fn systemd_accepts_the_unit() {
+    let Some(analyze) = on_path("systemd-analyze") else {
+        missing("systemd-analyze (apt-get install systemd)");
+        return;
+    };
+    let unit = std::fs::read_to_string(repo_file("deploy/sieved.service")).unwrap();
+    assert!(unit.contains("ExecStart=/usr/local/bin/sieved --config /etc/sieved/sieved.conf\n"));
+    let dir = TempDir::new("unit");
+    let path = dir.0.join("sieved.service");
+    std::fs::write(
+        &path,
+        unit.replace("/usr/local/bin/sieved", env!("CARGO_BIN_EXE_sieved")),
+    )
+    .unwrap();
+    let output = Command::new(analyze)
+        .arg("verify")
+        .arg(&path)
+        .current_dir(&dir.0)
+        .output()
+        .expect("run systemd-analyze");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        !stderr.contains("sieved.service"),
+        "systemd-analyze complains about the unit:\n{stderr}"
+    );
+}
+
+fn python_with_redis() -> Option<PathBuf> {
+    let python = on_path("python3")?;
+    let has_redis = Command::new(&python)
+        .args(["-c", "import redis"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    has_redis.then_some(python)
+}
+
+#[test]
+fn crawler_example_prints_each_url_once() {
+    let Some(python) = python_with_redis() else {
+        missing("python3 with redis-py");
+        return;
+    };
+    let server = common::TestServer::start();
+    let unique: Vec<String> = (0..3000)
+        .map(|i| format!("https://site{}.example/page/{i}", i % 7))
+        .collect();
+    let mut input = String::new();
+    for (i, url) in unique.iter().enumerate() {
+        input.push_str(&format!("{url}\n{}\n", unique[i / 2]));
+    }
+    let mut child = Command::new(python)
+        .arg(repo_file("examples/crawler.py"))
+        .args(["--port", &server.addr.port().to_string(), "--batch", "100"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the crawler");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().expect("crawler finishes");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let printed: Vec<&str> = std::str::from_utf8(&output.stdout)
+        .unwrap()
+        .lines()
+        .collect();
+    assert_eq!(printed, unique, "each URL once, in first-seen order");
+    assert_eq!(stderr.trim(), "6000 URLs read, 3000 new");
+    let mut client = server.client();
+    assert_eq!(client.cmd(&["BF.CARD", "crawler:seen"]), b":3000\r\n");
+}
