@@ -14,7 +14,7 @@ mod strings;
 mod transaction;
 
 use crate::protocol::{Reply, Request};
-use crate::server::{ClientInfo, Outcome, Shared};
+use crate::server::{ClientInfo, Outcome, Shared, Tally};
 use crate::store::{Db, WatchToken};
 use errors::{CmdError, CmdResult};
 use std::collections::HashMap;
@@ -37,6 +37,8 @@ pub struct Session {
     pub watched: Vec<(usize, Vec<u8>, WatchToken)>,
     /// False until AUTH succeeds, when a password is required.
     pub authenticated: bool,
+    /// Per-command counts since the connection last added them to the server's.
+    pub tally: Tally,
 }
 
 impl Session {
@@ -50,6 +52,7 @@ impl Session {
             transaction: None,
             watched: Vec::new(),
             authenticated,
+            tally: Tally::default(),
         }
     }
 }

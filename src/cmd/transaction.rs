@@ -7,6 +7,7 @@ use super::errors::*;
 use super::{execute, Ctx};
 use crate::protocol::Request;
 use std::ops::Range;
+use std::time::Instant;
 
 /// Queued arguments are copied (the read buffer moves on); past this many bytes the
 /// transaction is refused rather than allowed to grow without bound.
@@ -96,7 +97,10 @@ pub fn exec(ctx: &mut Ctx, _request: Request) -> CmdResult {
     ctx.reply.array(transaction.commands.len());
     for command in &transaction.commands {
         let request = Request::new(&transaction.args, &transaction.ranges[command.clone()]);
-        execute(ctx, request);
+        let started = Instant::now();
+        let outcome = execute(ctx, request);
+        let micros = started.elapsed().as_micros() as u64;
+        ctx.session.tally.record(outcome, micros);
     }
     Ok(())
 }

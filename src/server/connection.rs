@@ -1,7 +1,6 @@
 //! One client connection: read what has arrived, parse and execute every complete request in it,
 //! and send all their replies with one write. Nothing here holds a lock across an await.
 
-use super::commandstats::Tally;
 use super::{ClientInfo, Shared, Stats};
 use crate::cmd::{self, Ctx, Session};
 use crate::protocol::{Limits, Protocol, Reply, Request, RequestParser};
@@ -42,7 +41,6 @@ pub async fn serve(
     let mut input = BytesMut::with_capacity(READ_CHUNK);
     let mut reply = Reply::new(Protocol::Resp2);
     let mut session = Session::new(client, !shared.config.requires_password());
-    let mut tally = Tally::default();
     // Requests already read but not yet run, left by a batch that stopped to write its replies.
     let mut unfinished = false;
     loop {
@@ -72,17 +70,11 @@ pub async fn serve(
             Stats::add(&shared.stats.net_input_bytes, read as u64);
         }
 
-        let (commands, failure) = execute_all(
-            shared,
-            &mut parser,
-            &mut input,
-            &mut session,
-            &mut reply,
-            &mut tally,
-        );
+        let (commands, failure) =
+            execute_all(shared, &mut parser, &mut input, &mut session, &mut reply);
         unfinished = failure.is_none() && !session.close && reply.len() >= MAX_PENDING_REPLY;
         Stats::add(&shared.stats.commands_processed, commands);
-        tally.flush(&shared.commands);
+        session.tally.flush(&shared.commands);
         shared
             .saver
             .add_changes(std::mem::take(&mut session.writes));
@@ -120,7 +112,6 @@ fn execute_all(
     input: &mut BytesMut,
     session: &mut Session,
     reply: &mut Reply,
-    tally: &mut Tally,
 ) -> (u64, Option<String>) {
     let now = now_ms();
     let mut commands = 0;
@@ -150,7 +141,7 @@ fn execute_all(
                 let finished = Instant::now();
                 let micros = finished.duration_since(started).as_micros() as u64;
                 started = finished;
-                tally.record(outcome, micros);
+                session.tally.record(outcome, micros);
                 let threshold = shared.config.slowlog_threshold_us();
                 if threshold >= 0 && micros >= threshold as u64 {
                     log_slow(shared, session, request, micros);

@@ -14,7 +14,7 @@ mod slowlog;
 mod stats;
 
 pub use clients::{ClientInfo, Clients};
-pub use commandstats::{CommandStats, CommandTotals, Outcome, LATENCY_BOUNDS_US};
+pub use commandstats::{CommandStats, CommandTotals, Outcome, Tally, LATENCY_BOUNDS_US};
 pub use isolation::Isolation;
 pub use listener::Server;
 pub use saver::{SaveError, Saver};
