@@ -120,7 +120,7 @@ tests=(
     "BF.MADD vs MSET ($BATCH items)|$BATCH_REQUESTS|$BATCH|${madd_args[*]}|${mset_args[*]}"
 )
 
-echo "sieved $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?') vs $(redis-server --version | cut -d' ' -f1-3)" >&2
+echo "$sieved_bin (work tree at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')) vs $(redis-server --version | cut -d' ' -f1-3)" >&2
 echo "$(nproc) cores, $(uptime)" >&2
 printf '| command | -P | sieved rps | redis rps | ratio | sieved p50 ms | redis p50 ms | sieved p99 ms | redis p99 ms | sieved items/s |\n'
 printf '|---|---|---|---|---|---|---|---|---|---|\n'
