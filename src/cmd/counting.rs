@@ -145,14 +145,9 @@ fn add_many<'a>(
 ) -> CmdResult {
     with_filter_for_add(ctx, key, create, |chain, results, limit| {
         results.clear();
-        for item in items {
-            let result = chain.add(item, limit).map_err(CmdError::from);
-            let failed = result.is_err();
-            results.push(result);
-            if failed {
-                break;
-            }
-        }
+        chain.add_all(items, limit, |result| {
+            results.push(result.map_err(CmdError::from));
+        });
     })?;
     write_results(ctx.reply, &ctx.session.scratch);
     Ok(())
@@ -246,8 +241,11 @@ pub fn mexists(ctx: &mut Ctx, request: Request) -> CmdResult {
     let db = ctx.shared.store.db(ctx.session.db);
     db.get(request.arg(1), ctx.now, |value| {
         reply.array(request.len() - 2);
-        for item in request.args().skip(2) {
-            reply.boolean(contains(value, item));
+        match value {
+            Some(Value::Counting(chain)) => chain.contains_all(request.args().skip(2), |found| {
+                reply.boolean(found);
+            }),
+            _ => (2..request.len()).for_each(|_| reply.boolean(false)),
         }
     });
     Ok(())

@@ -110,6 +110,32 @@ pub struct RequestParser {
     wanted: usize,
 }
 
+/// The two header lines of a request, named as Redis names them in its errors. The names are
+/// static so that parsing a header costs no allocation.
+#[derive(Clone, Copy)]
+enum Header {
+    /// `*<count>`
+    Array,
+    /// `$<len>`
+    Bulk,
+}
+
+impl Header {
+    fn line_name(self) -> &'static str {
+        match self {
+            Header::Array => "mbulk count string",
+            Header::Bulk => "bulk count string",
+        }
+    }
+
+    fn invalid(self) -> &'static str {
+        match self {
+            Header::Array => "invalid multibulk length",
+            Header::Bulk => "invalid bulk length",
+        }
+    }
+}
+
 enum Line {
     Complete { content_end: usize, next: usize },
     Incomplete,
@@ -171,7 +197,7 @@ impl RequestParser {
                     self.request_start = self.pos;
                     self.ranges.clear();
                     if buf[self.pos] == b'*' {
-                        let Some(count) = self.header(buf, "mbulk count")? else {
+                        let Some(count) = self.header(buf, Header::Array)? else {
                             return Ok(None);
                         };
                         if count <= 0 {
@@ -200,7 +226,7 @@ impl RequestParser {
                         let got = buf[self.pos] as char;
                         return Err(violation(format!("expected '$', got '{got}'")));
                     }
-                    let Some(len) = self.header(buf, "bulk count")? else {
+                    let Some(len) = self.header(buf, Header::Bulk)? else {
                         return Ok(None);
                     };
                     if len < 0 || len as u64 > self.limits.max_bulk_len as u64 {
@@ -274,20 +300,14 @@ impl RequestParser {
     }
 
     /// Reads a `*<n>` or `$<n>` line at `pos`; None when the line is not complete yet.
-    fn header(&mut self, buf: &[u8], what: &str) -> Result<Option<i64>, ProtocolError> {
+    fn header(&mut self, buf: &[u8], kind: Header) -> Result<Option<i64>, ProtocolError> {
         let from = self.pos;
-        let line = self.line(buf, from, &format!("{what} string"))?;
-        let Line::Complete { content_end, next } = line else {
+        let Line::Complete { content_end, next } = self.line(buf, from, kind.line_name())? else {
             self.consumed = self.request_start;
             return Ok(None);
         };
-        let value = parse_i64(&buf[from + 1..content_end]).ok_or_else(|| {
-            violation(if what == "mbulk count" {
-                "invalid multibulk length"
-            } else {
-                "invalid bulk length"
-            })
-        })?;
+        let value =
+            parse_i64(&buf[from + 1..content_end]).ok_or_else(|| violation(kind.invalid()))?;
         self.pos = next;
         Ok(Some(value))
     }

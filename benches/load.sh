@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Load benchmark: sieved against Debian's redis-server, side by side, with redis-benchmark and the
+# same parameters for both (50 connections, random items from a range of 1e8, pipelines of 1 and
+# 32). BF.ADD / BF.EXISTS on sieved run against SET / GET on redis-server; BF.MADD with 100 items
+# per call against MSET of 100 keys. Each pair is run ROUNDS times, alternating which server goes
+# first so that noise from the rest of the machine falls on both; the table gives medians.
+#
+# Usage: benches/load.sh                 (release build, then the full run)
+# Environment: REQUESTS (default 1000000), BATCH_REQUESTS (BF.MADD / MSET calls, default
+# REQUESTS / 10), ROUNDS (default 3), PIPELINES (default "1 32"), CLIENTS (default 50),
+# SIEVED_THREADS (default: number of cores), SKIP_BUILD=1 to use the existing release binary,
+# SIEVED_BIN to run another sieved binary (implies SKIP_BUILD).
+#
+# sieved's filter is reserved for the whole range first (BF.RESERVE bench 0.01 100000000), as a
+# de-duplicating client would size it; a filter created by the first BF.ADD would start at 100
+# items and grow a link each time it doubles.
+set -euo pipefail
+
+REQUESTS=${REQUESTS:-1000000}
+BATCH_REQUESTS=${BATCH_REQUESTS:-$((REQUESTS / 10))}
+ROUNDS=${ROUNDS:-3}
+PIPELINES=${PIPELINES:-"1 32"}
+CLIENTS=${CLIENTS:-50}
+RANGE=100000000
+BATCH=100
+HOST=127.0.0.1
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+for tool in redis-server redis-benchmark redis-cli; do
+    command -v "$tool" >/dev/null || {
+        echo "load.sh: $tool not found (apt-get install -y redis-server redis-tools)" >&2
+        exit 1
+    }
+done
+if [[ ${SKIP_BUILD:-0} != 1 && -z ${SIEVED_BIN:-} ]]; then
+    cargo build --release --manifest-path "$root/Cargo.toml" >&2
+fi
+sieved_bin=${SIEVED_BIN:-"$root/target/release/sieved"}
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+# A loopback port nothing listens on.
+free_port() {
+    local port
+    while true; do
+        port=$((20000 + RANDOM % 20000))
+        if ! (exec 3<>"/dev/tcp/$HOST/$port") 2>/dev/null; then
+            echo "$port"
+            return
+        fi
+    done
+}
+
+wait_ready() {
+    local port=$1
+    for _ in $(seq 100); do
+        if redis-cli -h "$HOST" -p "$port" PING 2>/dev/null | grep -q PONG; then
+            return
+        fi
+        sleep 0.1
+    done
+    echo "load.sh: nothing answers on port $port" >&2
+    exit 1
+}
+
+redis_port=$(free_port)
+mkdir -p "$work/redis" "$work/sieved"
+redis-server --bind "$HOST" --port "$redis_port" --dir "$work/redis" --save '' \
+    --appendonly no --daemonize no --logfile "$work/redis.log" &
+pids+=($!)
+sieved_port=$(free_port)
+while [[ $sieved_port == "$redis_port" ]]; do sieved_port=$(free_port); done
+threads_flag=()
+if [[ -n ${SIEVED_THREADS:-} ]]; then threads_flag=(--threads "$SIEVED_THREADS"); fi
+"$sieved_bin" --bind "$HOST" --port "$sieved_port" --dir "$work/sieved" --save "" \
+    --log-level warn "${threads_flag[@]}" 2>"$work/sieved.log" &
+pids+=($!)
+wait_ready "$redis_port"
+wait_ready "$sieved_port"
+
+reset_servers() {
+    redis-cli -h "$HOST" -p "$redis_port" FLUSHALL >/dev/null
+    redis-cli -h "$HOST" -p "$sieved_port" FLUSHALL >/dev/null
+    redis-cli -h "$HOST" -p "$sieved_port" BF.RESERVE bench 0.01 "$RANGE" >/dev/null
+}
+
+# Runs one redis-benchmark and prints "rps p50_ms p99_ms".
+bench() {
+    local port=$1 requests=$2 pipeline=$3
+    shift 3
+    redis-benchmark -h "$HOST" -p "$port" -c "$CLIENTS" -n "$requests" -r "$RANGE" \
+        -P "$pipeline" --csv "$@" |
+        awk -F, 'NR == 2 { gsub(/"/, ""); print $2, $5, $7 }'
+}
+
+median() {
+    sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+madd_args=(BF.MADD bench)
+mset_args=(MSET)
+for _ in $(seq $BATCH); do
+    madd_args+=(__rand_int__)
+    mset_args+=(key:__rand_int__ x)
+done
+
+# name | requests | items per request | sieved command | redis command
+tests=(
+    "BF.ADD vs SET|$REQUESTS|1|BF.ADD bench __rand_int__|SET key:__rand_int__ x"
+    "BF.EXISTS vs GET|$REQUESTS|1|BF.EXISTS bench __rand_int__|GET key:__rand_int__"
+    "BF.MADD vs MSET ($BATCH items)|$BATCH_REQUESTS|$BATCH|${madd_args[*]}|${mset_args[*]}"
+)
+
+echo "$sieved_bin (work tree at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')) vs $(redis-server --version | cut -d' ' -f1-3)" >&2
+echo "$(nproc) cores, $(uptime)" >&2
+printf '| command | -P | sieved rps | redis rps | ratio | sieved p50 ms | redis p50 ms | sieved p99 ms | redis p99 ms | sieved items/s |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|\n'
+for pipeline in $PIPELINES; do
+    for test in "${tests[@]}"; do
+        IFS='|' read -r name requests items sieved_cmd redis_cmd <<<"$test"
+        : >"$work/s" && : >"$work/r"
+        for round in $(seq "$ROUNDS"); do
+            # Reads need something to find: the writes of the row before are left in place.
+            if [[ $name != BF.EXISTS* ]]; then reset_servers; fi
+            if ((round % 2)); then order="s r"; else order="r s"; fi
+            for server in $order; do
+                if [[ $server == s ]]; then
+                    # shellcheck disable=SC2086
+                    bench "$sieved_port" "$requests" "$pipeline" $sieved_cmd >>"$work/s"
+                else
+                    # shellcheck disable=SC2086
+                    bench "$redis_port" "$requests" "$pipeline" $redis_cmd >>"$work/r"
+                fi
+            done
+        done
+        s_rps=$(cut -d' ' -f1 "$work/s" | median)
+        r_rps=$(cut -d' ' -f1 "$work/r" | median)
+        printf '| %s | %s | %.0f | %.0f | %.2f | %s | %s | %s | %s | %.0f |\n' \
+            "$name" "$pipeline" "$s_rps" "$r_rps" "$(awk -v a="$s_rps" -v b="$r_rps" 'BEGIN { print a / b }')" \
+            "$(cut -d' ' -f2 "$work/s" | median)" "$(cut -d' ' -f2 "$work/r" | median)" \
+            "$(cut -d' ' -f3 "$work/s" | median)" "$(cut -d' ' -f3 "$work/r" | median)" \
+            "$(awk -v a="$s_rps" -v n="$items" 'BEGIN { print a * n }')"
+    done
+done
+echo "after: $(uptime)" >&2
