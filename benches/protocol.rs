@@ -122,7 +122,7 @@ impl Server {
         let addr = "127.0.0.1:1".parse().expect("an address");
         let client = shared.clients.register(addr, addr, 0).info.clone();
         Server {
-            session: Session::new(client),
+            session: Session::new(client, true),
             shared,
             parser: RequestParser::new(Limits::default()),
             reply: Reply::new(Protocol::Resp2),
