@@ -2,26 +2,10 @@
 
 use super::args::{is, parse_f64, parse_i64, Cursor};
 use super::errors::*;
-use super::Ctx;
-use crate::config::{Settings, MAX_CAPACITY, MAX_EXPANSION};
+use super::{filters, Ctx};
+use crate::config::{MAX_CAPACITY, MAX_EXPANSION};
 use crate::filter::{format_g, BloomChain, ChainOptions};
 use crate::protocol::{Reply, Request};
-use crate::store::{Db, Value};
-
-fn options_from_settings(settings: &Settings) -> ChainOptions {
-    ChainOptions {
-        error_rate: settings.bf_error_rate,
-        capacity: settings.bf_initial_size,
-        expansion: settings.bf_expansion_factor,
-    }
-}
-
-fn new_filter(options: ChainOptions, settings: &Settings) -> Result<Value, CmdError> {
-    Ok(Value::Bloom(BloomChain::new(
-        options,
-        settings.max_filter_memory,
-    )?))
-}
 
 /// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
 struct Reserve<'a> {
@@ -125,90 +109,16 @@ pub(super) fn parse_insert_expansion(arg: &[u8]) -> Result<u32, CmdError> {
 
 pub fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
     let command = Reserve::parse(request)?;
-    let existing = ctx.db().get(command.key, ctx.now, |v| {
-        v.map(|v| matches!(v, Value::Bloom(_)))
-    });
-    match existing {
-        Some(true) => return Err(BF_ITEM_EXISTS.into()),
-        Some(false) => return Err(WRONGTYPE.into()),
-        None => {}
-    }
-    let value = new_filter(command.options, &ctx.shared.config.settings())?;
-    if !ctx.db().insert_new(command.key, value, ctx.now) {
-        return Err(BF_ITEM_EXISTS.into());
-    }
-    ctx.reply.ok();
-    Ok(())
-}
-
-/// Runs `add` on the filter at `key`, creating it with `options` when missing (unless `create`
-/// is false, which makes a missing key `ERR not found`).
-fn with_filter_for_add<R>(
-    ctx: &mut Ctx,
-    key: &[u8],
-    options: Option<ChainOptions>,
-    add: impl FnOnce(&mut BloomChain, &mut Vec<Result<bool, CmdError>>, u64) -> R,
-) -> Result<R, CmdError> {
-    let settings = ctx.shared.config.settings();
-    let limit = settings.max_filter_memory;
-    let scratch = &mut ctx.session.scratch;
-    let db = ctx.shared.store.db(ctx.session.db);
-    let apply = |value: &mut Value, _created: bool| match value {
-        Value::Bloom(chain) => Ok(add(chain, scratch, limit)),
-        _ => Err(CmdError::from(WRONGTYPE)),
-    };
-    match options {
-        Some(options) => {
-            db.get_or_create(key, ctx.now, || new_filter(options, &settings), apply)?
-        }
-        None => db.get_mut(key, ctx.now, |value| match value {
-            Some(value) => apply(value, false),
-            None => Err(BF_NOT_FOUND.into()),
-        }),
-    }
+    filters::reserve::<BloomChain>(ctx, command.key, command.options)
 }
 
 pub fn add(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let options = options_from_settings(&ctx.shared.config.settings());
-    let item = request.arg(2);
-    let added = with_filter_for_add(ctx, request.arg(1), Some(options), |chain, _, limit| {
-        chain.add(item, limit)
-    })??;
-    ctx.reply.boolean(added);
-    Ok(())
-}
-
-/// Adds items in order and replies with one element each; the first failure is the last element.
-fn add_many<'a>(
-    ctx: &mut Ctx,
-    key: &[u8],
-    options: Option<ChainOptions>,
-    items: impl Iterator<Item = &'a [u8]>,
-) -> CmdResult {
-    with_filter_for_add(ctx, key, options, |chain, results, limit| {
-        results.clear();
-        chain.add_all(items, limit, |result| {
-            results.push(result.map_err(CmdError::from));
-        });
-    })?;
-    write_results(ctx.reply, &ctx.session.scratch);
-    Ok(())
-}
-
-/// One array element per result: a boolean, or the error that ended the run.
-pub(super) fn write_results(reply: &mut Reply, results: &[Result<bool, CmdError>]) {
-    reply.array(results.len());
-    for result in results {
-        match result {
-            Ok(flag) => reply.boolean(*flag),
-            Err(error) => reply.error(error.message()),
-        }
-    }
+    filters::add::<BloomChain>(ctx, request)
 }
 
 pub fn madd(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let options = options_from_settings(&ctx.shared.config.settings());
-    add_many(ctx, request.arg(1), Some(options), request.args().skip(2))
+    let defaults = filters::default_options::<BloomChain>(ctx);
+    filters::add_many::<BloomChain>(ctx, request.arg(1), Some(defaults), request.args().skip(2))
 }
 
 /// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item...
@@ -262,56 +172,18 @@ impl<'a> Insert<'a> {
 }
 
 pub fn insert(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let defaults = options_from_settings(&ctx.shared.config.settings());
+    let defaults = filters::default_options::<BloomChain>(ctx);
     let command = Insert::parse(request, defaults)?;
-    add_many(
-        ctx,
-        command.key,
-        command.create,
-        request.args().skip(command.first_item),
-    )
-}
-
-/// BF.EXISTS and BF.MEXISTS answer 0 for a key of another type, as RedisBloom does.
-fn contains(value: Option<&Value>, item: &[u8]) -> bool {
-    matches!(value, Some(Value::Bloom(chain)) if chain.contains(item))
+    let items = request.args().skip(command.first_item);
+    filters::add_many::<BloomChain>(ctx, command.key, command.create, items)
 }
 
 pub fn exists(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let found = ctx
-        .db()
-        .get(request.arg(1), ctx.now, |v| contains(v, request.arg(2)));
-    ctx.reply.boolean(found);
-    Ok(())
+    filters::exists::<BloomChain>(ctx, request)
 }
 
 pub fn mexists(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let reply = &mut *ctx.reply;
-    let db = ctx.shared.store.db(ctx.session.db);
-    db.get(request.arg(1), ctx.now, |value| {
-        reply.array(request.len() - 2);
-        match value {
-            Some(Value::Bloom(chain)) => chain.contains_all(request.args().skip(2), |found| {
-                reply.boolean(found);
-            }),
-            _ => (2..request.len()).for_each(|_| reply.boolean(false)),
-        }
-    });
-    Ok(())
-}
-
-/// Runs `f` on the filter at `key`: `ERR not found` if missing, WRONGTYPE if not a filter.
-fn with_filter<R>(
-    db: &Db,
-    now: u64,
-    key: &[u8],
-    f: impl FnOnce(&BloomChain) -> R,
-) -> Result<R, CmdError> {
-    db.get(key, now, |value| match value {
-        Some(Value::Bloom(chain)) => Ok(f(chain)),
-        Some(_) => Err(WRONGTYPE.into()),
-        None => Err(BF_NOT_FOUND.into()),
-    })
+    filters::mexists::<BloomChain>(ctx, request)
 }
 
 #[derive(Clone, Copy)]
@@ -323,8 +195,8 @@ enum InfoField {
     Expansion,
 }
 
-impl InfoField {
-    const ALL: [InfoField; 5] = [
+impl filters::InfoField<BloomChain> for InfoField {
+    const ALL: &'static [InfoField] = &[
         InfoField::Capacity,
         InfoField::Size,
         InfoField::Filters,
@@ -332,12 +204,7 @@ impl InfoField {
         InfoField::Expansion,
     ];
 
-    fn parse(arg: &[u8]) -> Option<InfoField> {
-        ["CAPACITY", "SIZE", "FILTERS", "ITEMS", "EXPANSION"]
-            .iter()
-            .position(|name| is(arg, name))
-            .map(|i| Self::ALL[i])
-    }
+    const NAMES: &'static [&'static str] = &["CAPACITY", "SIZE", "FILTERS", "ITEMS", "EXPANSION"];
 
     fn label(self) -> &'static str {
         match self {
@@ -364,99 +231,41 @@ impl InfoField {
 }
 
 pub fn info(ctx: &mut Ctx, request: Request) -> CmdResult {
-    if request.len() > 3 {
-        return Err(CmdError::arity("bf.info"));
-    }
-    let reply = &mut *ctx.reply;
-    with_filter(
-        ctx.shared.store.db(ctx.session.db),
-        ctx.now,
-        request.arg(1),
-        |chain| {
-            if request.len() == 2 {
-                reply.map(InfoField::ALL.len());
-                for field in InfoField::ALL {
-                    reply.simple(field.label());
-                    field.write(chain, reply);
-                }
-                return Ok(());
-            }
-            let field = InfoField::parse(request.arg(2)).ok_or(BF_INVALID_INFO)?;
-            if reply.is_resp3() {
-                reply.map(1);
-                reply.simple(field.label());
-            } else {
-                reply.array(1);
-            }
-            field.write(chain, reply);
-            Ok(())
-        },
-    )?
+    filters::info::<BloomChain, InfoField>(ctx, request, "bf.info")
 }
 
 pub fn card(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let items = ctx.db().get(request.arg(1), ctx.now, |value| match value {
-        Some(Value::Bloom(chain)) => Ok(chain.items()),
-        Some(_) => Err(CmdError::from(WRONGTYPE)),
-        None => Ok(0),
-    })?;
-    ctx.reply.int(items as i64);
-    Ok(())
+    filters::card::<BloomChain>(ctx, request)
 }
 
 pub fn scandump(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let iterator = parse_i64(request.arg(2)).ok_or(BF_SCANDUMP_NOT_NUMERIC)?;
-    let step = with_filter(ctx.db(), ctx.now, request.arg(1), |chain| {
-        chain.dump_chunk(iterator)
-    })?;
-    ctx.reply.array(2);
-    ctx.reply.int(step.next);
-    ctx.reply.bulk(&step.data);
-    Ok(())
+    filters::scandump::<BloomChain>(ctx, request)
 }
 
 pub fn loadchunk(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let iterator = parse_i64(request.arg(2)).ok_or(BF_LOADCHUNK_NOT_NUMERIC)?;
-    let (key, data) = (request.arg(1), request.arg(3));
-    let loaded = ctx.db().get_mut(key, ctx.now, |value| match value {
-        Some(Value::Bloom(chain)) => Some(chain.load_chunk(iterator, data).map_err(CmdError::from)),
-        Some(_) => Some(Err(WRONGTYPE.into())),
-        None => None,
-    });
-    match loaded {
-        Some(result) => result?,
-        None if iterator == 1 => {
-            let limit = ctx.shared.config.settings().max_filter_memory;
-            let chain = BloomChain::from_header(data, limit)?;
-            if !ctx.db().insert_new(key, Value::Bloom(chain), ctx.now) {
-                return Err(BF_BAD_DATA.into());
-            }
-        }
-        None => return Err(BF_NOT_FOUND.into()),
-    }
-    ctx.reply.ok();
-    Ok(())
+    filters::loadchunk::<BloomChain>(ctx, request)
 }
 
 pub fn debug(ctx: &mut Ctx, request: Request) -> CmdResult {
     if request.len() != 2 {
         return Err(CmdError::arity("bf.debug"));
     }
-    let lines = with_filter(ctx.db(), ctx.now, request.arg(1), |chain| {
-        let mut lines = vec![format!("size:{}", chain.items())];
-        lines.extend(chain.links().iter().map(|link| {
-            format!(
-                "bytes:{} bits:{} hashes:{} hashwidth:64 capacity:{} size:{} ratio:{}",
-                link.bytes(),
-                link.bits(),
-                link.hashes(),
-                link.capacity(),
-                link.items(),
-                format_g(link.error_rate())
-            )
-        }));
-        lines
-    })?;
+    let lines =
+        filters::with_filter::<BloomChain, _>(ctx.db(), ctx.now, request.arg(1), |chain| {
+            let mut lines = vec![format!("size:{}", chain.items())];
+            lines.extend(chain.links().iter().map(|link| {
+                format!(
+                    "bytes:{} bits:{} hashes:{} hashwidth:64 capacity:{} size:{} ratio:{}",
+                    link.bytes(),
+                    link.bits(),
+                    link.hashes(),
+                    link.capacity(),
+                    link.items(),
+                    format_g(link.error_rate())
+                )
+            }));
+            lines
+        })?;
     ctx.reply.array(lines.len());
     for line in lines {
         ctx.reply.bulk(line.as_bytes());

@@ -6,29 +6,14 @@
 use super::args::{is, parse_i64, Cursor};
 use super::bloom::{
     parse_insert_capacity, parse_insert_error_rate, parse_insert_expansion, parse_reserve_capacity,
-    parse_reserve_error_rate, parse_reserve_expansion, reserve_expansion, write_results,
+    parse_reserve_error_rate, parse_reserve_expansion, reserve_expansion,
 };
 use super::errors::*;
+use super::filters::{self, write_results};
 use super::Ctx;
-use crate::config::Settings;
 use crate::filter::{CounterBits, CountingChain, CountingOptions};
 use crate::protocol::{Reply, Request};
-use crate::store::{Db, Value};
-
-/// A key created by CBF.ADD, CBF.MADD or CBF.INSERT gets the BF defaults and 4-bit counters.
-fn options_from_settings(settings: &Settings) -> CountingOptions {
-    CountingOptions {
-        error_rate: settings.bf_error_rate,
-        capacity: settings.bf_initial_size,
-        expansion: settings.bf_expansion_factor,
-        counter_bits: CounterBits::Four,
-    }
-}
-
-fn new_filter(options: CountingOptions, settings: &Settings) -> Result<Value, CmdError> {
-    let chain = CountingChain::new(options, settings.max_filter_memory)?;
-    Ok(Value::Counting(Box::new(chain)))
-}
+use crate::store::Value;
 
 /// The value after a RESERVE's COUNTERBITS keyword.
 fn parse_reserve_counter_bits(arg: &[u8]) -> Result<CounterBits, CmdError> {
@@ -83,79 +68,16 @@ impl<'a> Reserve<'a> {
 
 pub fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
     let command = Reserve::parse(request)?;
-    let existing = ctx.db().get(command.key, ctx.now, |v| {
-        v.map(|v| matches!(v, Value::Counting(_)))
-    });
-    match existing {
-        Some(true) => return Err(BF_ITEM_EXISTS.into()),
-        Some(false) => return Err(WRONGTYPE.into()),
-        None => {}
-    }
-    let value = new_filter(command.options, &ctx.shared.config.settings())?;
-    if !ctx.db().insert_new(command.key, value, ctx.now) {
-        return Err(BF_ITEM_EXISTS.into());
-    }
-    ctx.reply.ok();
-    Ok(())
-}
-
-/// Runs `add` on the filter at `key`, creating it with `options` when missing (unless `create`
-/// is None, which makes a missing key `ERR not found`).
-fn with_filter_for_add<R>(
-    ctx: &mut Ctx,
-    key: &[u8],
-    create: Option<CountingOptions>,
-    add: impl FnOnce(&mut CountingChain, &mut Vec<Result<bool, CmdError>>, u64) -> R,
-) -> Result<R, CmdError> {
-    let settings = ctx.shared.config.settings();
-    let limit = settings.max_filter_memory;
-    let scratch = &mut ctx.session.scratch;
-    let db = ctx.shared.store.db(ctx.session.db);
-    let apply = |value: &mut Value, _created: bool| match value {
-        Value::Counting(chain) => Ok(add(chain, scratch, limit)),
-        _ => Err(CmdError::from(WRONGTYPE)),
-    };
-    match create {
-        Some(options) => {
-            db.get_or_create(key, ctx.now, || new_filter(options, &settings), apply)?
-        }
-        None => db.get_mut(key, ctx.now, |value| match value {
-            Some(value) => apply(value, false),
-            None => Err(BF_NOT_FOUND.into()),
-        }),
-    }
+    filters::reserve::<CountingChain>(ctx, command.key, command.options)
 }
 
 pub fn add(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let options = options_from_settings(&ctx.shared.config.settings());
-    let item = request.arg(2);
-    let added = with_filter_for_add(ctx, request.arg(1), Some(options), |chain, _, limit| {
-        chain.add(item, limit)
-    })??;
-    ctx.reply.boolean(added);
-    Ok(())
-}
-
-/// Adds items in order and replies with one element each; the first failure is the last element.
-fn add_many<'a>(
-    ctx: &mut Ctx,
-    key: &[u8],
-    create: Option<CountingOptions>,
-    items: impl Iterator<Item = &'a [u8]>,
-) -> CmdResult {
-    with_filter_for_add(ctx, key, create, |chain, results, limit| {
-        results.clear();
-        chain.add_all(items, limit, |result| {
-            results.push(result.map_err(CmdError::from));
-        });
-    })?;
-    write_results(ctx.reply, &ctx.session.scratch);
-    Ok(())
+    filters::add::<CountingChain>(ctx, request)
 }
 
 pub fn madd(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let options = options_from_settings(&ctx.shared.config.settings());
-    add_many(ctx, request.arg(1), Some(options), request.args().skip(2))
+    let defaults = filters::default_options::<CountingChain>(ctx);
+    filters::add_many::<CountingChain>(ctx, request.arg(1), Some(defaults), request.args().skip(2))
 }
 
 /// CBF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] [COUNTERBITS b]
@@ -213,42 +135,18 @@ impl<'a> Insert<'a> {
 }
 
 pub fn insert(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let defaults = options_from_settings(&ctx.shared.config.settings());
+    let defaults = filters::default_options::<CountingChain>(ctx);
     let command = Insert::parse(request, defaults)?;
-    add_many(
-        ctx,
-        command.key,
-        command.create,
-        request.args().skip(command.first_item),
-    )
-}
-
-/// CBF.EXISTS and CBF.MEXISTS answer 0 for a key of another type, as BF.EXISTS does.
-fn contains(value: Option<&Value>, item: &[u8]) -> bool {
-    matches!(value, Some(Value::Counting(chain)) if chain.contains(item))
+    let items = request.args().skip(command.first_item);
+    filters::add_many::<CountingChain>(ctx, command.key, command.create, items)
 }
 
 pub fn exists(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let found = ctx
-        .db()
-        .get(request.arg(1), ctx.now, |v| contains(v, request.arg(2)));
-    ctx.reply.boolean(found);
-    Ok(())
+    filters::exists::<CountingChain>(ctx, request)
 }
 
 pub fn mexists(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let reply = &mut *ctx.reply;
-    let db = ctx.shared.store.db(ctx.session.db);
-    db.get(request.arg(1), ctx.now, |value| {
-        reply.array(request.len() - 2);
-        match value {
-            Some(Value::Counting(chain)) => chain.contains_all(request.args().skip(2), |found| {
-                reply.boolean(found);
-            }),
-            _ => (2..request.len()).for_each(|_| reply.boolean(false)),
-        }
-    });
-    Ok(())
+    filters::mexists::<CountingChain>(ctx, request)
 }
 
 pub fn del(ctx: &mut Ctx, request: Request) -> CmdResult {
@@ -295,27 +193,7 @@ pub fn count(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 pub fn card(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let items = ctx.db().get(request.arg(1), ctx.now, |value| match value {
-        Some(Value::Counting(chain)) => Ok(chain.items()),
-        Some(_) => Err(CmdError::from(WRONGTYPE)),
-        None => Ok(0),
-    })?;
-    ctx.reply.int(items as i64);
-    Ok(())
-}
-
-/// Runs `f` on the filter at `key`: `ERR not found` if missing, WRONGTYPE if not a counting filter.
-fn with_filter<R>(
-    db: &Db,
-    now: u64,
-    key: &[u8],
-    f: impl FnOnce(&CountingChain) -> R,
-) -> Result<R, CmdError> {
-    db.get(key, now, |value| match value {
-        Some(Value::Counting(chain)) => Ok(f(chain)),
-        Some(_) => Err(WRONGTYPE.into()),
-        None => Err(BF_NOT_FOUND.into()),
-    })
+    filters::card::<CountingChain>(ctx, request)
 }
 
 #[derive(Clone, Copy)]
@@ -330,8 +208,8 @@ enum InfoField {
     Saturated,
 }
 
-impl InfoField {
-    const ALL: [InfoField; 8] = [
+impl filters::InfoField<CountingChain> for InfoField {
+    const ALL: &'static [InfoField] = &[
         InfoField::Capacity,
         InfoField::Size,
         InfoField::Filters,
@@ -342,8 +220,7 @@ impl InfoField {
         InfoField::Saturated,
     ];
 
-    /// The names CBF.INFO key FIELD accepts, in the order of `ALL`.
-    const NAMES: [&'static str; 8] = [
+    const NAMES: &'static [&'static str] = &[
         "CAPACITY",
         "SIZE",
         "FILTERS",
@@ -353,13 +230,6 @@ impl InfoField {
         "ERROR",
         "SATURATED",
     ];
-
-    fn parse(arg: &[u8]) -> Option<InfoField> {
-        Self::NAMES
-            .iter()
-            .position(|name| is(arg, name))
-            .map(|i| Self::ALL[i])
-    }
 
     fn label(self) -> &'static str {
         match self {
@@ -392,71 +262,13 @@ impl InfoField {
 }
 
 pub fn info(ctx: &mut Ctx, request: Request) -> CmdResult {
-    if request.len() > 3 {
-        return Err(CmdError::arity("cbf.info"));
-    }
-    let reply = &mut *ctx.reply;
-    with_filter(
-        ctx.shared.store.db(ctx.session.db),
-        ctx.now,
-        request.arg(1),
-        |chain| {
-            if request.len() == 2 {
-                reply.map(InfoField::ALL.len());
-                for field in InfoField::ALL {
-                    reply.simple(field.label());
-                    field.write(chain, reply);
-                }
-                return Ok(());
-            }
-            let field = InfoField::parse(request.arg(2)).ok_or(BF_INVALID_INFO)?;
-            if reply.is_resp3() {
-                reply.map(1);
-                reply.simple(field.label());
-            } else {
-                reply.array(1);
-            }
-            field.write(chain, reply);
-            Ok(())
-        },
-    )?
+    filters::info::<CountingChain, InfoField>(ctx, request, "cbf.info")
 }
 
 pub fn scandump(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let iterator = parse_i64(request.arg(2)).ok_or(BF_SCANDUMP_NOT_NUMERIC)?;
-    let step = with_filter(ctx.db(), ctx.now, request.arg(1), |chain| {
-        chain.dump_chunk(iterator)
-    })?;
-    ctx.reply.array(2);
-    ctx.reply.int(step.next);
-    ctx.reply.bulk(&step.data);
-    Ok(())
+    filters::scandump::<CountingChain>(ctx, request)
 }
 
 pub fn loadchunk(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let iterator = parse_i64(request.arg(2)).ok_or(BF_LOADCHUNK_NOT_NUMERIC)?;
-    let (key, data) = (request.arg(1), request.arg(3));
-    let loaded = ctx.db().get_mut(key, ctx.now, |value| match value {
-        Some(Value::Counting(chain)) => {
-            Some(chain.load_chunk(iterator, data).map_err(CmdError::from))
-        }
-        Some(_) => Some(Err(WRONGTYPE.into())),
-        None => None,
-    });
-    match loaded {
-        Some(result) => result?,
-        None if iterator == 1 => {
-            let limit = ctx.shared.config.settings().max_filter_memory;
-            let chain = CountingChain::from_header(data, limit)?;
-            if !ctx
-                .db()
-                .insert_new(key, Value::Counting(Box::new(chain)), ctx.now)
-            {
-                return Err(BF_BAD_DATA.into());
-            }
-        }
-        None => return Err(BF_NOT_FOUND.into()),
-    }
-    ctx.reply.ok();
-    Ok(())
+    filters::loadchunk::<CountingChain>(ctx, request)
 }

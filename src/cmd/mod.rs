@@ -7,6 +7,7 @@ mod bloom;
 mod connection;
 mod counting;
 pub mod errors;
+mod filters;
 mod keys;
 mod observe;
 mod server;

@@ -1,0 +1,386 @@
+//! What the BF.* and CBF.* families have in common, written once for either filter type:
+//! creating, adding (creating a missing key with the defaults), checking, CARD and the dump
+//! commands, with RedisBloom's replies and errors. bloom.rs and counting.rs keep what is their
+//! own: option parsing, INFO fields, and (for counting filters) deletion and counts.
+
+use super::args::{is, parse_i64};
+use super::errors::*;
+use super::Ctx;
+use crate::config::Settings;
+use crate::filter::{
+    BloomChain, ChainOptions, CounterBits, CountingChain, CountingOptions, DumpStep, FilterError,
+};
+use crate::protocol::{Reply, Request};
+use crate::store::{Db, Value};
+
+/// A filter type as the shared commands see it.
+pub(super) trait Filter: Sized {
+    type Options: Copy;
+    /// The options of a key created implicitly (ADD, MADD, INSERT on a missing key).
+    fn default_options(settings: &Settings) -> Self::Options;
+    fn create(options: Self::Options, limit_bytes: u64) -> Result<Self, FilterError>;
+    fn from_header(data: &[u8], limit_bytes: u64) -> Result<Self, FilterError>;
+    fn into_value(self) -> Value;
+    fn of(value: &Value) -> Option<&Self>;
+    fn of_mut(value: &mut Value) -> Option<&mut Self>;
+    fn add(&mut self, item: &[u8], limit_bytes: u64) -> Result<bool, FilterError>;
+    /// Adds in order, reporting each result, and stops after the first failure.
+    fn add_all<'a>(
+        &mut self,
+        items: impl IntoIterator<Item = &'a [u8]>,
+        limit_bytes: u64,
+        on_result: impl FnMut(Result<bool, FilterError>),
+    );
+    fn contains(&self, item: &[u8]) -> bool;
+    fn contains_all<'a>(
+        &self,
+        items: impl IntoIterator<Item = &'a [u8]>,
+        on_result: impl FnMut(bool),
+    );
+    fn items(&self) -> u64;
+    fn dump_chunk(&self, iterator: i64) -> DumpStep;
+    fn load_chunk(&mut self, iterator: i64, data: &[u8]) -> Result<(), FilterError>;
+}
+
+/// The fields of a family's INFO reply, in reply order.
+pub(super) trait InfoField<F>: Copy + 'static {
+    const ALL: &'static [Self];
+    /// The names a single-field INFO accepts (in any case), in the order of `ALL`.
+    const NAMES: &'static [&'static str];
+
+    fn parse(arg: &[u8]) -> Option<Self> {
+        Self::NAMES
+            .iter()
+            .position(|name| is(arg, name))
+            .map(|i| Self::ALL[i])
+    }
+    /// The key the field has in the full reply.
+    fn label(self) -> &'static str;
+    fn write(self, filter: &F, reply: &mut Reply);
+}
+
+/// Forwards the trait's filter operations to the chain's inherent methods of the same names.
+macro_rules! forward_filter_operations {
+    () => {
+        fn from_header(data: &[u8], limit_bytes: u64) -> Result<Self, FilterError> {
+            Self::from_header(data, limit_bytes)
+        }
+        fn add(&mut self, item: &[u8], limit_bytes: u64) -> Result<bool, FilterError> {
+            Self::add(self, item, limit_bytes)
+        }
+        fn add_all<'a>(
+            &mut self,
+            items: impl IntoIterator<Item = &'a [u8]>,
+            limit_bytes: u64,
+            on_result: impl FnMut(Result<bool, FilterError>),
+        ) {
+            Self::add_all(self, items, limit_bytes, on_result)
+        }
+        fn contains(&self, item: &[u8]) -> bool {
+            Self::contains(self, item)
+        }
+        fn contains_all<'a>(
+            &self,
+            items: impl IntoIterator<Item = &'a [u8]>,
+            on_result: impl FnMut(bool),
+        ) {
+            Self::contains_all(self, items, on_result)
+        }
+        fn items(&self) -> u64 {
+            Self::items(self)
+        }
+        fn dump_chunk(&self, iterator: i64) -> DumpStep {
+            Self::dump_chunk(self, iterator)
+        }
+        fn load_chunk(&mut self, iterator: i64, data: &[u8]) -> Result<(), FilterError> {
+            Self::load_chunk(self, iterator, data)
+        }
+    };
+}
+
+impl Filter for BloomChain {
+    type Options = ChainOptions;
+
+    fn default_options(settings: &Settings) -> ChainOptions {
+        ChainOptions {
+            error_rate: settings.bf_error_rate,
+            capacity: settings.bf_initial_size,
+            expansion: settings.bf_expansion_factor,
+        }
+    }
+
+    fn create(options: ChainOptions, limit_bytes: u64) -> Result<Self, FilterError> {
+        BloomChain::new(options, limit_bytes)
+    }
+
+    fn into_value(self) -> Value {
+        Value::Bloom(self)
+    }
+
+    fn of(value: &Value) -> Option<&Self> {
+        match value {
+            Value::Bloom(chain) => Some(chain),
+            _ => None,
+        }
+    }
+
+    fn of_mut(value: &mut Value) -> Option<&mut Self> {
+        match value {
+            Value::Bloom(chain) => Some(chain),
+            _ => None,
+        }
+    }
+
+    forward_filter_operations!();
+}
+
+impl Filter for CountingChain {
+    type Options = CountingOptions;
+
+    /// A counting filter created implicitly gets the BF defaults and 4-bit counters.
+    fn default_options(settings: &Settings) -> CountingOptions {
+        CountingOptions {
+            error_rate: settings.bf_error_rate,
+            capacity: settings.bf_initial_size,
+            expansion: settings.bf_expansion_factor,
+            counter_bits: CounterBits::Four,
+        }
+    }
+
+    fn create(options: CountingOptions, limit_bytes: u64) -> Result<Self, FilterError> {
+        CountingChain::new(options, limit_bytes)
+    }
+
+    fn into_value(self) -> Value {
+        Value::Counting(Box::new(self))
+    }
+
+    fn of(value: &Value) -> Option<&Self> {
+        match value {
+            Value::Counting(chain) => Some(chain),
+            _ => None,
+        }
+    }
+
+    fn of_mut(value: &mut Value) -> Option<&mut Self> {
+        match value {
+            Value::Counting(chain) => Some(chain),
+            _ => None,
+        }
+    }
+
+    forward_filter_operations!();
+}
+
+fn new_value<F: Filter>(options: F::Options, settings: &Settings) -> Result<Value, CmdError> {
+    Ok(F::create(options, settings.max_filter_memory)?.into_value())
+}
+
+pub(super) fn default_options<F: Filter>(ctx: &Ctx) -> F::Options {
+    F::default_options(&ctx.shared.config.settings())
+}
+
+/// RESERVE: `ERR item exists` for a filter of this type, WRONGTYPE for another value.
+pub(super) fn reserve<F: Filter>(ctx: &mut Ctx, key: &[u8], options: F::Options) -> CmdResult {
+    let existing = ctx
+        .db()
+        .get(key, ctx.now, |v| v.map(|v| F::of(v).is_some()));
+    match existing {
+        Some(true) => return Err(BF_ITEM_EXISTS.into()),
+        Some(false) => return Err(WRONGTYPE.into()),
+        None => {}
+    }
+    let value = new_value::<F>(options, &ctx.shared.config.settings())?;
+    if !ctx.db().insert_new(key, value, ctx.now) {
+        return Err(BF_ITEM_EXISTS.into());
+    }
+    ctx.reply.ok();
+    Ok(())
+}
+
+/// Runs `add` on the filter at `key`, creating it with `create` when missing (with None, a
+/// missing key is `ERR not found`).
+fn with_filter_for_add<F: Filter, R>(
+    ctx: &mut Ctx,
+    key: &[u8],
+    create: Option<F::Options>,
+    add: impl FnOnce(&mut F, &mut Vec<Result<bool, CmdError>>, u64) -> R,
+) -> Result<R, CmdError> {
+    let settings = ctx.shared.config.settings();
+    let limit = settings.max_filter_memory;
+    let scratch = &mut ctx.session.scratch;
+    let db = ctx.shared.store.db(ctx.session.db);
+    let apply = |value: &mut Value, _created: bool| match F::of_mut(value) {
+        Some(filter) => Ok(add(filter, scratch, limit)),
+        None => Err(CmdError::from(WRONGTYPE)),
+    };
+    match create {
+        Some(options) => {
+            db.get_or_create(key, ctx.now, || new_value::<F>(options, &settings), apply)?
+        }
+        None => db.get_mut(key, ctx.now, |value| match value {
+            Some(value) => apply(value, false),
+            None => Err(BF_NOT_FOUND.into()),
+        }),
+    }
+}
+
+/// ADD key item, creating the key with the defaults.
+pub(super) fn add<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let options = default_options::<F>(ctx);
+    let item = request.arg(2);
+    let added =
+        with_filter_for_add::<F, _>(ctx, request.arg(1), Some(options), |filter, _, limit| {
+            filter.add(item, limit)
+        })??;
+    ctx.reply.boolean(added);
+    Ok(())
+}
+
+/// Adds items in order and replies with one element each; the first failure is the last element.
+pub(super) fn add_many<'a, F: Filter>(
+    ctx: &mut Ctx,
+    key: &[u8],
+    create: Option<F::Options>,
+    items: impl Iterator<Item = &'a [u8]>,
+) -> CmdResult {
+    with_filter_for_add::<F, _>(ctx, key, create, |filter, results, limit| {
+        results.clear();
+        filter.add_all(items, limit, |result| {
+            results.push(result.map_err(CmdError::from))
+        });
+    })?;
+    write_results(ctx.reply, &ctx.session.scratch);
+    Ok(())
+}
+
+/// One array element per result: a boolean, or the error that ended the run.
+pub(super) fn write_results(reply: &mut Reply, results: &[Result<bool, CmdError>]) {
+    reply.array(results.len());
+    for result in results {
+        match result {
+            Ok(flag) => reply.boolean(*flag),
+            Err(error) => reply.error(error.message()),
+        }
+    }
+}
+
+/// EXISTS answers 0 for a missing key and for a key of another type, as RedisBloom does.
+pub(super) fn exists<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let item = request.arg(2);
+    let found = ctx.db().get(request.arg(1), ctx.now, |value| {
+        value
+            .and_then(F::of)
+            .is_some_and(|filter| filter.contains(item))
+    });
+    ctx.reply.boolean(found);
+    Ok(())
+}
+
+pub(super) fn mexists<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let reply = &mut *ctx.reply;
+    let db = ctx.shared.store.db(ctx.session.db);
+    db.get(request.arg(1), ctx.now, |value| {
+        reply.array(request.len() - 2);
+        match value.and_then(F::of) {
+            Some(filter) => {
+                filter.contains_all(request.args().skip(2), |found| reply.boolean(found))
+            }
+            None => (2..request.len()).for_each(|_| reply.boolean(false)),
+        }
+    });
+    Ok(())
+}
+
+/// CARD: 0 for a missing key, WRONGTYPE for another type.
+pub(super) fn card<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let items = ctx.db().get(request.arg(1), ctx.now, |value| match value {
+        Some(value) => F::of(value).map(F::items).ok_or(CmdError::from(WRONGTYPE)),
+        None => Ok(0),
+    })?;
+    ctx.reply.int(items as i64);
+    Ok(())
+}
+
+/// Runs `f` on the filter at `key`: `ERR not found` if missing, WRONGTYPE if of another type.
+pub(super) fn with_filter<F: Filter, R>(
+    db: &Db,
+    now: u64,
+    key: &[u8],
+    f: impl FnOnce(&F) -> R,
+) -> Result<R, CmdError> {
+    db.get(key, now, |value| match value {
+        Some(value) => F::of(value).map(f).ok_or(WRONGTYPE.into()),
+        None => Err(BF_NOT_FOUND.into()),
+    })
+}
+
+/// INFO key [FIELD]: every field as a map (a flat array under RESP2) with simple-string keys;
+/// one field as a one-element array under RESP2, a one-entry map under RESP3, as RedisBloom 8.
+pub(super) fn info<F: Filter, Field: InfoField<F>>(
+    ctx: &mut Ctx,
+    request: Request,
+    name: &str,
+) -> CmdResult {
+    if request.len() > 3 {
+        return Err(CmdError::arity(name));
+    }
+    let reply = &mut *ctx.reply;
+    let db = ctx.shared.store.db(ctx.session.db);
+    with_filter(db, ctx.now, request.arg(1), |filter: &F| {
+        if request.len() == 2 {
+            reply.map(Field::ALL.len());
+            for field in Field::ALL {
+                reply.simple(field.label());
+                field.write(filter, reply);
+            }
+            return Ok(());
+        }
+        let field = Field::parse(request.arg(2)).ok_or(BF_INVALID_INFO)?;
+        if reply.is_resp3() {
+            reply.map(1);
+            reply.simple(field.label());
+        } else {
+            reply.array(1);
+        }
+        field.write(filter, reply);
+        Ok(())
+    })?
+}
+
+pub(super) fn scandump<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let iterator = parse_i64(request.arg(2)).ok_or(BF_SCANDUMP_NOT_NUMERIC)?;
+    let step = with_filter(ctx.db(), ctx.now, request.arg(1), |filter: &F| {
+        filter.dump_chunk(iterator)
+    })?;
+    ctx.reply.array(2);
+    ctx.reply.int(step.next);
+    ctx.reply.bulk(&step.data);
+    Ok(())
+}
+
+/// LOADCHUNK: iterator 1 on a missing key creates the filter from a header; any other chunk
+/// goes where SCANDUMP took it from.
+pub(super) fn loadchunk<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let iterator = parse_i64(request.arg(2)).ok_or(BF_LOADCHUNK_NOT_NUMERIC)?;
+    let (key, data) = (request.arg(1), request.arg(3));
+    let loaded = ctx.db().get_mut(key, ctx.now, |value| {
+        value.map(|value| match F::of_mut(value) {
+            Some(filter) => filter.load_chunk(iterator, data).map_err(CmdError::from),
+            None => Err(WRONGTYPE.into()),
+        })
+    });
+    match loaded {
+        Some(result) => result?,
+        None if iterator == 1 => {
+            let limit = ctx.shared.config.settings().max_filter_memory;
+            let filter = F::from_header(data, limit)?;
+            if !ctx.db().insert_new(key, filter.into_value(), ctx.now) {
+                return Err(BF_BAD_DATA.into());
+            }
+        }
+        None => return Err(BF_NOT_FOUND.into()),
+    }
+    ctx.reply.ok();
+    Ok(())
+}
