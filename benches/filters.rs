@@ -16,7 +16,7 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use sieved::filter::{
     BloomChain, ChainOptions, CounterBits, CountingChain, CountingOptions, FilterError,
-    MAX_CHUNK_BYTES,
+    HashedChain, MAX_CHUNK_BYTES,
 };
 use std::hint::black_box;
 use std::time::Duration;

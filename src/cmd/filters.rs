@@ -9,12 +9,13 @@ use super::Ctx;
 use crate::config::Settings;
 use crate::filter::{
     BloomChain, ChainOptions, CounterBits, CountingChain, CountingOptions, DumpStep, FilterError,
+    HashedChain,
 };
 use crate::protocol::{Reply, Request};
 use crate::store::{Db, Value};
 
 /// A filter type as the shared commands see it.
-pub(super) trait Filter: Sized {
+pub(super) trait Filter: HashedChain + Sized {
     type Options: Copy;
     /// The options of a key created implicitly (ADD, MADD, INSERT on a missing key).
     fn default_options(settings: &Settings) -> Self::Options;
@@ -24,19 +25,7 @@ pub(super) trait Filter: Sized {
     fn of(value: &Value) -> Option<&Self>;
     fn of_mut(value: &mut Value) -> Option<&mut Self>;
     fn add(&mut self, item: &[u8], limit_bytes: u64) -> Result<bool, FilterError>;
-    /// Adds in order, reporting each result, and stops after the first failure.
-    fn add_all<'a>(
-        &mut self,
-        items: impl IntoIterator<Item = &'a [u8]>,
-        limit_bytes: u64,
-        on_result: impl FnMut(Result<bool, FilterError>),
-    );
     fn contains(&self, item: &[u8]) -> bool;
-    fn contains_all<'a>(
-        &self,
-        items: impl IntoIterator<Item = &'a [u8]>,
-        on_result: impl FnMut(bool),
-    );
     fn items(&self) -> u64;
     fn dump_chunk(&self, iterator: i64) -> DumpStep;
     fn load_chunk(&mut self, iterator: i64, data: &[u8]) -> Result<(), FilterError>;
@@ -68,23 +57,8 @@ macro_rules! forward_filter_operations {
         fn add(&mut self, item: &[u8], limit_bytes: u64) -> Result<bool, FilterError> {
             Self::add(self, item, limit_bytes)
         }
-        fn add_all<'a>(
-            &mut self,
-            items: impl IntoIterator<Item = &'a [u8]>,
-            limit_bytes: u64,
-            on_result: impl FnMut(Result<bool, FilterError>),
-        ) {
-            Self::add_all(self, items, limit_bytes, on_result)
-        }
         fn contains(&self, item: &[u8]) -> bool {
             Self::contains(self, item)
-        }
-        fn contains_all<'a>(
-            &self,
-            items: impl IntoIterator<Item = &'a [u8]>,
-            on_result: impl FnMut(bool),
-        ) {
-            Self::contains_all(self, items, on_result)
         }
         fn items(&self) -> u64 {
             Self::items(self)

@@ -63,7 +63,7 @@ pub(super) const PREFETCH_MIN_WORDS: usize = 1 << 17;
 /// `PREFETCH_AHEAD` items before its visit and passed to `prefetch` then, so that on a large filter
 /// the misses of several items overlap instead of following one another. The state the two
 /// share is passed in as `target` so that one may read it and the other change it.
-pub(super) fn for_each_prefetched<'a, T: ?Sized>(
+fn for_each_prefetched<'a, T: ?Sized>(
     target: &mut T,
     items: impl IntoIterator<Item = &'a [u8]>,
     prefetch: impl Fn(&T, ItemHash),
@@ -91,6 +91,50 @@ pub(super) fn for_each_prefetched<'a, T: ?Sized>(
         if !visit(target, hash) {
             return;
         }
+    }
+}
+
+/// A chain of links probed by item hash. Given its three per-hash operations, the batch
+/// operations are the same for plain and counting chains, so they are written once here.
+pub trait HashedChain {
+    /// Adds an item by its hash; Ok(true) when it was not (seemingly) present before.
+    fn add_hashed(&mut self, hash: ItemHash, limit_bytes: u64) -> Result<bool, FilterError>;
+    /// Starts loading what an add or a look-up of the item will read.
+    fn prefetch(&self, hash: ItemHash);
+    fn contains_hashed(&self, hash: ItemHash) -> bool;
+
+    /// Adds items in order, passing each result to `on_result`; stops after the first error.
+    /// Items are hashed and their probes prefetched a few ahead of their turn.
+    fn add_all<'a>(
+        &mut self,
+        items: impl IntoIterator<Item = &'a [u8]>,
+        limit_bytes: u64,
+        mut on_result: impl FnMut(Result<bool, FilterError>),
+    ) {
+        for_each_prefetched(self, items, Self::prefetch, |chain, hash| {
+            let result = chain.add_hashed(hash, limit_bytes);
+            let failed = result.is_err();
+            on_result(result);
+            !failed
+        });
+    }
+
+    /// Looks items up in order, passing each answer to `on_result`, with the prefetching of
+    /// `add_all`.
+    fn contains_all<'a>(
+        &self,
+        items: impl IntoIterator<Item = &'a [u8]>,
+        mut on_result: impl FnMut(bool),
+    ) {
+        for_each_prefetched(
+            &mut &*self,
+            items,
+            |chain, hash| chain.prefetch(hash),
+            |chain, hash| {
+                on_result(chain.contains_hashed(hash));
+                true
+            },
+        );
     }
 }
 

@@ -1,7 +1,7 @@
 //! A scalable Bloom filter: a chain of links, each new one larger and stricter than the last, so
 //! that the compound false-positive rate stays under the requested one however many items arrive.
 
-use super::bloom::{for_each_prefetched, hash_item, ItemHash, Link};
+use super::bloom::{hash_item, HashedChain, ItemHash, Link};
 use super::sizing::LinkSize;
 use super::FilterError;
 
@@ -50,91 +50,8 @@ impl BloomChain {
         self.add_hashed(hash_item(item), limit_bytes)
     }
 
-    /// One pass over the probes when the newest link has room, the common case: setting the
-    /// item's bits there tells at the same time whether it was new, which is what a look-up first
-    /// would have said (no older link holding it).
-    pub fn add_hashed(&mut self, hash: ItemHash, limit_bytes: u64) -> Result<bool, FilterError> {
-        let (newest, older) = self
-            .links
-            .split_last_mut()
-            .expect("a chain always has a link");
-        if older.iter().rev().any(|link| link.contains(hash)) {
-            return Ok(false);
-        }
-        if !newest.is_full() {
-            if !newest.insert(hash) {
-                return Ok(false);
-            }
-            newest.count_insert();
-            self.items += 1;
-            return Ok(true);
-        }
-        if newest.contains(hash) {
-            return Ok(false);
-        }
-        if !self.is_scaling() {
-            return Err(FilterError::Full);
-        }
-        self.grow(limit_bytes)?;
-        let newest = self.links.last_mut().expect("a chain always has a link");
-        newest.insert(hash);
-        newest.count_insert();
-        self.items += 1;
-        Ok(true)
-    }
-
-    /// Starts loading what a look-up or an add of the item will read: every probe in the newest
-    /// link, which holds most of the bits, and the first probe in the older ones, where a new item
-    /// is usually ruled out at once.
-    fn prefetch(&self, hash: ItemHash) {
-        let (newest, older) = self.links.split_last().expect("a chain always has a link");
-        for link in older {
-            link.prefetch_first(hash);
-        }
-        newest.prefetch(hash);
-    }
-
-    /// Adds items in order, passing each result to `on_result`; stops after the first error.
-    /// Items are hashed and their probes prefetched a few ahead of their turn.
-    pub fn add_all<'a>(
-        &mut self,
-        items: impl IntoIterator<Item = &'a [u8]>,
-        limit_bytes: u64,
-        mut on_result: impl FnMut(Result<bool, FilterError>),
-    ) {
-        for_each_prefetched(self, items, Self::prefetch, |chain, hash| {
-            let result = chain.add_hashed(hash, limit_bytes);
-            let failed = result.is_err();
-            on_result(result);
-            !failed
-        });
-    }
-
     pub fn contains(&self, item: &[u8]) -> bool {
         self.contains_hashed(hash_item(item))
-    }
-
-    /// Looks items up in order, passing each answer to `on_result`, with the prefetching of
-    /// `add_all`.
-    pub fn contains_all<'a>(
-        &self,
-        items: impl IntoIterator<Item = &'a [u8]>,
-        mut on_result: impl FnMut(bool),
-    ) {
-        for_each_prefetched(
-            &mut &*self,
-            items,
-            |chain, hash| chain.prefetch(hash),
-            |chain, hash| {
-                on_result(chain.contains_hashed(hash));
-                true
-            },
-        );
-    }
-
-    /// Newest link first: it is the largest and the likeliest to hold a recent item.
-    pub fn contains_hashed(&self, hash: ItemHash) -> bool {
-        self.links.iter().rev().any(|link| link.contains(hash))
     }
 
     fn newest(&self) -> &Link {
@@ -190,6 +107,57 @@ impl BloomChain {
         let fixed = std::mem::size_of::<BloomChain>() as u64;
         let per_link = std::mem::size_of::<Link>() as u64;
         fixed + self.links.capacity() as u64 * per_link + self.payload_bytes()
+    }
+}
+
+impl HashedChain for BloomChain {
+    /// One pass over the probes when the newest link has room, the common case: setting the
+    /// item's bits there tells at the same time whether it was new, which is what a look-up first
+    /// would have said (no older link holding it).
+    fn add_hashed(&mut self, hash: ItemHash, limit_bytes: u64) -> Result<bool, FilterError> {
+        let (newest, older) = self
+            .links
+            .split_last_mut()
+            .expect("a chain always has a link");
+        if older.iter().rev().any(|link| link.contains(hash)) {
+            return Ok(false);
+        }
+        if !newest.is_full() {
+            if !newest.insert(hash) {
+                return Ok(false);
+            }
+            newest.count_insert();
+            self.items += 1;
+            return Ok(true);
+        }
+        if newest.contains(hash) {
+            return Ok(false);
+        }
+        if !self.is_scaling() {
+            return Err(FilterError::Full);
+        }
+        self.grow(limit_bytes)?;
+        let newest = self.links.last_mut().expect("a chain always has a link");
+        newest.insert(hash);
+        newest.count_insert();
+        self.items += 1;
+        Ok(true)
+    }
+
+    /// Starts loading what a look-up or an add of the item will read: every probe in the newest
+    /// link, which holds most of the bits, and the first probe in the older ones, where a new item
+    /// is usually ruled out at once.
+    fn prefetch(&self, hash: ItemHash) {
+        let (newest, older) = self.links.split_last().expect("a chain always has a link");
+        for link in older {
+            link.prefetch_first(hash);
+        }
+        newest.prefetch(hash);
+    }
+
+    /// Newest link first: it is the largest and the likeliest to hold a recent item.
+    fn contains_hashed(&self, hash: ItemHash) -> bool {
+        self.links.iter().rev().any(|link| link.contains(hash))
     }
 }
 

@@ -48,8 +48,8 @@
 //! take counts away from the items that really live there.
 
 use super::bloom::{
-    for_each_prefetched, hash_item, prefetch_word, read_le_bytes, write_le_bytes, zeroed_words,
-    ItemHash, PREFETCH_MIN_WORDS,
+    hash_item, prefetch_word, read_le_bytes, write_le_bytes, zeroed_words, HashedChain, ItemHash,
+    PREFETCH_MIN_WORDS,
 };
 use super::chain::MAX_ERROR_RATE;
 use super::sizing::LinkSize;
@@ -358,58 +358,11 @@ impl CountingChain {
         self.add_hashed(hash_item(item), limit_bytes)
     }
 
-    /// Follows the rule in the module documentation: the oldest link where the item is present,
-    /// else the newest, grown first if full.
-    ///
-    /// When no older link holds the item and the newest has room, the add is one pass over the
-    /// counters: the increments there tell whether the item was present.
-    pub fn add_hashed(&mut self, hash: ItemHash, limit_bytes: u64) -> Result<bool, FilterError> {
-        let newest = self.links.len() - 1;
-        let older_holding = self.links[..newest]
-            .iter()
-            .position(|link| link.contains(hash));
-        let (index, was_new) = match older_holding {
-            Some(index) => (index, false),
-            None if !self.links[newest].is_full() => {
-                let was_new = self.links[newest].increment(hash);
-                self.count_add(newest);
-                return Ok(was_new);
-            }
-            None if self.links[newest].contains(hash) => (newest, false),
-            None => {
-                if !self.is_scaling() {
-                    return Err(FilterError::Full);
-                }
-                self.grow(limit_bytes)?;
-                (self.links.len() - 1, true)
-            }
-        };
-        self.links[index].increment(hash);
-        self.count_add(index);
-        Ok(was_new)
-    }
-
     fn count_add(&mut self, index: usize) {
         let link = &mut self.links[index];
         // Saturating: a loaded dump may carry any count, and must not make an add panic.
         link.items = link.items.saturating_add(1);
         self.items = self.items.saturating_add(1);
-    }
-
-    /// Starts loading what an add or a look-up of the item reads: every counter in the newest
-    /// link, the largest, and the first in each older one, where an absent item is usually ruled
-    /// out at once.
-    fn prefetch(&self, hash: ItemHash) {
-        let (newest, older) = self.links.split_last().expect("a chain always has a link");
-        for link in older
-            .iter()
-            .filter(|link| link.words.len() >= PREFETCH_MIN_WORDS)
-        {
-            if let Some(counter) = link.probes(hash).next() {
-                prefetch_word(&link.words, link.slot(counter).0);
-            }
-        }
-        newest.prefetch(hash);
     }
 
     /// Removes one copy of the item if it is present; false (and nothing changed) if it is not.
@@ -428,47 +381,8 @@ impl CountingChain {
         true
     }
 
-    /// Adds one copy of each item in order, passing each result to `on_result`; stops after the
-    /// first error. Items are hashed and their counters prefetched a few ahead of their turn.
-    pub fn add_all<'a>(
-        &mut self,
-        items: impl IntoIterator<Item = &'a [u8]>,
-        limit_bytes: u64,
-        mut on_result: impl FnMut(Result<bool, FilterError>),
-    ) {
-        for_each_prefetched(self, items, Self::prefetch, |chain, hash| {
-            let result = chain.add_hashed(hash, limit_bytes);
-            let failed = result.is_err();
-            on_result(result);
-            !failed
-        });
-    }
-
     pub fn contains(&self, item: &[u8]) -> bool {
         self.contains_hashed(hash_item(item))
-    }
-
-    /// Looks items up in order, passing each answer to `on_result`, with the prefetching of
-    /// `add_all`.
-    pub fn contains_all<'a>(
-        &self,
-        items: impl IntoIterator<Item = &'a [u8]>,
-        mut on_result: impl FnMut(bool),
-    ) {
-        for_each_prefetched(
-            &mut &*self,
-            items,
-            |chain, hash| chain.prefetch(hash),
-            |chain, hash| {
-                on_result(chain.contains_hashed(hash));
-                true
-            },
-        );
-    }
-
-    /// Newest link first: it is the largest and the likeliest to hold a recent item.
-    pub fn contains_hashed(&self, hash: ItemHash) -> bool {
-        self.links.iter().rev().any(|link| link.contains(hash))
     }
 
     /// How many copies of the item are held, at most: its smallest counter in the one link that
@@ -560,6 +474,60 @@ impl CountingChain {
         let fixed = std::mem::size_of::<CountingChain>() as u64;
         let per_link = std::mem::size_of::<CountingLink>() as u64;
         fixed + self.links.capacity() as u64 * per_link + self.payload_bytes()
+    }
+}
+
+impl HashedChain for CountingChain {
+    /// Follows the rule in the module documentation: the oldest link where the item is present,
+    /// else the newest, grown first if full.
+    ///
+    /// When no older link holds the item and the newest has room, the add is one pass over the
+    /// counters: the increments there tell whether the item was present.
+    fn add_hashed(&mut self, hash: ItemHash, limit_bytes: u64) -> Result<bool, FilterError> {
+        let newest = self.links.len() - 1;
+        let older_holding = self.links[..newest]
+            .iter()
+            .position(|link| link.contains(hash));
+        let (index, was_new) = match older_holding {
+            Some(index) => (index, false),
+            None if !self.links[newest].is_full() => {
+                let was_new = self.links[newest].increment(hash);
+                self.count_add(newest);
+                return Ok(was_new);
+            }
+            None if self.links[newest].contains(hash) => (newest, false),
+            None => {
+                if !self.is_scaling() {
+                    return Err(FilterError::Full);
+                }
+                self.grow(limit_bytes)?;
+                (self.links.len() - 1, true)
+            }
+        };
+        self.links[index].increment(hash);
+        self.count_add(index);
+        Ok(was_new)
+    }
+
+    /// Starts loading what an add or a look-up of the item reads: every counter in the newest
+    /// link, the largest, and the first in each older one, where an absent item is usually ruled
+    /// out at once.
+    fn prefetch(&self, hash: ItemHash) {
+        let (newest, older) = self.links.split_last().expect("a chain always has a link");
+        for link in older
+            .iter()
+            .filter(|link| link.words.len() >= PREFETCH_MIN_WORDS)
+        {
+            if let Some(counter) = link.probes(hash).next() {
+                prefetch_word(&link.words, link.slot(counter).0);
+            }
+        }
+        newest.prefetch(hash);
+    }
+
+    /// Newest link first: it is the largest and the likeliest to hold a recent item.
+    fn contains_hashed(&self, hash: ItemHash) -> bool {
+        self.links.iter().rev().any(|link| link.contains(hash))
     }
 }
 

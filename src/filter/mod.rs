@@ -10,7 +10,7 @@ mod dump;
 mod health;
 mod sizing;
 
-pub use bloom::{hash_item, ItemHash, Link};
+pub use bloom::{hash_item, HashedChain, ItemHash, Link};
 pub use chain::{BloomChain, ChainOptions};
 pub use counting::{CounterBits, CountingChain, CountingLink, CountingOptions};
 pub use dump::{DumpStep, MAX_CHUNK_BYTES};
