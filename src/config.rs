@@ -9,7 +9,7 @@ use crate::store::glob_match;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
 
 /// Largest initial capacity a filter may ask for, as RedisBloom 8.
@@ -224,6 +224,8 @@ pub struct Config {
     /// `slowlog-log-slower-than`, copied out of `settings` because every command reads it and a
     /// lock on that path would be shared by all connections.
     slowlog_threshold_us: AtomicI64,
+    /// `maxmemory`, copied out of `settings` for the same reason: every write command checks it.
+    maxmemory: AtomicU64,
     rewriting: Mutex<()>,
 }
 
@@ -278,6 +280,7 @@ impl Config {
             metrics_addr: flags.metrics_addr,
             file: flags.config,
             slowlog_threshold_us: AtomicI64::new(settings.slowlog_log_slower_than),
+            maxmemory: AtomicU64::new(settings.maxmemory),
             settings: RwLock::new(settings),
             requirepass: RwLock::new(flags.requirepass.into_bytes()),
             rewriting: Mutex::new(()),
@@ -404,10 +407,16 @@ impl Config {
         *guard = updated;
         self.slowlog_threshold_us
             .store(updated.slowlog_log_slower_than, Ordering::Relaxed);
+        self.maxmemory.store(updated.maxmemory, Ordering::Relaxed);
         if let Some(password) = password {
             self.set_requirepass(password);
         }
         Ok(())
+    }
+
+    /// Bytes of memory past which commands that may allocate are refused; 0 for no limit.
+    pub fn maxmemory(&self) -> u64 {
+        self.maxmemory.load(Ordering::Relaxed)
     }
 
     /// Microseconds past which a command is logged as slow; negative when the log is off.

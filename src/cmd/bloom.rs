@@ -117,8 +117,8 @@ pub fn add(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 pub fn madd(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let defaults = filters::default_options::<BloomChain>(ctx);
-    filters::add_many::<BloomChain>(ctx, request.arg(1), Some(defaults), request.args().skip(2))
+    let items = request.args().skip(2);
+    filters::add_many::<BloomChain>(ctx, request.arg(1), filters::Create::Defaults, items)
 }
 
 /// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item...
@@ -175,7 +175,7 @@ pub fn insert(ctx: &mut Ctx, request: Request) -> CmdResult {
     let defaults = filters::default_options::<BloomChain>(ctx);
     let command = Insert::parse(request, defaults)?;
     let items = request.args().skip(command.first_item);
-    filters::add_many::<BloomChain>(ctx, command.key, command.create, items)
+    filters::add_many::<BloomChain>(ctx, command.key, command.create.into(), items)
 }
 
 pub fn exists(ctx: &mut Ctx, request: Request) -> CmdResult {

@@ -76,8 +76,8 @@ pub fn add(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 pub fn madd(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let defaults = filters::default_options::<CountingChain>(ctx);
-    filters::add_many::<CountingChain>(ctx, request.arg(1), Some(defaults), request.args().skip(2))
+    let items = request.args().skip(2);
+    filters::add_many::<CountingChain>(ctx, request.arg(1), filters::Create::Defaults, items)
 }
 
 /// CBF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] [COUNTERBITS b]
@@ -138,7 +138,7 @@ pub fn insert(ctx: &mut Ctx, request: Request) -> CmdResult {
     let defaults = filters::default_options::<CountingChain>(ctx);
     let command = Insert::parse(request, defaults)?;
     let items = request.args().skip(command.first_item);
-    filters::add_many::<CountingChain>(ctx, command.key, command.create, items)
+    filters::add_many::<CountingChain>(ctx, command.key, command.create.into(), items)
 }
 
 pub fn exists(ctx: &mut Ctx, request: Request) -> CmdResult {

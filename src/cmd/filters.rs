@@ -172,16 +172,36 @@ pub(super) fn reserve<F: Filter>(ctx: &mut Ctx, key: &[u8], options: F::Options)
     Ok(())
 }
 
-/// Runs `add` on the filter at `key`, creating it with `create` when missing (with None, a
-/// missing key is `ERR not found`).
+/// Whether an add creates a missing key, and with which options.
+pub(super) enum Create<O> {
+    /// With the `bf-*` defaults, read with the other settings the add needs.
+    Defaults,
+    With(O),
+    /// A missing key is `ERR not found` (INSERT ... NOCREATE).
+    Never,
+}
+
+impl<O> From<Option<O>> for Create<O> {
+    fn from(options: Option<O>) -> Self {
+        options.map_or(Create::Never, Create::With)
+    }
+}
+
+/// Runs `add` on the filter at `key`, creating it as `create` says when missing. The settings are
+/// read once, for both the defaults and the size limit.
 fn with_filter_for_add<F: Filter, R>(
     ctx: &mut Ctx,
     key: &[u8],
-    create: Option<F::Options>,
+    create: Create<F::Options>,
     add: impl FnOnce(&mut F, &mut Vec<Result<bool, CmdError>>, u64) -> R,
 ) -> Result<R, CmdError> {
     let settings = ctx.shared.config.settings();
     let limit = settings.max_filter_memory;
+    let create = match create {
+        Create::Defaults => Some(F::default_options(&settings)),
+        Create::With(options) => Some(options),
+        Create::Never => None,
+    };
     let scratch = &mut ctx.session.scratch;
     let db = ctx.shared.store.db(ctx.session.db);
     let apply = |value: &mut Value, _created: bool| match F::of_mut(value) {
@@ -201,10 +221,9 @@ fn with_filter_for_add<F: Filter, R>(
 
 /// ADD key item, creating the key with the defaults.
 pub(super) fn add<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let options = default_options::<F>(ctx);
     let item = request.arg(2);
     let added =
-        with_filter_for_add::<F, _>(ctx, request.arg(1), Some(options), |filter, _, limit| {
+        with_filter_for_add::<F, _>(ctx, request.arg(1), Create::Defaults, |filter, _, limit| {
             filter.add(item, limit)
         })??;
     ctx.reply.boolean(added);
@@ -215,7 +234,7 @@ pub(super) fn add<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
 pub(super) fn add_many<'a, F: Filter>(
     ctx: &mut Ctx,
     key: &[u8],
-    create: Option<F::Options>,
+    create: Create<F::Options>,
     items: impl Iterator<Item = &'a [u8]>,
 ) -> CmdResult {
     with_filter_for_add::<F, _>(ctx, key, create, |filter, results, limit| {

@@ -258,7 +258,7 @@ pub fn execute(ctx: &mut Ctx, request: Request) -> Outcome {
         return Outcome::Rejected(index);
     }
     if spec.denyoom {
-        let limit = ctx.shared.config.settings().maxmemory;
+        let limit = ctx.shared.config.maxmemory();
         if limit > 0 && crate::memory::allocated() as u64 > limit {
             fail_transaction(ctx);
             ctx.reply.error(errors::OOM);
