@@ -136,6 +136,7 @@ impl Server {
         while let Ok(Some(request)) = self.parser.parse(rest) {
             let mut ctx = Ctx {
                 shared: &self.shared,
+                store: &self.shared.store,
                 session: &mut self.session,
                 reply: &mut self.reply,
                 now: 1,

@@ -5,6 +5,7 @@
 //! variables, command-line flags.
 
 use crate::config_file::{self, Update};
+use crate::persist::aof::Fsync;
 use crate::store::glob_match;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
@@ -99,6 +100,28 @@ pub struct Flags {
     /// when empty.
     #[arg(long, env = "SIEVED_METRICS_ADDR", default_value = "")]
     pub metrics_addr: String,
+    /// yes: log every write to an append-only file, replayed on top of the snapshot at start-up.
+    #[arg(long, env = "SIEVED_APPENDONLY", default_value = "no")]
+    pub appendonly: String,
+    /// When the append-only file is synced: always (before a write is acknowledged), everysec
+    /// (at most about a second of writes at risk) or no (when the operating system decides).
+    #[arg(long, env = "SIEVED_APPENDFSYNC", default_value = "everysec")]
+    pub appendfsync: String,
+    /// Compact the append-only file (a new snapshot and a fresh file) when it has grown by
+    /// this percentage since the last compaction; 0 never does.
+    #[arg(
+        long,
+        env = "SIEVED_AUTO_AOF_REWRITE_PERCENTAGE",
+        default_value_t = 100
+    )]
+    pub auto_aof_rewrite_percentage: u64,
+    /// ... and is at least this many bytes.
+    #[arg(long, env = "SIEVED_AUTO_AOF_REWRITE_MIN_SIZE", default_value_t = 64 * 1024 * 1024)]
+    pub auto_aof_rewrite_min_size: u64,
+    /// yes: when the append-only file is damaged before its end, keep the writes before the
+    /// damage and start, setting the damaged file aside; no: refuse to start.
+    #[arg(long, env = "SIEVED_AOF_LOAD_DAMAGED", default_value = "no")]
+    pub aof_load_damaged: String,
     /// Configuration file, in redis.conf's `directive value` style; environment variables and
     /// flags override what it says.
     #[arg(long, env = "SIEVED_CONFIG")]
@@ -184,6 +207,9 @@ pub struct Settings {
     pub maxmemory: u64,
     pub slowlog_log_slower_than: i64,
     pub slowlog_max_len: u64,
+    pub appendfsync: Fsync,
+    pub auto_aof_rewrite_percentage: u64,
+    pub auto_aof_rewrite_min_size: u64,
 }
 
 impl Settings {
@@ -202,6 +228,9 @@ impl Settings {
             maxmemory: 0,
             slowlog_log_slower_than: 0,
             slowlog_max_len: 0,
+            appendfsync: Fsync::EverySec,
+            auto_aof_rewrite_percentage: 0,
+            auto_aof_rewrite_min_size: 0,
         }
     }
 }
@@ -218,6 +247,8 @@ pub struct Config {
     pub metrics_addr: String,
     /// The configuration file read at start-up, as an absolute path: CONFIG REWRITE's target.
     pub file: Option<PathBuf>,
+    pub appendonly: bool,
+    pub aof_load_damaged: bool,
     settings: RwLock<Settings>,
     /// Read only by AUTH, HELLO and a connection's first command, so a lock of its own.
     requirepass: RwLock<Vec<u8>>,
@@ -249,6 +280,15 @@ impl Config {
                 flags.slowlog_log_slower_than.to_string(),
             ),
             ("slowlog-max-len", flags.slowlog_max_len.to_string()),
+            ("appendfsync", flags.appendfsync.clone()),
+            (
+                "auto-aof-rewrite-percentage",
+                flags.auto_aof_rewrite_percentage.to_string(),
+            ),
+            (
+                "auto-aof-rewrite-min-size",
+                flags.auto_aof_rewrite_min_size.to_string(),
+            ),
         ] {
             let param = PARAMS
                 .iter()
@@ -269,7 +309,12 @@ impl Config {
         if threads == 0 || threads > 1024 {
             return Err("--threads: must be between 1 and 1024".into());
         }
+        let appendonly = yes_or_no(&flags.appendonly).map_err(|e| format!("--appendonly: {e}"))?;
+        let aof_load_damaged =
+            yes_or_no(&flags.aof_load_damaged).map_err(|e| format!("--aof-load-damaged: {e}"))?;
         Ok(Config {
+            appendonly,
+            aof_load_damaged,
             bind: flags.bind,
             port: flags.port,
             dir: flags.dir,
@@ -479,6 +524,14 @@ struct Directive {
     apply: fn(&mut Flags, &str) -> Result<(), String>,
 }
 
+fn yes_or_no(value: &str) -> Result<bool, String> {
+    match value.to_ascii_lowercase().as_str() {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        _ => Err("argument must be 'yes' or 'no'".into()),
+    }
+}
+
 fn parsed<T: std::str::FromStr>(value: &str) -> Result<T, String> {
     value
         .parse()
@@ -643,6 +696,46 @@ const DIRECTIVES: &[Directive] = &[
         flag: "maxmemory",
         apply: |f, v| {
             f.maxmemory = parsed(v)?;
+            Ok(())
+        },
+    },
+    Directive {
+        name: "appendonly",
+        flag: "appendonly",
+        apply: |f, v| {
+            f.appendonly = v.to_string();
+            Ok(())
+        },
+    },
+    Directive {
+        name: "appendfsync",
+        flag: "appendfsync",
+        apply: |f, v| {
+            f.appendfsync = v.to_string();
+            Ok(())
+        },
+    },
+    Directive {
+        name: "auto-aof-rewrite-percentage",
+        flag: "auto_aof_rewrite_percentage",
+        apply: |f, v| {
+            f.auto_aof_rewrite_percentage = parsed(v)?;
+            Ok(())
+        },
+    },
+    Directive {
+        name: "auto-aof-rewrite-min-size",
+        flag: "auto_aof_rewrite_min_size",
+        apply: |f, v| {
+            f.auto_aof_rewrite_min_size = parsed(v)?;
+            Ok(())
+        },
+    },
+    Directive {
+        name: "aof-load-damaged",
+        flag: "aof_load_damaged",
+        apply: |f, v| {
+            f.aof_load_damaged = v.to_string();
             Ok(())
         },
     },
@@ -864,8 +957,39 @@ const PARAMS: &[Param] = &[
     },
     Param {
         name: "appendonly",
-        get: |_, _| "no".into(),
+        get: |c, _| if c.appendonly { "yes" } else { "no" }.into(),
         set: None,
+    },
+    Param {
+        name: "aof-load-damaged",
+        get: |c, _| if c.aof_load_damaged { "yes" } else { "no" }.into(),
+        set: None,
+    },
+    Param {
+        name: "appendfsync",
+        get: |_, s| s.appendfsync.name().into(),
+        set: Some(|s, v| {
+            s.appendfsync = Fsync::parse(v).ok_or_else(|| {
+                "argument must be one of 'always', 'everysec' or 'no'".to_string()
+            })?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "auto-aof-rewrite-percentage",
+        get: |_, s| s.auto_aof_rewrite_percentage.to_string(),
+        set: Some(|s, v| {
+            s.auto_aof_rewrite_percentage = parse_number(v, 0, i32::MAX as u64)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "auto-aof-rewrite-min-size",
+        get: |_, s| s.auto_aof_rewrite_min_size.to_string(),
+        set: Some(|s, v| {
+            s.auto_aof_rewrite_min_size = parse_number(v, 0, i64::MAX as u64)?;
+            Ok(())
+        }),
     },
     Param {
         name: "bf-error-rate",

@@ -85,6 +85,7 @@ pub fn commands(data: &[u8]) {
             Ok(Some(request)) if allowed(request.arg(0)) => {
                 let mut ctx = Ctx {
                     shared: &shared,
+                    store: &shared.store,
                     session: &mut session,
                     reply: &mut reply,
                     now: now_ms(),

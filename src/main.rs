@@ -73,26 +73,35 @@ async fn serve(config: Config) -> std::io::Result<()> {
         Some(metrics) => tracing::info!(address = %server.local_addr()?, %metrics, "listening"),
         None => tracing::info!(address = %server.local_addr()?, "listening"),
     }
-    let keys = match server.load() {
-        Ok(Some(report)) => {
-            tracing::info!(
-                expired = report.expired,
-                bytes = report.bytes,
-                "loaded {} keys in {:.3}s",
-                report.keys,
-                report.duration.as_secs_f64()
-            );
-            report.keys
-        }
-        Ok(None) => {
-            tracing::info!("no snapshot to load; starting empty");
-            0
-        }
+    let recovery = match server.load() {
+        Ok(recovery) => recovery,
         Err(error) => {
             tracing::error!("{error}; the file is left as it is");
-            return Err(std::io::Error::other("the snapshot could not be loaded"));
+            return Err(std::io::Error::other("the data could not be loaded"));
         }
     };
+    match recovery.snapshot {
+        Some(report) => tracing::info!(
+            expired = report.expired,
+            bytes = report.bytes,
+            "loaded {} keys from the snapshot in {:.3}s",
+            report.keys,
+            report.duration.as_secs_f64()
+        ),
+        None => tracing::info!("no snapshot to load"),
+    }
+    let log = recovery.log;
+    if log.segments > 0 {
+        tracing::info!(
+            segments = log.segments,
+            records = log.records,
+            commands = log.commands,
+            failed = log.failed,
+            bytes = log.bytes,
+            "replayed the append-only file"
+        );
+    }
+    let keys: usize = shared.store.dbs().map(|db| db.len()).sum();
     notify::tell(&format!("READY=1\nSTATUS=serving; {keys} keys loaded"));
     tracing::info!("ready to accept connections");
     tokio::spawn(async move {

@@ -190,8 +190,12 @@ fn start_failure(conf_text: &str) -> Output {
 fn a_bad_file_stops_start_up_naming_file_and_line() {
     for (text, expected) in [
         (
-            "port 6390\n\nappendfsync always\n",
-            "bad.conf:3: unknown directive 'appendfsync'",
+            "port 6390\n\nlatency-tracking yes\n",
+            "bad.conf:3: unknown directive 'latency-tracking'",
+        ),
+        (
+            "port 6390\n\nappendfsync sometimes\n",
+            "bad.conf:3: appendfsync: argument must be one of 'always', 'everysec' or 'no'",
         ),
         (
             "# comment\nbf-error-rate 2\n",
@@ -360,7 +364,7 @@ fn ready_after_loading_then_stopping_on_sigterm() {
     for event in [
         "sieved starting",
         "listening",
-        "loaded 1 keys in",
+        "loaded 1 keys from the snapshot in",
         "ready to accept connections",
         "received SIGTERM",
         "sieved stopped",

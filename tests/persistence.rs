@@ -3,35 +3,11 @@
 
 mod common;
 
-use common::{encode_command, RawClient, TestServer};
+use common::{binary, encode_command, free_port, spawn_server, DataDir, RawClient, TestServer};
 use sieved::persist::load::{self, LoadLimits};
 use sieved::store::Store;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// A data directory of the test's own, removed when dropped.
-struct DataDir(PathBuf);
-
-impl DataDir {
-    fn new(name: &str) -> DataDir {
-        let path =
-            std::env::temp_dir().join(format!("sieved-persistence-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).expect("create data dir");
-        DataDir(path)
-    }
-
-    fn snapshot(&self) -> PathBuf {
-        self.0.join("sieved.snap")
-    }
-}
-
-impl Drop for DataDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn limits() -> LoadLimits {
     LoadLimits {
@@ -211,57 +187,6 @@ fn every_damaged_byte_is_detected() {
     attempt(&longer).expect_err("trailing bytes went unnoticed");
 }
 
-fn binary() -> &'static str {
-    env!("CARGO_BIN_EXE_sieved")
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
-}
-
-/// The real binary, killed (as with kill -9) when dropped, so a failing test leaves no server.
-struct Running(Child);
-
-impl Running {
-    fn kill(mut self) {
-        self.0.kill().expect("kill -9");
-        self.0.wait().expect("reap");
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts the real binary and waits until it answers.
-fn spawn_server(dir: &Path, port: u16) -> Running {
-    let child = Command::new(binary())
-        .args([
-            "--port",
-            &port.to_string(),
-            "--dir",
-            &dir.display().to_string(),
-            "--save",
-            "",
-        ])
-        .args(["--threads", "2", "--log-level", "warn"])
-        .stdin(Stdio::null())
-        .spawn()
-        .expect("start sieved");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "sieved did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Running(child)
-}
-
 /// Each cycle writes its own key: items before a SAVE are safe for good; items after it may be
 /// lost by the kill (or saved by the background snapshot the kill interrupts). Every restart
 /// must find every safe item of every earlier cycle.
@@ -274,7 +199,7 @@ fn kill_9_never_loses_what_a_completed_snapshot_holds() {
         |cycle: usize| -> Vec<String> { (0..SAFE).map(|i| format!("c{cycle}-url-{i}")).collect() };
     for cycle in 0..=CYCLES {
         let port = free_port();
-        let child = spawn_server(&dir.0, port);
+        let child = spawn_server(&dir.0, port, &[]);
         let addr = format!("127.0.0.1:{port}").parse().expect("address");
         let mut client = RawClient::connect(addr);
         for earlier in 0..cycle {

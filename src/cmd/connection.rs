@@ -116,7 +116,7 @@ pub fn hello(ctx: &mut Ctx, request: Request) -> CmdResult {
 
 pub fn select(ctx: &mut Ctx, request: Request) -> CmdResult {
     let index = parse_i64(request.arg(1)).ok_or(NOT_INTEGER)?;
-    if index < 0 || index as usize >= ctx.shared.store.databases() {
+    if index < 0 || index as usize >= ctx.store.databases() {
         return Err(DB_INDEX.into());
     }
     ctx.session.db = index as usize;

@@ -166,7 +166,7 @@ pub fn del(ctx: &mut Ctx, request: Request) -> CmdResult {
 pub fn mdel(ctx: &mut Ctx, request: Request) -> CmdResult {
     let results = &mut ctx.session.scratch;
     results.clear();
-    let db = ctx.shared.store.db(ctx.session.db);
+    let db = ctx.store.db(ctx.session.db);
     db.get_mut(request.arg(1), ctx.now, |value| match value {
         Some(Value::Counting(chain)) => {
             results.extend(request.args().skip(2).map(|item| Ok(chain.delete(item))));

@@ -203,7 +203,7 @@ fn with_filter_for_add<F: Filter, R>(
         Create::Never => None,
     };
     let scratch = &mut ctx.session.scratch;
-    let db = ctx.shared.store.db(ctx.session.db);
+    let db = ctx.store.db(ctx.session.db);
     let apply = |value: &mut Value, _created: bool| match F::of_mut(value) {
         Some(filter) => Ok(add(filter, scratch, limit)),
         None => Err(CmdError::from(WRONGTYPE)),
@@ -272,7 +272,7 @@ pub(super) fn exists<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
 
 pub(super) fn mexists<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
     let reply = &mut *ctx.reply;
-    let db = ctx.shared.store.db(ctx.session.db);
+    let db = ctx.store.db(ctx.session.db);
     db.get(request.arg(1), ctx.now, |value| {
         reply.array(request.len() - 2);
         match value.and_then(F::of) {
@@ -319,7 +319,7 @@ pub(super) fn info<F: Filter, Field: InfoField<F>>(
         return Err(CmdError::arity(name));
     }
     let reply = &mut *ctx.reply;
-    let db = ctx.shared.store.db(ctx.session.db);
+    let db = ctx.store.db(ctx.session.db);
     with_filter(db, ctx.now, request.arg(1), |filter: &F| {
         if request.len() == 2 {
             reply.map(Field::ALL.len());

@@ -29,7 +29,7 @@ pub fn flushdb(ctx: &mut Ctx, request: Request) -> CmdResult {
 
 pub fn flushall(ctx: &mut Ctx, request: Request) -> CmdResult {
     flush_mode(&request)?;
-    ctx.shared.store.dbs().for_each(|db| db.clear());
+    ctx.store.dbs().for_each(|db| db.clear());
     ctx.reply.ok();
     Ok(())
 }
@@ -254,7 +254,7 @@ pub fn copy(ctx: &mut Ctx, request: Request) -> CmdResult {
             replace = true;
         } else if is(option, "DB") {
             let index = parse_i64(options.next_or(SYNTAX)?).ok_or(NOT_INTEGER)?;
-            if index < 0 || index as usize >= ctx.shared.store.databases() {
+            if index < 0 || index as usize >= ctx.store.databases() {
                 return Err(DB_INDEX.into());
             }
             target_db = index as usize;
@@ -271,7 +271,7 @@ pub fn copy(ctx: &mut Ctx, request: Request) -> CmdResult {
         return Ok(());
     };
     let expires_at = source.expires_at(from, ctx.now).unwrap_or(0);
-    let target = ctx.shared.store.db(target_db);
+    let target = ctx.store.db(target_db);
     if !replace && target.contains(to, ctx.now) {
         ctx.reply.int(0);
         return Ok(());

@@ -14,9 +14,10 @@ mod server;
 mod strings;
 mod transaction;
 
+use crate::persist::aof::{Aof, PendingTransaction};
 use crate::protocol::{Reply, Request};
 use crate::server::{ClientInfo, Outcome, Shared, Tally};
-use crate::store::{Db, WatchToken};
+use crate::store::{Db, Store, WatchToken};
 use errors::{CmdError, CmdResult};
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -40,6 +41,11 @@ pub struct Session {
     pub authenticated: bool,
     /// Per-command counts since the connection last added them to the server's.
     pub tally: Tally,
+    /// The append-only file's position after this connection's last logged write: with
+    /// `appendfsync always`, replies wait until the file is synced that far.
+    pub logged_up_to: u64,
+    /// While EXEC runs: its writes, logged together once it ends.
+    pub logging_transaction: Option<PendingTransaction>,
 }
 
 impl Session {
@@ -54,12 +60,17 @@ impl Session {
             watched: Vec::new(),
             authenticated,
             tally: Tally::default(),
+            logged_up_to: 0,
+            logging_transaction: None,
         }
     }
 }
 
 pub struct Ctx<'a> {
     pub shared: &'a Arc<Shared>,
+    /// The keyspace commands act on: the server's, or a private one being rebuilt from the
+    /// append-only file by a compaction.
+    pub store: &'a Store,
     pub session: &'a mut Session,
     pub reply: &'a mut Reply,
     /// The time of this command, in Unix milliseconds: one clock read serves every expiry check.
@@ -68,7 +79,7 @@ pub struct Ctx<'a> {
 
 impl Ctx<'_> {
     pub fn db(&self) -> &Db {
-        self.shared.store.db(self.session.db)
+        self.store.db(self.session.db)
     }
 }
 
@@ -182,6 +193,7 @@ commands! {
     "unwatch", 1, &["noscript", "loading", "stale", "fast"], (0, 0, 0), "transactions", transaction::unwatch, "Forgets about watched keys of a transaction";
     "save", 1, A, (0, 0, 0), "server", server::save, "Synchronously saves the database to disk";
     "bgsave", -1, A, (0, 0, 0), "server", server::bgsave, "Asynchronously saves the database to disk";
+    "bgrewriteaof", 1, A, (0, 0, 0), "server", server::bgrewriteaof, "Asynchronously rewrites the append-only file to disk";
     "lastsave", 1, &["fast", "loading", "stale"], (0, 0, 0), "server", server::lastsave, "Returns the Unix timestamp of the last successful save";
     "dbsize", 1, R, (0, 0, 0), "server", keys::dbsize, "Returns the number of keys in the database";
     "flushdb", -1, &["write"], (0, 0, 0), "server", keys::flushdb, "Removes all keys from the current database";
@@ -275,7 +287,11 @@ pub fn execute(ctx: &mut Ctx, request: Request) -> Outcome {
             return Outcome::Rejected(index);
         }
     }
-    match (spec.handler)(ctx, request) {
+    let ran = match ctx.shared.aof.as_ref() {
+        Some(aof) if spec.writes => run_logged(ctx, aof, spec, request),
+        _ => (spec.handler)(ctx, request),
+    };
+    match ran {
         Ok(()) => {
             ctx.session.writes += spec.writes as u64;
             Outcome::Succeeded(index)
@@ -291,6 +307,37 @@ pub fn execute(ctx: &mut Ctx, request: Request) -> Outcome {
             Outcome::Failed(index)
         }
     }
+}
+
+/// Runs a write command holding the append-only file's lock, and appends it if it succeeded:
+/// the file then holds writes in the order they took effect, so replaying it rebuilds the
+/// same keyspace.
+fn run_logged(ctx: &mut Ctx, aof: &Aof, spec: &CommandSpec, request: Request) -> CmdResult {
+    if let Some(failure) = aof.failure() {
+        return Err(CmdError::Owned(format!("{}{failure}", errors::MISCONF_AOF)));
+    }
+    let order = aof.order();
+    (spec.handler)(ctx, request)?;
+    let db = ctx.session.db;
+    match ctx.session.logging_transaction.as_mut() {
+        Some(transaction) => transaction.push(db, &request),
+        None => ctx.session.logged_up_to = order.append(ctx.now, db, &request),
+    }
+    Ok(())
+}
+
+/// Runs a command read back from the append-only file: no checks beyond its arity (it passed
+/// them when it first ran), and nothing logged again.
+pub fn replay(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let spec = lookup(request.arg(0))
+        .map(|index| &COMMANDS[index])
+        .filter(|spec| spec.writes)
+        .ok_or_else(|| CmdError::from("ERR not a write command"))?;
+    let argc = request.len() as i32;
+    if (spec.arity > 0 && argc != spec.arity) || argc < -spec.arity {
+        return Err(CmdError::arity(spec.name));
+    }
+    (spec.handler)(ctx, request)
 }
 
 /// A refused command inside MULTI makes the whole transaction fail at EXEC, as in Redis.

@@ -25,7 +25,7 @@ pub fn commandstats_section(ctx: &Ctx, out: &mut String) {
 /// INFO bloom: every filter in every database, by type. Visits every key, which is why the
 /// section is left out of a plain INFO (as Redis leaves out its costlier sections).
 pub fn bloom_section(ctx: &Ctx, out: &mut String) {
-    let summary = summarize(&ctx.shared.store, ctx.now);
+    let summary = summarize(ctx.store, ctx.now);
     let (bloom, counting) = (summary.bloom, summary.counting);
     let _ = write!(
         out,

@@ -243,14 +243,24 @@ fn info_section(ctx: &Ctx, name: &str, out: &mut String) {
             out,
             "# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:{}\r\n\
              rdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\n\
-             rdb_last_bgsave_time_sec:{}\r\nrdb_saves:{}\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\n\
-             aof_last_write_status:ok\r\n",
+             rdb_last_bgsave_time_sec:{}\r\nrdb_saves:{}\r\naof_enabled:{}\r\naof_rewrite_in_progress:{}\r\n\
+             aof_last_bgrewrite_status:{}\r\naof_last_write_status:{}\r\naof_current_size:{}\r\n\
+             aof_base_size:{}\r\n",
             shared.saver.changes(),
             shared.saver.in_progress() as u8,
             shared.saver.last_save_ms() / 1000,
             if shared.saver.last_ok() { "ok" } else { "err" },
             shared.saver.last_duration_ms() / 1000,
             shared.saver.saves(),
+            shared.aof.is_some() as u8,
+            (shared.aof.is_some() && shared.saver.in_progress()) as u8,
+            if shared.aof.is_none() || shared.saver.last_ok() { "ok" } else { "err" },
+            match shared.aof.as_ref().map(|aof| aof.failure()) {
+                Some(Some(_)) => "err",
+                _ => "ok",
+            },
+            shared.aof.as_ref().map_or(0, |aof| aof.live_bytes()),
+            shared.aof.as_ref().map_or(0, |aof| aof.base_bytes()),
         ),
         "stats" => write!(
             out,
@@ -348,6 +358,9 @@ pub fn config(ctx: &mut Ctx, request: Request) -> CmdResult {
             .config
             .set_many(&pairs)
             .map_err(CmdError::Owned)?;
+        if let Some(aof) = ctx.shared.aof.as_ref() {
+            aof.set_fsync(ctx.shared.config.settings().appendfsync);
+        }
         ctx.reply.ok();
     } else if is(sub, "RESETSTAT") {
         ctx.shared.stats.reset();
@@ -440,6 +453,22 @@ pub fn bgsave(ctx: &mut Ctx, request: Request) -> CmdResult {
             ctx.reply.simple("Background saving scheduled");
         }
         Err(_) => return Err(SAVE_IN_PROGRESS.into()),
+    }
+    Ok(())
+}
+
+/// BGREWRITEAOF: compacts the append-only file, which here is the same work as BGSAVE (a new
+/// snapshot, then a fresh file); without one, it takes a snapshot.
+pub fn bgrewriteaof(ctx: &mut Ctx, _request: Request) -> CmdResult {
+    match Saver::save_in_background(ctx.shared) {
+        Ok(()) => ctx
+            .reply
+            .simple("Background append only file rewriting started"),
+        Err(_) => {
+            ctx.shared.saver.schedule();
+            ctx.reply
+                .simple("Background append only file rewriting scheduled");
+        }
     }
     Ok(())
 }

@@ -5,6 +5,7 @@
 
 use super::errors::*;
 use super::{execute, Ctx};
+use crate::persist::aof::PendingTransaction;
 use crate::protocol::Request;
 use std::ops::Range;
 use std::time::Instant;
@@ -86,7 +87,7 @@ pub fn exec(ctx: &mut Ctx, _request: Request) -> CmdResult {
     if transaction.failed {
         return Err("EXECABORT Transaction discarded because of previous errors.".into());
     }
-    let store = &ctx.shared.store;
+    let store = &ctx.store;
     if !watched
         .iter()
         .all(|(db, key, token)| store.db(*db).unchanged_since(key, ctx.now, token))
@@ -95,12 +96,20 @@ pub fn exec(ctx: &mut Ctx, _request: Request) -> CmdResult {
         return Ok(());
     }
     ctx.reply.array(transaction.commands.len());
+    let logging = ctx.shared.aof.as_ref();
+    if logging.is_some() {
+        ctx.session.logging_transaction = Some(PendingTransaction::default());
+    }
     for command in &transaction.commands {
         let request = Request::new(&transaction.args, &transaction.ranges[command.clone()]);
         let started = Instant::now();
         let outcome = execute(ctx, request);
         let micros = started.elapsed().as_micros() as u64;
         ctx.session.tally.record(outcome, micros);
+    }
+    let pending = ctx.session.logging_transaction.take();
+    if let Some((aof, pending)) = logging.zip(pending).filter(|(_, p)| !p.is_empty()) {
+        ctx.session.logged_up_to = aof.order().append_transaction(ctx.now, &pending);
     }
     Ok(())
 }
@@ -111,7 +120,7 @@ pub fn watch(ctx: &mut Ctx, request: Request) -> CmdResult {
     }
     let db = ctx.session.db;
     for key in request.args().skip(1) {
-        let token = ctx.shared.store.db(db).watch(key, ctx.now);
+        let token = ctx.store.db(db).watch(key, ctx.now);
         ctx.session.watched.push((db, key.to_vec(), token));
     }
     ctx.reply.ok();

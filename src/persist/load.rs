@@ -15,6 +15,8 @@ use xxhash_rust::xxh3::Xxh3;
 /// What a successful load found.
 #[derive(Debug, Clone, Copy)]
 pub struct LoadReport {
+    /// The first append-only file segment the snapshot does not hold.
+    pub first_segment: u64,
     pub keys: u64,
     pub expired: u64,
     pub bytes: u64,
@@ -81,8 +83,9 @@ pub fn load(
     let result = load_records(store, &mut reader, limits, &mut progress);
     let offset = reader.offset;
     result
-        .map(|(keys, expired)| {
+        .map(|(first_segment, keys, expired)| {
             Some(LoadReport {
+                first_segment,
                 keys,
                 expired,
                 bytes: size,
@@ -189,7 +192,7 @@ fn load_records(
     reader: &mut Reader,
     limits: LoadLimits,
     progress: &mut impl FnMut(u64, u64),
-) -> Result<(u64, u64), String> {
+) -> Result<(u64, u64, u64), String> {
     if &reader.array::<8>()? != MAGIC {
         return Err("not a sieved snapshot (bad magic)".into());
     }
@@ -199,7 +202,7 @@ fn load_records(
             "snapshot format version {version} is not supported (this build reads {VERSION})"
         ));
     }
-    reader.u32()?;
+    let first_segment = reader.u32()? as u64;
     reader.u64()?;
     let now = now_ms();
     let (mut keys, mut expired) = (0u64, 0u64);
@@ -246,12 +249,14 @@ fn load_records(
         }
         let checksum = reader.record_hash.digest();
         reader.check(checksum, "record")?;
+        // A key that has expired is kept until the sweeper removes it: writes replayed from
+        // the append-only file ran while it was alive, and must find it as they did then.
         if expires_at != 0 && expires_at <= now {
             expired += 1;
         } else {
-            store.db(db).insert(&key, value, expires_at);
             keys += 1;
         }
+        store.db(db).insert(&key, value, expires_at);
     }
     let count = reader.u64()?;
     let checksum = reader.file_hash.digest();
@@ -265,7 +270,7 @@ fn load_records(
     if reader.offset != reader.size {
         return Err("bytes follow the end record".into());
     }
-    Ok((keys, expired))
+    Ok((first_segment, keys, expired))
 }
 
 /// Keys and headers are small; anything claiming more than the file holds is damage.

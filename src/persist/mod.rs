@@ -1,4 +1,5 @@
-//! Durability: snapshots of the whole keyspace, written atomically and loaded at start-up.
+//! Durability: snapshots of the whole keyspace, written atomically, and an optional
+//! append-only file of the writes since; both are loaded at start-up.
 //!
 //! # The snapshot file, byte by byte
 //!
@@ -8,7 +9,9 @@
 //! offset  size  field
 //! 0       8     magic "SIEVEDSN"
 //! 8       4     format version, 1
-//! 12      4     reserved, 0
+//! 12      4     first log segment: the number of the first append-only file segment whose
+//!               writes this snapshot does not hold (those before it are folded in); 0 if no
+//!               segment was ever folded in
 //! 16      8     creation time, Unix milliseconds
 //! 24      ...   records, then the end record
 //!
@@ -48,10 +51,51 @@
 //! instant, so an item held throughout the snapshot is in it too. An add or delete racing with
 //! the copy may be captured in part, as if it had not been acknowledged.
 
+//!
+//! # The append-only file, byte by byte
+//!
+//! With `appendonly yes`, every write command that succeeded is appended, in the order the writes
+//! took effect, to `<dir>/sieved-<n>.aof`, segment `n`. Start-up loads the snapshot, then replays
+//! the segments from the snapshot's first log segment on, each command at the time it first ran
+//! (so expiry decides as it did then). A compaction starts a new segment, folds the snapshot and
+//! the segments before the new one into a new snapshot, and then deletes them.
+//!
+//! ```text
+//! offset  size  field
+//! 0       8     magic "SIEVEDAO"
+//! 8       4     format version, 1
+//! 12      4     reserved, 0
+//! 16      8     segment number, as in the file name
+//! 24      ...   records
+//!
+//! record
+//! 0       4     body length L, at least 12
+//! 4       4     the low 32 bits of the xxh3-64 of the 4 bytes of L, so that a damaged length
+//!               is told apart from a record cut short by a crash
+//! 8       L     body
+//! 8+L     8     xxh3-64 of the body
+//!
+//! body
+//! 0       8     time the commands ran, Unix milliseconds
+//! 8       4     number of commands C: 1, or those of one transaction, which replay together
+//! 12      ...   C commands: database index (2), argument count A (4), then A arguments,
+//!               each a length (4) and its bytes; the first argument is the command's name
+//! ```
+//!
+//! A record that is cut short or fails its checksum at the very end of the last segment is
+//! what a crash during a write leaves: it is dropped with a warning and the file is truncated
+//! to the records before it. Damage anywhere else stops start-up with the file and the offset,
+//! unless `aof-load-damaged` is `yes`, which keeps the records before the damage, sets the
+//! damaged file aside under a new name and writes a snapshot of what was loaded.
+
+pub mod aof;
 pub mod load;
+pub mod replay;
 pub mod snapshot;
 
 pub const FILE_NAME: &str = "sieved.snap";
+const AOF_MAGIC: &[u8; 8] = b"SIEVEDAO";
+const AOF_VERSION: u32 = 1;
 
 const MAGIC: &[u8; 8] = b"SIEVEDSN";
 const VERSION: u32 = 1;

@@ -16,12 +16,12 @@ pub struct SnapshotStats {
 }
 
 /// Writes a snapshot of `store` to `dir`, replacing the previous one only once the new one is
-/// complete and on disk.
-pub fn write(store: &Store, dir: &Path) -> io::Result<SnapshotStats> {
+/// complete and on disk. `first_segment` is the first append-only file segment it does not hold.
+pub fn write(store: &Store, dir: &Path, first_segment: u64) -> io::Result<SnapshotStats> {
     let started = Instant::now();
     let final_path = dir.join(FILE_NAME);
     let temp_path = dir.join(format!("{FILE_NAME}.tmp-{}", std::process::id()));
-    let written = write_file(store, &temp_path).and_then(|(keys, bytes)| {
+    let written = write_file(store, &temp_path, first_segment).and_then(|(keys, bytes)| {
         fs::rename(&temp_path, &final_path)?;
         File::open(dir)?.sync_all()?;
         Ok((keys, bytes))
@@ -64,7 +64,7 @@ impl Checksummed {
     }
 }
 
-fn write_file(store: &Store, path: &Path) -> io::Result<(u64, u64)> {
+fn write_file(store: &Store, path: &Path, first_segment: u64) -> io::Result<(u64, u64)> {
     let file = File::create(path)?;
     let mut out = Checksummed {
         out: BufWriter::with_capacity(PIECE as usize, file),
@@ -75,7 +75,9 @@ fn write_file(store: &Store, path: &Path) -> io::Result<(u64, u64)> {
     let now = now_ms();
     out.put(MAGIC)?;
     out.put(&VERSION.to_le_bytes())?;
-    out.put(&0u32.to_le_bytes())?;
+    let first_segment = u32::try_from(first_segment)
+        .map_err(|_| io::Error::other("append-only file segment numbers ran out"))?;
+    out.put(&first_segment.to_le_bytes())?;
     out.put(&now.to_le_bytes())?;
     let mut keys = 0u64;
     let mut piece = Vec::with_capacity(PIECE as usize);

@@ -119,8 +119,28 @@ impl Clients {
     }
 
     pub fn register(&self, addr: SocketAddr, local_addr: SocketAddr, now: u64) -> Registration<'_> {
+        let info = self.new_client(addr, local_addr, now);
+        self.lock().insert(info.id, info.clone());
+        Registration {
+            clients: self,
+            info,
+        }
+    }
+
+    /// A client no connection stands for and CLIENT LIST does not show: the server itself,
+    /// replaying the append-only file.
+    /// Its id is 0, which no connection gets, so connections are numbered as if it did not exist.
+    pub fn detached(&self, addr: SocketAddr, now: u64) -> Arc<ClientInfo> {
+        Self::client(0, addr, addr, now)
+    }
+
+    fn new_client(&self, addr: SocketAddr, local_addr: SocketAddr, now: u64) -> Arc<ClientInfo> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
-        let info = Arc::new(ClientInfo {
+        Self::client(id, addr, local_addr, now)
+    }
+
+    fn client(id: u64, addr: SocketAddr, local_addr: SocketAddr, now: u64) -> Arc<ClientInfo> {
+        Arc::new(ClientInfo {
             id,
             addr,
             local_addr,
@@ -130,12 +150,7 @@ impl Clients {
             protocol: AtomicU8::new(2),
             last_active_ms: AtomicU64::new(now),
             last_command: AtomicUsize::new(usize::MAX),
-        });
-        self.lock().insert(id, info.clone());
-        Registration {
-            clients: self,
-            info,
-        }
+        })
     }
 
     pub fn count(&self) -> usize {

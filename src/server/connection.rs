@@ -43,6 +43,8 @@ pub async fn serve(
     let mut session = Session::new(client, !shared.config.requires_password());
     // Requests already read but not yet run, left by a batch that stopped to write its replies.
     let mut unfinished = false;
+    // The append-only file position this connection's replies were last known durable to.
+    let mut durable_seen = 0;
     loop {
         if !unfinished {
             let room = READ_CHUNK.max(parser.bytes_wanted().min(MAX_READ_AHEAD));
@@ -80,6 +82,13 @@ pub async fn serve(
             .add_changes(std::mem::take(&mut session.writes));
         if input.len() > MAX_QUERY_BUFFER && failure.is_none() {
             reply.error("ERR Protocol error: query buffer limit reached");
+        }
+        if let Some(aof) = shared.aof.as_ref() {
+            // With appendfsync always, no write is acknowledged before it is on disk.
+            if session.logged_up_to > durable_seen {
+                aof.wait_durable(session.logged_up_to).await;
+                durable_seen = session.logged_up_to;
+            }
         }
         if !reply.is_empty() {
             stream.write_all(reply.bytes()).await?;
@@ -129,6 +138,7 @@ fn execute_all(
                 });
                 let mut ctx = Ctx {
                     shared,
+                    store: &shared.store,
                     session: &mut *session,
                     reply: &mut *reply,
                     now,

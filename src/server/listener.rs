@@ -1,7 +1,8 @@
 use super::{connection, expiry, metrics, saver, shutdown, stats, ExitSave, Shared, Stats};
 use crate::cmd::errors;
 use crate::config::Config;
-use crate::persist::load::{self, LoadError, LoadLimits, LoadReport};
+use crate::persist::load::LoadError;
+use crate::persist::replay::{self, Recovery};
 use crate::store::now_ms;
 use std::io;
 use std::net::SocketAddr;
@@ -67,31 +68,21 @@ impl Server {
         self.shared.clone()
     }
 
-    /// Loads the snapshot in the data directory, if there is one, before any client is served.
-    /// Progress is logged about once a second.
-    pub fn load(&self) -> Result<Option<LoadReport>, LoadError> {
-        let settings = self.shared.config.settings();
-        let limits = LoadLimits {
-            max_filter_bytes: settings.max_filter_memory,
-            max_string_bytes: settings.proto_max_bulk_len,
-        };
+    /// Loads the snapshot in the data directory, if there is one, and replays the append-only
+    /// file after it, before any client is served. Progress is logged about once a second.
+    pub fn load(&self) -> Result<Recovery, LoadError> {
         let mut last_report = std::time::Instant::now();
-        load::load(
-            &self.shared.store,
-            &self.shared.config.dir,
-            limits,
-            |done, total| {
-                if last_report.elapsed() >= Duration::from_secs(1) {
-                    last_report = std::time::Instant::now();
-                    let percent = done as f64 * 100.0 / total.max(1) as f64;
-                    tracing::info!("loading: {done} of {total} bytes ({percent:.0}%)");
-                    // Progress buys more time from systemd's start timeout.
-                    crate::notify::tell(&format!(
-                        "STATUS=loading the snapshot: {percent:.0}%\nEXTEND_TIMEOUT_USEC=30000000"
-                    ));
-                }
-            },
-        )
+        replay::recover(&self.shared, |what, done, total| {
+            if last_report.elapsed() >= Duration::from_secs(1) {
+                last_report = std::time::Instant::now();
+                let percent = done as f64 * 100.0 / total.max(1) as f64;
+                tracing::info!("loading the {what}: {done} of {total} bytes ({percent:.0}%)");
+                // Progress buys more time from systemd's start timeout.
+                crate::notify::tell(&format!(
+                    "STATUS=loading the {what}: {percent:.0}%\nEXTEND_TIMEOUT_USEC=30000000"
+                ));
+            }
+        })
     }
 
     /// Accepts connections until shutdown is requested, waits for them to finish, then writes
@@ -150,6 +141,10 @@ impl Server {
         {
             tracing::warn!("connections still open after {DRAIN_TIMEOUT:?}; closing them");
             tasks.abort_all();
+        }
+        // Everything appended reaches the file, synced, whatever the fsync policy.
+        if let Some(aof) = shared.aof.as_ref() {
+            aof.close();
         }
         let save = match shared.shutdown.exit_save() {
             ExitSave::Save => true,

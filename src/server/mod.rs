@@ -23,6 +23,7 @@ pub use slowlog::{SlowEntry, SlowLog};
 pub use stats::Stats;
 
 use crate::config::Config;
+use crate::persist::aof::Aof;
 use crate::store::{now_ms, Store};
 use std::net::SocketAddr;
 use std::time::Instant;
@@ -39,6 +40,8 @@ pub struct Shared {
     /// Where the metrics endpoint listens, when it is on.
     pub metrics_addr: Option<SocketAddr>,
     pub saver: Saver,
+    /// The append-only file, when `appendonly` is on.
+    pub aof: Option<Aof>,
     pub isolation: Isolation,
     pub clients: Clients,
     pub shutdown: Shutdown,
@@ -50,6 +53,9 @@ pub struct Shared {
 impl Shared {
     pub fn new(config: Config, addr: SocketAddr) -> Shared {
         let store = Store::new(config.databases, config.shards);
+        let aof = config
+            .appendonly
+            .then(|| Aof::new(config.dir.clone(), config.settings().appendfsync));
         let started_ms = now_ms();
         let run_id = (0..5)
             .map(|i| xxhash_rust::xxh3::xxh3_64_with_seed(&started_ms.to_le_bytes(), i))
@@ -65,6 +71,7 @@ impl Shared {
             slowlog: SlowLog::default(),
             metrics_addr: None,
             saver: Saver::new(started_ms),
+            aof,
             isolation: Isolation::default(),
             clients: Clients::default(),
             shutdown: Shutdown::new(),

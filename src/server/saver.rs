@@ -2,6 +2,7 @@
 //! One snapshot runs at a time; its progress and outcome are what INFO persistence reports.
 
 use super::Shared;
+use crate::persist::replay;
 use crate::persist::snapshot::{self, SnapshotStats};
 use crate::store::now_ms;
 use std::io;
@@ -28,6 +29,9 @@ pub struct Saver {
     last_ok: AtomicBool,
     last_duration_ms: AtomicU64,
     saves: AtomicU64,
+    /// What a snapshot of the live keyspace records as its first log segment when there is no
+    /// append-only file: the number after the last segment ever folded in.
+    first_segment: AtomicU64,
 }
 
 impl Saver {
@@ -41,6 +45,7 @@ impl Saver {
             last_ok: AtomicBool::new(true),
             last_duration_ms: AtomicU64::new(0),
             saves: AtomicU64::new(0),
+            first_segment: AtomicU64::new(0),
         }
     }
 
@@ -71,6 +76,10 @@ impl Saver {
         self.last_duration_ms.load(Ordering::Relaxed)
     }
 
+    pub fn set_first_segment(&self, segment: u64) {
+        self.first_segment.store(segment, Ordering::Relaxed);
+    }
+
     pub fn saves(&self) -> u64 {
         self.saves.load(Ordering::Relaxed)
     }
@@ -83,7 +92,7 @@ impl Saver {
     }
 
     /// Writes a snapshot on this thread (which it blocks for the duration).
-    pub fn save(&self, shared: &Shared) -> Result<SnapshotStats, SaveError> {
+    pub fn save(&self, shared: &Arc<Shared>) -> Result<SnapshotStats, SaveError> {
         self.claim()?;
         self.save_claimed(shared)
     }
@@ -98,12 +107,29 @@ impl Saver {
         Ok(())
     }
 
-    fn save_claimed(&self, shared: &Shared) -> Result<SnapshotStats, SaveError> {
+    fn save_claimed(&self, shared: &Arc<Shared>) -> Result<SnapshotStats, SaveError> {
         let changes_before = self.changes();
         let started = now_ms();
         self.last_attempt_ms.store(started, Ordering::Relaxed);
         tracing::info!(dir = %shared.config.dir.display(), "snapshot started");
-        let result = snapshot::write(&shared.store, &shared.config.dir);
+        let dir = &shared.config.dir;
+        let result = match shared.aof.as_ref() {
+            Some(aof) if aof.is_closed() => {
+                // The server is stopping and nothing writes any more: the live keyspace holds
+                // exactly what every segment does.
+                let first_kept = aof.segment() + 1;
+                snapshot::write(&shared.store, dir, first_kept).and_then(|stats| {
+                    replay::remove_segments_before(dir, first_kept)?;
+                    Ok(stats)
+                })
+            }
+            Some(aof) => replay::compact(shared, aof),
+            None => snapshot::write(
+                &shared.store,
+                dir,
+                self.first_segment.load(Ordering::Relaxed),
+            ),
+        };
         match &result {
             Ok(stats) => {
                 self.changes.fetch_sub(changes_before, Ordering::Relaxed);
@@ -133,20 +159,28 @@ impl Saver {
         self.pending.store(true, Ordering::Relaxed);
     }
 
-    /// Whether the save rules (or a scheduled BGSAVE) call for a snapshot now.
+    /// Whether the save rules, a scheduled BGSAVE or the growth of the append-only file call for
+    /// a snapshot now.
     fn due(&self, shared: &Shared, now: u64) -> bool {
         if !self.in_progress() && self.pending.swap(false, Ordering::Relaxed) {
             return true;
         }
-        let rules = shared.config.settings().save;
+        let settings = shared.config.settings();
         let retry_wait = !self.last_ok()
             && now < self.last_attempt_ms.load(Ordering::Relaxed) + RETRY_AFTER_FAILURE_MS;
+        let log_grew = shared.aof.as_ref().is_some_and(|aof| {
+            aof.wants_compaction(
+                settings.auto_aof_rewrite_percentage,
+                settings.auto_aof_rewrite_min_size,
+            )
+        });
         !self.in_progress()
             && !retry_wait
-            && rules.due(
-                now.saturating_sub(self.last_save_ms()) / 1000,
-                self.changes(),
-            )
+            && (log_grew
+                || settings.save.due(
+                    now.saturating_sub(self.last_save_ms()) / 1000,
+                    self.changes(),
+                ))
     }
 }
 

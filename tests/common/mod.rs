@@ -6,9 +6,12 @@ use sieved::config::Config;
 use sieved::server::{Server, Shared};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
+use std::time::Instant;
 
 pub struct TestServer {
     pub addr: SocketAddr,
@@ -192,4 +195,78 @@ impl RawClient {
         let mut byte = [0u8; 1];
         matches!(self.stream.read(&mut byte), Ok(0) | Err(_))
     }
+}
+
+/// A data directory of the test's own, removed when dropped.
+pub struct DataDir(pub PathBuf);
+
+impl DataDir {
+    pub fn new(name: &str) -> DataDir {
+        let path = std::env::temp_dir().join(format!("sieved-test-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).expect("create data dir");
+        DataDir(path)
+    }
+
+    pub fn snapshot(&self) -> PathBuf {
+        self.0.join("sieved.snap")
+    }
+}
+
+impl Drop for DataDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub fn binary() -> &'static str {
+    env!("CARGO_BIN_EXE_sieved")
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}
+
+/// The real binary, killed (as with kill -9) when dropped, so a failing test leaves no server.
+pub struct Running(pub Child);
+
+impl Running {
+    pub fn kill(mut self) {
+        self.0.kill().expect("kill -9");
+        self.0.wait().expect("reap");
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts the real binary with `extra` flags and waits until it answers.
+pub fn spawn_server(dir: &Path, port: u16, extra: &[&str]) -> Running {
+    let child = Command::new(binary())
+        .args([
+            "--port",
+            &port.to_string(),
+            "--dir",
+            &dir.display().to_string(),
+            "--save",
+            "",
+        ])
+        .args(["--threads", "2", "--log-level", "warn"])
+        .args(extra)
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("start sieved");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "sieved did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Running(child)
 }
