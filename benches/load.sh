@@ -9,7 +9,8 @@
 # Environment: REQUESTS (default 1000000), BATCH_REQUESTS (BF.MADD / MSET calls, default
 # REQUESTS / 10), ROUNDS (default 3), PIPELINES (default "1 32"), CLIENTS (default 50),
 # SIEVED_THREADS (default: number of cores), SKIP_BUILD=1 to use the existing release binary,
-# SIEVED_BIN to run another sieved binary (implies SKIP_BUILD).
+# SIEVED_BIN to run another sieved binary (implies SKIP_BUILD), APPENDFSYNC=always|everysec|no
+# to run both servers with an append-only file synced that way (default: none).
 #
 # sieved's filter is reserved for the whole range first (BF.RESERVE bench 0.01 100000000), as a
 # de-duplicating client would size it; a filter created by the first BF.ADD would start at 100
@@ -74,15 +75,17 @@ wait_ready() {
 
 redis_port=$(free_port)
 mkdir -p "$work/redis" "$work/sieved"
+durability=(--appendonly no)
+if [[ -n ${APPENDFSYNC:-} ]]; then durability=(--appendonly yes --appendfsync "$APPENDFSYNC"); fi
 redis-server --bind "$HOST" --port "$redis_port" --dir "$work/redis" --save '' \
-    --appendonly no --daemonize no --logfile "$work/redis.log" &
+    "${durability[@]}" --daemonize no --logfile "$work/redis.log" &
 pids+=($!)
 sieved_port=$(free_port)
 while [[ $sieved_port == "$redis_port" ]]; do sieved_port=$(free_port); done
 threads_flag=()
 if [[ -n ${SIEVED_THREADS:-} ]]; then threads_flag=(--threads "$SIEVED_THREADS"); fi
 "$sieved_bin" --bind "$HOST" --port "$sieved_port" --dir "$work/sieved" --save "" \
-    --log-level warn "${threads_flag[@]}" 2>"$work/sieved.log" &
+    --log-level warn "${threads_flag[@]}" "${durability[@]}" 2>"$work/sieved.log" &
 pids+=($!)
 wait_ready "$redis_port"
 wait_ready "$sieved_port"

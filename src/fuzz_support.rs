@@ -153,7 +153,7 @@ fn dump_all(mut step: impl FnMut(i64) -> i64) {
     }
 }
 
-/// Loads the bytes as a snapshot file.
+/// Loads the bytes as a snapshot file, then reads them as an append-only file segment.
 pub fn snapshot_file(data: &[u8]) {
     let dir = std::env::temp_dir().join(format!("sieved-fuzz-snapshot-{}", std::process::id()));
     if std::fs::create_dir_all(&dir).is_err()
@@ -166,4 +166,15 @@ pub fn snapshot_file(data: &[u8]) {
         max_string_bytes: 1 << 20,
     };
     let _ = load::load(&Store::new(16, 4), &dir, limits, |_, _| {});
+    let segment = crate::persist::aof::segment_path(&dir, 1);
+    if std::fs::write(&segment, data).is_err() {
+        return;
+    }
+    if let Ok(mut reader) = crate::persist::aof::SegmentReader::open(&segment, 1) {
+        while let Ok(record) = reader.next_record() {
+            for (_, args) in &record.commands {
+                assert!(args.iter().all(|range| range.end <= record.body.len()));
+            }
+        }
+    }
 }
