@@ -364,23 +364,24 @@ impl Aof {
         }
     }
 
-    /// Says a writer thread is about to run, so that `close` waits for it.
-    pub fn will_run_writer(&self) {
-        self.started.store(true, Ordering::Release);
-    }
-
-    /// The writer: moves what commands appended to the file, syncing as the policy says, and
-    /// starts the next segment when a compaction asks for it. Runs on its own thread until
-    /// `close`.
-    pub fn run_writer(&self, start: OpenSegment) {
+    /// Takes the position of the segment appends go to, before any command can append or a
+    /// compaction rotate, and says a writer thread is about to run, so that `close` waits for it.
+    pub fn will_run_writer(&self, start: &OpenSegment) {
         {
             let mut state = self.lock();
             state.segment = start.segment;
             state.live_bytes = start.live_bytes;
-            self.base_bytes.store(start.live_bytes, Ordering::Relaxed);
         }
+        self.base_bytes.store(start.live_bytes, Ordering::Relaxed);
         self.sealed
             .store(start.segment.saturating_sub(1), Ordering::Release);
+        self.started.store(true, Ordering::Release);
+    }
+
+    /// The writer: moves what commands appended to the file, syncing as the policy says, and
+    /// starts the next segment when a compaction asks for it. Runs on its own thread, after
+    /// `will_run_writer`, until `close`.
+    pub fn run_writer(&self, start: OpenSegment) {
         let mut writer = Writer {
             file: start.file,
             segment: start.segment,

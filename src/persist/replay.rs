@@ -173,7 +173,7 @@ pub fn recover(
             }
         };
         if let Some(aof) = shared.aof.as_ref() {
-            aof.will_run_writer();
+            aof.will_run_writer(&open);
         }
         let writer = shared.clone();
         std::thread::Builder::new()
