@@ -3,7 +3,10 @@
 
 mod common;
 
-use common::{encode_command, free_port, spawn_server, DataDir, RawClient, Running, TestServer};
+use common::{
+    encode_command, free_port, sieved_command, spawn_server, DataDir, RawClient, Running,
+    TestServer,
+};
 use sieved::config::Config;
 use sieved::persist::aof::{list_segments, SegmentReader, Stop};
 use std::io::{BufRead, BufReader, Write};
@@ -219,12 +222,24 @@ fn config_in(dir: &Path, fsync: &str) -> Config {
     config
 }
 
-/// Every counter of a counting filter, item by item: a write replayed twice, or lost, shows.
-fn counts(client: &mut RawClient, items: &[String]) -> Vec<Vec<u8>> {
-    items
+/// The keyspace the compaction test builds, as the server describes it: every counter of the
+/// counting filter item by item (a write replayed twice, or lost, shows), and the other keys.
+fn describe(client: &mut RawClient, items: &[String]) -> Vec<Vec<u8>> {
+    let mut seen: Vec<Vec<u8>> = items
         .iter()
         .map(|item| client.cmd(&["CBF.COUNT", "counted", item]))
-        .collect()
+        .collect();
+    for command in [
+        &["CBF.INFO", "counted"][..],
+        &["BF.INFO", "urls"],
+        &["GET", "plain"],
+        &["EXPIRETIME", "volatile"],
+        &["SELECT", "3"],
+        &["BF.INFO", "fixed"],
+    ] {
+        seen.push(client.cmd(command));
+    }
+    seen
 }
 
 #[test]
@@ -277,35 +292,12 @@ fn a_compaction_while_clients_write_replays_to_the_same_keyspace() {
         }
         writing.store(false, Ordering::Relaxed);
         writer.join().expect("writer");
-        let mut client = server.client();
-        let mut seen = counts(&mut client, &items);
-        for command in [
-            &["CBF.INFO", "counted"][..],
-            &["BF.INFO", "urls"],
-            &["GET", "plain"],
-            &["EXPIRETIME", "volatile"],
-            &["SELECT", "3"],
-            &["BF.INFO", "fixed"],
-        ] {
-            seen.push(client.cmd(command));
-        }
-        seen
+        describe(&mut server.client(), &items)
     };
     let segments = list_segments(&dir.0).expect("segments");
     assert_eq!(segments.len(), 1, "compaction left {segments:?}");
     let server = TestServer::start_with(config_in(&dir.0, "no"));
-    let mut client = server.client();
-    let mut after = counts(&mut client, &items);
-    for command in [
-        &["CBF.INFO", "counted"][..],
-        &["BF.INFO", "urls"],
-        &["GET", "plain"],
-        &["EXPIRETIME", "volatile"],
-        &["SELECT", "3"],
-        &["BF.INFO", "fixed"],
-    ] {
-        after.push(client.cmd(command));
-    }
+    let after = describe(&mut server.client(), &items);
     assert_eq!(before, after);
 }
 
@@ -380,17 +372,7 @@ fn every_cut_is_a_torn_tail_and_every_flipped_byte_is_detected() {
 
 fn start_output(dir: &Path, extra: &[&str]) -> (bool, String) {
     let port = free_port();
-    let mut child = Command::new(common::binary())
-        .args([
-            "--port",
-            &port.to_string(),
-            "--dir",
-            &dir.display().to_string(),
-            "--save",
-            "",
-            "--appendonly",
-            "yes",
-        ])
+    let mut child = sieved_command(dir, port, &["--appendonly", "yes"])
         .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

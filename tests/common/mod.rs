@@ -247,19 +247,24 @@ impl Drop for Running {
     }
 }
 
-/// Starts the real binary with `extra` flags and waits until it answers.
-pub fn spawn_server(dir: &Path, port: u16, extra: &[&str]) -> Running {
-    let child = Command::new(binary())
+/// The real binary on `port` with its data in `dir`, no snapshot schedule, and `extra` flags.
+pub fn sieved_command(dir: &Path, port: u16, extra: &[&str]) -> Command {
+    let mut command = Command::new(binary());
+    command
         .args([
             "--port",
             &port.to_string(),
             "--dir",
             &dir.display().to_string(),
-            "--save",
-            "",
         ])
-        .args(["--threads", "2", "--log-level", "warn"])
-        .args(extra)
+        .args(["--save", "", "--threads", "2", "--log-level", "warn"])
+        .args(extra);
+    command
+}
+
+/// Starts the real binary with `extra` flags and waits until it answers.
+pub fn spawn_server(dir: &Path, port: u16, extra: &[&str]) -> Running {
+    let child = sieved_command(dir, port, extra)
         .stdin(Stdio::null())
         .spawn()
         .expect("start sieved");
