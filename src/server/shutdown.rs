@@ -61,7 +61,7 @@ impl Shutdown {
     }
 }
 
-/// Raises the shutdown signal on SIGTERM or SIGINT.
+/// Raises the shutdown signal on SIGTERM or SIGINT; returns once shutdown is requested.
 pub async fn on_signals(shutdown: &Shutdown) {
     use tokio::signal::unix::{signal, SignalKind};
     let (Ok(mut term), Ok(mut int)) = (
@@ -71,9 +71,11 @@ pub async fn on_signals(shutdown: &Shutdown) {
         tracing::warn!("cannot install signal handlers; only SHUTDOWN will stop the server");
         return;
     };
+    // Also ends when SHUTDOWN stopped the server, which otherwise waits for this task to drain.
     tokio::select! {
         _ = term.recv() => tracing::info!("received SIGTERM, shutting down"),
         _ = int.recv() => tracing::info!("received SIGINT, shutting down"),
+        _ = shutdown.requested() => return,
     }
     shutdown.request();
 }
