@@ -15,10 +15,13 @@ pub struct Daemon {
 }
 
 impl Daemon {
-    /// Release sieved without periodic snapshots, allowing filters of `max_filter_bytes`.
+    /// Release sieved without periodic snapshots, allowing filters of `max_filter_bytes`;
+    /// `SIEVED_BIN` runs another build instead of this work tree's.
     pub fn sieved(max_filter_bytes: u64) -> io::Result<Daemon> {
         let (port, dir) = prepare("sieved")?;
-        let child = Command::new(env!("CARGO_BIN_EXE_sieved"))
+        let binary =
+            std::env::var("SIEVED_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_sieved").to_owned());
+        let child = Command::new(binary)
             .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
             .arg("--dir")
             .arg(&dir)

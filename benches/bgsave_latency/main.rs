@@ -11,7 +11,8 @@
 //! `rdb_bgsave_in_progress:0`. Every request's latency is recorded; the table gives both windows.
 //!
 //! Run with `cargo bench --bench bgsave_latency`. Environment: `SERVERS` (order, default
-//! "sieved redis"), `CLIENTS` (8), `BIG_VALUES` (4), `BIG_MIB` (512), `BASELINE_SECS` (10).
+//! "sieved redis"), `CLIENTS` (8), `BIG_VALUES` (4), `BIG_MIB` (512), `BASELINE_SECS` (10),
+//! `SIEVED_BIN` (another sieved binary to measure).
 
 mod daemon;
 mod load;
