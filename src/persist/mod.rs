@@ -43,8 +43,8 @@
 //!
 //! Every write acknowledged before the snapshot started. Each key is captured when the writer
 //! reaches it: its expiry, its header (the shape of a filter, its item counts) and its length
-//! are read at one instant. A large filter's bits are then copied in pieces, each under a brief
-//! read lock so that writers to that filter wait for one piece at most; bits set by adds that
+//! are read at one instant. A large filter's bits are then copied in 64 KiB pieces, each under a
+//! brief read lock so that writers to that filter wait for one piece at most; bits set by adds that
 //! race with the copy may or may not be included. Bits are only ever set, so an item whose add
 //! was acknowledged before the snapshot started is always in it. A counting filter's counters
 //! also go down, but while an item is held each of its counters stays at one or more at every
@@ -101,5 +101,9 @@ const MAGIC: &[u8; 8] = b"SIEVEDSN";
 const VERSION: u32 = 1;
 const TAG_KEY: u8 = 0x01;
 const TAG_END: u8 = 0xFF;
-/// Payloads move in pieces of this size, so no copy holds a value's lock for long.
+/// Payloads are read and written through buffers of this size.
 const PIECE: u64 = 1024 * 1024;
+/// A snapshot copies a value's payload in pieces of this size, each under the value's read lock:
+/// a few microseconds, so that a writer rarely finds the lock held, and when the saver thread is
+/// preempted while holding it (on a busy machine) that is rare too.
+const LOCKED_PIECE: u64 = 64 * 1024;

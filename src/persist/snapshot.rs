@@ -1,6 +1,6 @@
 //! Writing a snapshot: see the module documentation of `persist` for the format.
 
-use super::{FILE_NAME, MAGIC, PIECE, TAG_END, TAG_KEY, VERSION};
+use super::{FILE_NAME, LOCKED_PIECE, MAGIC, PIECE, TAG_END, TAG_KEY, VERSION};
 use crate::store::{now_ms, read, Store, ValueHandle};
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
@@ -80,7 +80,7 @@ fn write_file(store: &Store, path: &Path, first_segment: u64) -> io::Result<(u64
     out.put(&first_segment.to_le_bytes())?;
     out.put(&now.to_le_bytes())?;
     let mut keys = 0u64;
-    let mut piece = Vec::with_capacity(PIECE as usize);
+    let mut piece = Vec::with_capacity(LOCKED_PIECE as usize);
     for (index, db) in store.dbs().enumerate() {
         for shard in 0..db.shard_count() {
             for (key, expires_at, value) in db.shard_entries(shard, now) {
@@ -123,7 +123,7 @@ fn write_record(
     out.put(&payload_len.to_le_bytes())?;
     let mut offset = 0;
     while offset < payload_len {
-        let len = PIECE.min(payload_len - offset);
+        let len = LOCKED_PIECE.min(payload_len - offset);
         piece.clear();
         if !read(value).read_payload(offset, len, piece) {
             return Err(io::Error::other(
