@@ -183,13 +183,14 @@ impl Saver {
                 settings.auto_aof_rewrite_min_size,
             )
         });
-        !self.in_progress()
-            && !retry_wait
-            && (log_grew
-                || settings.save.due(
-                    now.saturating_sub(self.last_save_ms()) / 1000,
-                    self.changes(),
-                ))
+        // With the log on, writes are safe in it and a snapshot is a compaction, which reads the
+        // whole data set back: the log's growth decides when, not the save rules.
+        let rules_due = shared.aof.is_none()
+            && settings.save.due(
+                now.saturating_sub(self.last_save_ms()) / 1000,
+                self.changes(),
+            );
+        !self.in_progress() && !retry_wait && (log_grew || rules_due)
     }
 }
 
