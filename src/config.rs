@@ -492,7 +492,7 @@ impl Config {
             (param.set?)(&mut scratch, value).ok()?;
             Some((param.get)(self, &scratch))
         };
-        let updates: Vec<Update> = PARAMS
+        let mut updates: Vec<Update> = PARAMS
             .iter()
             .filter(|param| param.set.is_some())
             .map(|param| {
@@ -509,10 +509,31 @@ impl Config {
                 }
             })
             .collect();
+        updates.push(self.requirepass_update(&directives).map_err(fail)?);
         let rewritten = config_file::rewrite_text(&text, &directives, &updates);
         config_file::write_atomically(path, &rewritten).map_err(|e| fail(e.to_string()))?;
         tracing::info!(file = %path.display(), "configuration rewritten");
         Ok(())
+    }
+
+    /// CONFIG REWRITE's line for `requirepass`, which lives outside the parameter table. A
+    /// password that is not UTF-8 cannot be written so that it reads back the same: it stops
+    /// the rewrite rather than lock every client out at the next start.
+    fn requirepass_update(&self, directives: &[config_file::Directive]) -> Result<Update, String> {
+        let password = self
+            .requirepass
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let password = String::from_utf8(password)
+            .map_err(|_| "requirepass is not UTF-8 text, which the file cannot hold".to_string())?;
+        let unchanged =
+            file_value(directives, "requirepass").is_some_and(|(written, _)| written == password);
+        Ok(Update {
+            name: "requirepass",
+            line: (!unchanged).then(|| directive_line("requirepass", &password)),
+            add_if_missing: !password.is_empty(),
+        })
     }
 }
 
