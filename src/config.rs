@@ -257,6 +257,8 @@ pub struct Config {
     slowlog_threshold_us: AtomicI64,
     /// `maxmemory`, copied out of `settings` for the same reason: every write command checks it.
     maxmemory: AtomicU64,
+    /// Wakes whoever waits on a setting (idle clients on `timeout`) when CONFIG SET changes any.
+    changed: tokio::sync::Notify,
     rewriting: Mutex<()>,
 }
 
@@ -328,6 +330,7 @@ impl Config {
             maxmemory: AtomicU64::new(settings.maxmemory),
             settings: RwLock::new(settings),
             requirepass: RwLock::new(flags.requirepass.into_bytes()),
+            changed: tokio::sync::Notify::new(),
             rewriting: Mutex::new(()),
         })
     }
@@ -456,7 +459,14 @@ impl Config {
         if let Some(password) = password {
             self.set_requirepass(password);
         }
+        self.changed.notify_waiters();
         Ok(())
+    }
+
+    /// Completes at the next successful CONFIG SET; create it before reading the settings it
+    /// is to watch, so that no change slips in between.
+    pub fn changed(&self) -> tokio::sync::futures::Notified<'_> {
+        self.changed.notified()
     }
 
     /// Bytes of memory past which commands that may allocate are refused; 0 for no limit.

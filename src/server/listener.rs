@@ -115,6 +115,9 @@ impl Server {
                     }
                     let shared = shared.clone();
                     tasks.spawn(async move {
+                        // Replies go out in one write per batch; Nagle's delay would only hold
+                        // the last one back.
+                        let _ = stream.set_nodelay(true);
                         let local = stream.local_addr().unwrap_or(addr);
                         let registration = shared.clients.register(addr, local, now_ms());
                         let info = registration.info.clone();
