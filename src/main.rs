@@ -88,9 +88,12 @@ async fn serve(config: Config) -> std::io::Result<()> {
     );
     let server = Server::bind(config).await?;
     let shared = server.shared();
-    match shared.metrics_addr {
-        Some(metrics) => tracing::info!(address = %server.local_addr()?, %metrics, "listening"),
-        None => tracing::info!(address = %server.local_addr()?, "listening"),
+    let address = server.local_addr()?;
+    match (server.tls_addr(), shared.metrics_addr) {
+        (Some(tls), Some(metrics)) => tracing::info!(%address, %tls, %metrics, "listening"),
+        (Some(tls), None) => tracing::info!(%address, %tls, "listening"),
+        (None, Some(metrics)) => tracing::info!(%address, %metrics, "listening"),
+        (None, None) => tracing::info!(%address, "listening"),
     }
     let recovery = match server.load() {
         Ok(recovery) => recovery,

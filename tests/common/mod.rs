@@ -2,6 +2,9 @@
 //! and frames each reply with redis-protocol's decoder, an implementation independent of ours.
 #![allow(dead_code)]
 
+pub mod async_client;
+pub mod tls;
+
 use sieved::config::Config;
 use sieved::server::{Server, Shared};
 use std::io::{ErrorKind, Read, Write};
@@ -15,6 +18,8 @@ use std::time::Instant;
 
 pub struct TestServer {
     pub addr: SocketAddr,
+    /// The TLS port, when the configuration asked for one.
+    pub tls_addr: Option<SocketAddr>,
     pub shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
     /// The server's data directory, removed on drop when the test did not choose it.
@@ -57,6 +62,7 @@ impl TestServer {
         let (addr, shared) = receiver.recv().expect("server started");
         TestServer {
             addr,
+            tls_addr: shared.tls_addr,
             shared,
             thread: Some(thread),
             owned_dir: None,
