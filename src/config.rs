@@ -31,6 +31,22 @@ pub struct Flags {
     /// TCP port to listen on; 0 picks a free one.
     #[arg(long, env = "SIEVED_PORT", default_value_t = 6390)]
     pub port: u16,
+    /// TLS port to listen on, beside the TCP port; 0 serves no TLS.
+    #[arg(long, env = "SIEVED_TLS_PORT", default_value_t = 0)]
+    pub tls_port: u16,
+    /// The server's certificate chain, PEM.
+    #[arg(long, env = "SIEVED_TLS_CERT_FILE", default_value = "")]
+    pub tls_cert_file: String,
+    /// The private key of the certificate, PEM (PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, env = "SIEVED_TLS_KEY_FILE", default_value = "")]
+    pub tls_key_file: String,
+    /// The certificate authorities that sign client certificates, PEM.
+    #[arg(long, env = "SIEVED_TLS_CA_CERT_FILE", default_value = "")]
+    pub tls_ca_cert_file: String,
+    /// yes: TLS clients must show a certificate signed by tls-ca-cert-file; optional: one is
+    /// checked if shown; no: none is asked for.
+    #[arg(long, env = "SIEVED_TLS_AUTH_CLIENTS", default_value = "yes")]
+    pub tls_auth_clients: String,
     /// Data directory.
     #[arg(long, env = "SIEVED_DIR", default_value = "./data")]
     pub dir: PathBuf,
@@ -190,6 +206,79 @@ impl std::fmt::Display for SaveRules {
     }
 }
 
+/// `tls-auth-clients`: what a TLS client has to show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientAuth {
+    /// A certificate signed by the CA: `yes`.
+    Required,
+    /// Checked against the CA when the client shows one: `optional`.
+    Optional,
+    /// Never asked for: `no`.
+    Off,
+}
+
+impl ClientAuth {
+    pub fn parse(value: &str) -> Result<ClientAuth, String> {
+        match value.to_ascii_lowercase().as_str() {
+            "yes" => Ok(ClientAuth::Required),
+            "optional" => Ok(ClientAuth::Optional),
+            "no" => Ok(ClientAuth::Off),
+            _ => Err("argument must be 'yes', 'no' or 'optional'".into()),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientAuth::Required => "yes",
+            ClientAuth::Optional => "optional",
+            ClientAuth::Off => "no",
+        }
+    }
+}
+
+/// The TLS listener's settings, fixed at start-up.
+#[derive(Debug, Clone)]
+pub struct TlsSettings {
+    /// `None` serves no TLS. `Some(0)` picks a free port, which only embedding and tests can
+    /// ask for: the tls-port flag's 0 means "off", as in Redis.
+    pub port: Option<u16>,
+    pub cert_file: PathBuf,
+    pub key_file: PathBuf,
+    pub ca_cert_file: Option<PathBuf>,
+    pub auth_clients: ClientAuth,
+}
+
+impl TlsSettings {
+    fn from_flags(flags: &Flags) -> Result<TlsSettings, String> {
+        let path = |value: &str| (!value.is_empty()).then(|| PathBuf::from(value));
+        let settings = TlsSettings {
+            port: (flags.tls_port != 0).then_some(flags.tls_port),
+            cert_file: PathBuf::from(&flags.tls_cert_file),
+            key_file: PathBuf::from(&flags.tls_key_file),
+            ca_cert_file: path(&flags.tls_ca_cert_file),
+            auth_clients: ClientAuth::parse(&flags.tls_auth_clients)
+                .map_err(|e| format!("--tls-auth-clients: {e}"))?,
+        };
+        if settings.port.is_none() {
+            return Ok(settings);
+        }
+        if flags.tls_port == flags.port {
+            return Err("--tls-port: must differ from --port".into());
+        }
+        if flags.tls_cert_file.is_empty() || flags.tls_key_file.is_empty() {
+            return Err("--tls-port: needs --tls-cert-file and --tls-key-file".into());
+        }
+        if settings.auth_clients != ClientAuth::Off && settings.ca_cert_file.is_none() {
+            return Err(format!(
+                "--tls-auth-clients {}: needs --tls-ca-cert-file, the authority that signs \
+                 client certificates (or --tls-auth-clients no, to ask for none)",
+                settings.auth_clients.name()
+            ));
+        }
+        Ok(settings)
+    }
+}
+
 static TEST_DIRS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// The settings that may change while the server runs.
@@ -238,6 +327,7 @@ impl Settings {
 pub struct Config {
     pub bind: String,
     pub port: u16,
+    pub tls: TlsSettings,
     pub dir: PathBuf,
     pub threads: usize,
     pub shards: usize,
@@ -257,6 +347,8 @@ pub struct Config {
     slowlog_threshold_us: AtomicI64,
     /// `maxmemory`, copied out of `settings` for the same reason: every write command checks it.
     maxmemory: AtomicU64,
+    /// Wakes whoever waits on a setting (idle clients on `timeout`) when CONFIG SET changes any.
+    changed: tokio::sync::Notify,
     rewriting: Mutex<()>,
 }
 
@@ -303,6 +395,7 @@ impl Config {
         if flags.shards == 0 || flags.shards > 1 << 16 {
             return Err("--shards: must be between 1 and 65536".into());
         }
+        let tls = TlsSettings::from_flags(&flags)?;
         let threads = flags
             .threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -317,6 +410,7 @@ impl Config {
             aof_load_damaged,
             bind: flags.bind,
             port: flags.port,
+            tls,
             dir: flags.dir,
             threads,
             shards: flags.shards,
@@ -328,6 +422,7 @@ impl Config {
             maxmemory: AtomicU64::new(settings.maxmemory),
             settings: RwLock::new(settings),
             requirepass: RwLock::new(flags.requirepass.into_bytes()),
+            changed: tokio::sync::Notify::new(),
             rewriting: Mutex::new(()),
         })
     }
@@ -456,7 +551,14 @@ impl Config {
         if let Some(password) = password {
             self.set_requirepass(password);
         }
+        self.changed.notify_waiters();
         Ok(())
+    }
+
+    /// Completes at the next successful CONFIG SET; create it before reading the settings it
+    /// is to watch, so that no change slips in between.
+    pub fn changed(&self) -> tokio::sync::futures::Notified<'_> {
+        self.changed.notified()
     }
 
     /// Bytes of memory past which commands that may allocate are refused; 0 for no limit.
@@ -492,7 +594,7 @@ impl Config {
             (param.set?)(&mut scratch, value).ok()?;
             Some((param.get)(self, &scratch))
         };
-        let updates: Vec<Update> = PARAMS
+        let mut updates: Vec<Update> = PARAMS
             .iter()
             .filter(|param| param.set.is_some())
             .map(|param| {
@@ -509,10 +611,31 @@ impl Config {
                 }
             })
             .collect();
+        updates.push(self.requirepass_update(&directives).map_err(fail)?);
         let rewritten = config_file::rewrite_text(&text, &directives, &updates);
         config_file::write_atomically(path, &rewritten).map_err(|e| fail(e.to_string()))?;
         tracing::info!(file = %path.display(), "configuration rewritten");
         Ok(())
+    }
+
+    /// CONFIG REWRITE's line for `requirepass`, which lives outside the parameter table. A
+    /// password that is not UTF-8 cannot be written so that it reads back the same: it stops
+    /// the rewrite rather than lock every client out at the next start.
+    fn requirepass_update(&self, directives: &[config_file::Directive]) -> Result<Update, String> {
+        let password = self
+            .requirepass
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let password = String::from_utf8(password)
+            .map_err(|_| "requirepass is not UTF-8 text, which the file cannot hold".to_string())?;
+        let unchanged =
+            file_value(directives, "requirepass").is_some_and(|(written, _)| written == password);
+        Ok(Update {
+            name: "requirepass",
+            line: (!unchanged).then(|| directive_line("requirepass", &password)),
+            add_if_missing: !password.is_empty(),
+        })
     }
 }
 
@@ -552,6 +675,47 @@ const DIRECTIVES: &[Directive] = &[
         flag: "port",
         apply: |f, v| {
             f.port = parsed(v)?;
+            Ok(())
+        },
+    },
+    Directive {
+        name: "tls-port",
+        flag: "tls_port",
+        apply: |f, v| {
+            f.tls_port = parsed(v)?;
+            Ok(())
+        },
+    },
+    Directive {
+        name: "tls-cert-file",
+        flag: "tls_cert_file",
+        apply: |f, v| {
+            f.tls_cert_file = v.to_string();
+            Ok(())
+        },
+    },
+    Directive {
+        name: "tls-key-file",
+        flag: "tls_key_file",
+        apply: |f, v| {
+            f.tls_key_file = v.to_string();
+            Ok(())
+        },
+    },
+    Directive {
+        name: "tls-ca-cert-file",
+        flag: "tls_ca_cert_file",
+        apply: |f, v| {
+            f.tls_ca_cert_file = v.to_string();
+            Ok(())
+        },
+    },
+    Directive {
+        name: "tls-auth-clients",
+        flag: "tls_auth_clients",
+        apply: |f, v| {
+            ClientAuth::parse(v)?;
+            f.tls_auth_clients = v.to_string();
             Ok(())
         },
     },
@@ -863,6 +1027,37 @@ const PARAMS: &[Param] = &[
     Param {
         name: "port",
         get: |c, _| c.port.to_string(),
+        set: None,
+    },
+    Param {
+        name: "tls-port",
+        get: |c, _| c.tls.port.unwrap_or(0).to_string(),
+        set: None,
+    },
+    Param {
+        name: "tls-cert-file",
+        get: |c, _| c.tls.cert_file.display().to_string(),
+        set: None,
+    },
+    Param {
+        name: "tls-key-file",
+        get: |c, _| c.tls.key_file.display().to_string(),
+        set: None,
+    },
+    Param {
+        name: "tls-ca-cert-file",
+        get: |c, _| {
+            c.tls
+                .ca_cert_file
+                .as_deref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        },
+        set: None,
+    },
+    Param {
+        name: "tls-auth-clients",
+        get: |c, _| c.tls.auth_clients.name().into(),
         set: None,
     },
     Param {

@@ -3,6 +3,7 @@
 use clap::CommandFactory;
 use sieved::config::{Config, Flags};
 use sieved::notify;
+use sieved::open_files;
 use sieved::server::Server;
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -29,6 +30,8 @@ fn main() -> ExitCode {
         .with_ansi(std::io::stdout().is_terminal())
         .init();
 
+    raise_open_files_limit(config.settings().maxclients);
+
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(config.threads)
         .enable_all()
@@ -46,6 +49,22 @@ fn main() -> ExitCode {
             tracing::error!(%error, "sieved stopped");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Makes room for `maxclients` connections, as Redis does; a shortfall only warns, since the
+/// server still works, for fewer clients.
+fn raise_open_files_limit(maxclients: u64) {
+    let wanted = maxclients.saturating_add(open_files::RESERVED);
+    match open_files::raise_to(wanted) {
+        Ok(limit) if limit >= wanted => tracing::debug!(limit, "open-files limit"),
+        Ok(limit) => tracing::warn!(
+            "the open-files limit is {limit}, short of the {wanted} that maxclients {maxclients} \
+             needs; about {} clients can connect (raise the hard limit: ulimit -Hn, or \
+             LimitNOFILE= under systemd)",
+            limit.saturating_sub(open_files::RESERVED)
+        ),
+        Err(error) => tracing::warn!(%error, "cannot raise the open-files limit to {wanted}"),
     }
 }
 
@@ -69,9 +88,12 @@ async fn serve(config: Config) -> std::io::Result<()> {
     );
     let server = Server::bind(config).await?;
     let shared = server.shared();
-    match shared.metrics_addr {
-        Some(metrics) => tracing::info!(address = %server.local_addr()?, %metrics, "listening"),
-        None => tracing::info!(address = %server.local_addr()?, "listening"),
+    let address = server.local_addr()?;
+    match (server.tls_addr(), shared.metrics_addr) {
+        (Some(tls), Some(metrics)) => tracing::info!(%address, %tls, %metrics, "listening"),
+        (Some(tls), None) => tracing::info!(%address, %tls, "listening"),
+        (None, Some(metrics)) => tracing::info!(%address, %metrics, "listening"),
+        (None, None) => tracing::info!(%address, "listening"),
     }
     let recovery = match server.load() {
         Ok(recovery) => recovery,

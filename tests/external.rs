@@ -6,7 +6,9 @@
 
 mod common;
 
+use common::tls;
 use common::TestServer;
+use sieved::config::ClientAuth;
 use std::env;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -263,6 +265,72 @@ fn redis_cli_resp3() {
         info.lines().any(|l| l.starts_with("redis_version:")),
         "{info}"
     );
+}
+
+/// redis-cli with `--tls`; builds without TLS support (Debian's has it) count as missing.
+fn tls_cli() -> Option<PathBuf> {
+    let program = tool("redis-cli")?;
+    let mut help = Command::new(&program);
+    help.arg("--help");
+    if !run(help, Vec::new()).stdout.contains("--tls") {
+        missing("redis-cli built with TLS (--tls)");
+        return None;
+    }
+    Some(program)
+}
+
+/// Runs redis-cli against the server's TLS port, trusting the test CA.
+fn run_tls(program: &Path, server: &TestServer, options: &[&str], args: &[&str]) -> Output {
+    let addr = server.tls_addr.expect("the TLS port is on");
+    let mut command = Command::new(program);
+    command
+        .args(["-h", &addr.ip().to_string(), "-p", &addr.port().to_string()])
+        .args(["--tls", "--cacert"])
+        .arg(tls::cert_file("ca.crt"))
+        .args(options)
+        .args(args);
+    run(command, Vec::new())
+}
+
+#[test]
+fn redis_cli_over_tls() {
+    let Some(program) = tls_cli() else { return };
+    let client_cert = tls::cert_file("client.crt").display().to_string();
+    let client_key = tls::cert_file("client.key").display().to_string();
+    let identity = ["--cert", client_cert.as_str(), "--key", client_key.as_str()];
+
+    let optional = TestServer::start_with(tls::config(ClientAuth::Optional));
+    for (options, args, expected) in [
+        (&[][..], &["BF.ADD", "k", "x"][..], "1"),
+        (&[][..], &["BF.ADD", "k", "x"][..], "0"),
+        (&identity[..], &["BF.EXISTS", "k", "x"][..], "1"),
+        (
+            &["-3", "--no-raw"][..],
+            &["BF.EXISTS", "k", "x"][..],
+            "(true)",
+        ),
+    ] {
+        let output = run_tls(&program, &optional, options, args);
+        assert!(
+            output.status.success() && output.stdout.trim_end() == expected,
+            "{options:?} {args:?}: {:?}\n{}{}",
+            output.status,
+            output.stdout,
+            output.stderr
+        );
+    }
+
+    let required = TestServer::start_with(tls::config(ClientAuth::Required));
+    let output = run_tls(&program, &required, &identity, &["BF.ADD", "k", "x"]);
+    assert_eq!(output.stdout.trim_end(), "1", "{}", output.stderr);
+    let refused = run_tls(&program, &required, &[], &["BF.ADD", "k", "y"]);
+    assert!(
+        !refused.stdout.trim_end().ends_with('1'),
+        "served without a client certificate: {}{}",
+        refused.stdout,
+        refused.stderr
+    );
+    assert_eq!(required.client().cmd(&["BF.EXISTS", "k", "y"]), b":0\r\n");
 }
 
 /// The value of an integer reply, `:<n>\r\n`.

@@ -267,6 +267,62 @@ fn config_rewrite_round_trips_and_keeps_the_file_as_written() {
 }
 
 #[test]
+fn config_rewrite_writes_requirepass() {
+    let dir = TempDir::new("requirepass");
+    let conf = copy_of_deployed_config(&dir);
+    let original = std::fs::read_to_string(&conf).unwrap();
+    let data = dir.0.join("data");
+    let port = free_port();
+    let server = start(&["--config", conf.to_str().unwrap()], &data, port, |_| {});
+    let mut client = connect(port);
+    let password = "two words, \"quoted\"";
+    assert_eq!(
+        client.cmd(&["CONFIG", "SET", "requirepass", password]),
+        b"+OK\r\n"
+    );
+    assert_eq!(client.cmd(&["CONFIG", "REWRITE"]), b"+OK\r\n");
+    let rewritten = std::fs::read_to_string(&conf).unwrap();
+    let changed: Vec<(&str, &str)> = original
+        .lines()
+        .zip(rewritten.lines())
+        .filter(|(before, after)| before != after)
+        .collect();
+    assert_eq!(
+        changed,
+        [(
+            "requirepass \"\"",
+            "requirepass \"two words, \\\"quoted\\\"\""
+        )]
+    );
+    // A password the file could not hold as it is stops the rewrite and leaves the file alone.
+    assert_eq!(
+        client.command(&[b"CONFIG", b"SET", b"requirepass", b"\xff"]),
+        b"+OK\r\n"
+    );
+    assert_eq!(
+        client.cmd(&["CONFIG", "REWRITE"]),
+        &b"-ERR Rewriting config file: requirepass is not UTF-8 text, which the file cannot hold\r\n"[..]
+    );
+    assert_eq!(std::fs::read_to_string(&conf).unwrap(), rewritten);
+    drop(server);
+
+    let port = free_port();
+    let _again = start(&["--config", conf.to_str().unwrap()], &data, port, |_| {});
+    let mut client = connect(port);
+    assert_eq!(
+        client.cmd(&["PING"]),
+        b"-NOAUTH Authentication required.\r\n"
+    );
+    assert_eq!(client.cmd(&["AUTH", password]), b"+OK\r\n");
+    assert_eq!(
+        client.cmd(&["CONFIG", "SET", "requirepass", ""]),
+        b"+OK\r\n"
+    );
+    assert_eq!(client.cmd(&["CONFIG", "REWRITE"]), b"+OK\r\n");
+    assert_eq!(std::fs::read_to_string(&conf).unwrap(), original);
+}
+
+#[test]
 fn config_rewrite_appends_what_the_file_lacks() {
     let dir = TempDir::new("append");
     let conf = dir.0.join("small.conf");

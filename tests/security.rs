@@ -118,6 +118,41 @@ fn idle_clients_are_closed_after_the_timeout() {
 }
 
 #[test]
+fn clients_that_take_no_replies_are_closed_after_the_timeout() {
+    let _serial = serial();
+    let server = TestServer::start();
+    let mut admin = server.client();
+    let big = "b".repeat(1 << 20);
+    assert_eq!(admin.cmd(&["SET", "big", &big]), b"+OK\r\n");
+    // Both wait already when the timeout is set, and it reaches them all the same.
+    let mut idle = server.client();
+    assert_eq!(idle.cmd(&["PING"]), b"+PONG\r\n");
+    let mut stuck = server.client();
+    let mut pipeline = Vec::new();
+    for _ in 0..200 {
+        pipeline.extend(encode_command(&[b"GET", b"big"]));
+    }
+    stuck.send(&pipeline);
+    assert_eq!(admin.cmd(&["CONFIG", "SET", "timeout", "1"]), b"+OK\r\n");
+    // All three go, the admin too; only then is the stuck client allowed to read.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while server.shared.clients.count() > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "clients kept past the timeout"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(idle.is_closed());
+    let received = stuck.read_until_closed();
+    assert!(
+        received.len() < 100 << 20,
+        "{} bytes sent to a client that took none for longer than the timeout",
+        received.len()
+    );
+}
+
+#[test]
 fn writes_are_refused_over_maxmemory() {
     let _serial = serial();
     let server = TestServer::start();

@@ -1,16 +1,17 @@
 //! One client connection: read what has arrived, parse and execute every complete request in it,
-//! and send all their replies with one write. Nothing here holds a lock across an await.
+//! and send all their replies with one write. The same loop serves plain TCP and TLS streams.
+//! Nothing here holds a lock across an await.
 
 use super::{ClientInfo, Shared, Stats};
 use crate::cmd::{self, Ctx, Session};
+use crate::config::Config;
 use crate::protocol::{Limits, Protocol, Reply, Request, RequestParser};
 use crate::store::now_ms;
 use bytes::{Buf, BytesMut};
 use std::io;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// Room made before each read; enough for a deep pipeline of small requests.
 const READ_CHUNK: usize = 16 * 1024;
@@ -27,12 +28,87 @@ const MAX_QUERY_BUFFER: usize = 1024 * 1024 * 1024;
 /// not read holds the server to this much.
 const MAX_PENDING_REPLY: usize = 16 * 1024 * 1024;
 
-pub async fn serve(
+/// How long a closing connection may take to deliver its last bytes (TLS's close_notify too).
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Serves the client until it leaves, breaks the protocol, idles past `timeout`, or the server
+/// stops; then closes the stream in an orderly way, so that a TLS client sees the end as one.
+pub async fn serve<S>(
     shared: &Arc<Shared>,
-    mut stream: TcpStream,
+    mut stream: S,
     client: Arc<ClientInfo>,
-) -> io::Result<()> {
-    stream.set_nodelay(true)?;
+) -> io::Result<()>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    serve_until_closed(shared, &mut stream, client).await?;
+    let _ = tokio::time::timeout(CLOSE_TIMEOUT, stream.shutdown()).await;
+    Ok(())
+}
+
+/// Resolves once the `timeout` setting's seconds have passed since it was called; never while
+/// `timeout` is 0. Follows CONFIG SET timeout, so that a new limit reaches clients already
+/// waiting, as Redis's periodic check does.
+async fn idle(config: &Config) {
+    let since = Instant::now();
+    loop {
+        let changed = config.changed();
+        let limit = match config.settings().timeout_secs {
+            0 => None,
+            secs => Some(since + Duration::from_secs(secs)),
+        };
+        let expired = async {
+            match limit {
+                Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = expired => return,
+            _ = changed => {}
+        }
+    }
+}
+
+/// Writes all of `bytes` and flushes them. Like Redis's `timeout`, which counts a client that
+/// accepts none of its replies as idle, gives up (returning false) once the client has taken
+/// nothing for that long.
+async fn send<S>(stream: &mut S, mut bytes: &[u8], config: &Config) -> io::Result<bool>
+where
+    S: AsyncWrite + Unpin,
+{
+    loop {
+        let progress = async {
+            if bytes.is_empty() {
+                stream.flush().await.map(|()| 0)
+            } else {
+                stream.write(bytes).await
+            }
+        };
+        // Biased: a write that can go ahead at once never arms the idle timer.
+        let written = tokio::select! {
+            biased;
+            written = progress => written?,
+            _ = idle(config) => return Ok(false),
+        };
+        if bytes.is_empty() {
+            return Ok(true);
+        }
+        if written == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        bytes = &bytes[written..];
+    }
+}
+
+async fn serve_until_closed<S>(
+    shared: &Arc<Shared>,
+    stream: &mut S,
+    client: Arc<ClientInfo>,
+) -> io::Result<()>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
     let settings = shared.config.settings();
     let mut parser = RequestParser::new(Limits {
         max_bulk_len: settings.proto_max_bulk_len.min(usize::MAX as u64) as usize,
@@ -51,17 +127,19 @@ pub async fn serve(
             if input.capacity() - input.len() < room / 2 {
                 input.reserve(room);
             }
-            let idle_limit = shared.config.settings().timeout_secs;
-            let idle = async {
-                match idle_limit {
-                    0 => std::future::pending().await,
-                    secs => tokio::time::sleep(Duration::from_secs(secs)).await,
-                }
-            };
+            // Biased: shutdown is noticed even by a client that never stops sending, and data
+            // that is there already is read without arming the idle timer.
             let read = tokio::select! {
-                read = stream.read_buf(&mut input) => read?,
+                biased;
                 _ = shared.shutdown.requested() => return Ok(()),
-                _ = idle => {
+                read = stream.read_buf(&mut input) => match read {
+                    Ok(read) => read,
+                    // A TLS client that hangs up without close_notify, as most do: requests
+                    // carry their own lengths, so nothing can have been cut short unnoticed.
+                    Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => 0,
+                    Err(error) => return Err(error),
+                },
+                _ = idle(&shared.config) => {
                     tracing::debug!(client = session.client.id, "idle timeout; closing");
                     return Ok(());
                 }
@@ -91,7 +169,10 @@ pub async fn serve(
             }
         }
         if !reply.is_empty() {
-            stream.write_all(reply.bytes()).await?;
+            if !send(stream, reply.bytes(), &shared.config).await? {
+                tracing::debug!(client = session.client.id, "takes no replies; closing");
+                return Ok(());
+            }
             Stats::add(&shared.stats.net_output_bytes, reply.len() as u64);
             reply.clear();
             reply.shrink(KEEP_BUFFER);

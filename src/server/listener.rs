@@ -1,3 +1,4 @@
+use super::tls::{self, HandshakeFailure, HANDSHAKE_TIMEOUT};
 use super::{connection, expiry, metrics, saver, shutdown, stats, ExitSave, Shared, Stats};
 use crate::cmd::errors;
 use crate::config::Config;
@@ -8,12 +9,16 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
+use tokio_rustls::TlsAcceptor;
 
 /// How long connections get to finish their current batch after shutdown is requested.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a refused client gets to take its refusal (and, on the TLS port, to shake hands
+/// for it) before it is dropped.
+const REFUSAL_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Why a new connection is turned away, if it is: Redis's replies for a full server and for
 /// protected mode (no password set, and the client is not on the loopback interface).
@@ -29,14 +34,88 @@ fn refusal(shared: &Shared, addr: &SocketAddr) -> Option<&'static str> {
 }
 
 /// Sends the refusal and closes, without waiting long for a client that does not read.
-async fn refuse(mut stream: TcpStream, message: &'static str) {
+async fn refuse(mut stream: impl AsyncWrite + Unpin, message: &'static str) {
     let line = format!("-{message}\r\n");
-    let _ = tokio::time::timeout(Duration::from_secs(1), stream.write_all(line.as_bytes())).await;
+    let _ = tokio::time::timeout(REFUSAL_TIMEOUT, async {
+        stream.write_all(line.as_bytes()).await?;
+        stream.shutdown().await
+    })
+    .await;
+}
+
+/// A refusal on the TLS port has to be encrypted to be read at all.
+async fn refuse_tls(acceptor: TlsAcceptor, stream: TcpStream, message: &'static str) {
+    if let Ok(stream) = tls::handshake(&acceptor, stream, REFUSAL_TIMEOUT).await {
+        refuse(stream, message).await;
+    }
+}
+
+/// The TLS port, when it is on.
+struct TlsListener {
+    listener: TcpListener,
+    acceptor: TlsAcceptor,
+}
+
+/// The next connection on the TLS port, with its acceptor; never, when the port is off.
+async fn accept_tls(
+    tls: Option<&TlsListener>,
+) -> (io::Result<(TcpStream, SocketAddr)>, Option<TlsAcceptor>) {
+    match tls {
+        Some(tls) => (tls.listener.accept().await, Some(tls.acceptor.clone())),
+        None => std::future::pending().await,
+    }
+}
+
+/// The handshake may take as long as an idle client is allowed, up to HANDSHAKE_TIMEOUT.
+fn handshake_limit(shared: &Shared) -> Duration {
+    match shared.config.settings().timeout_secs {
+        0 => HANDSHAKE_TIMEOUT,
+        secs => HANDSHAKE_TIMEOUT.min(Duration::from_secs(secs)),
+    }
+}
+
+/// Serves one accepted connection, over TLS when it came to the TLS port, holding a client
+/// slot from the first byte of the handshake to the end.
+async fn serve(
+    shared: Arc<Shared>,
+    stream: TcpStream,
+    addr: SocketAddr,
+    acceptor: Option<TlsAcceptor>,
+) {
+    // Replies go out in one write per batch; Nagle's delay would only hold the last one back.
+    let _ = stream.set_nodelay(true);
+    let local = stream.local_addr().unwrap_or(addr);
+    let registration = shared.clients.register(addr, local, now_ms());
+    let info = registration.info.clone();
+    let served = match acceptor {
+        None => connection::serve(&shared, stream, info).await,
+        Some(acceptor) => {
+            let handshake = tokio::select! {
+                handshake = tls::handshake(&acceptor, stream, handshake_limit(&shared)) => handshake,
+                _ = shared.shutdown.requested() => return,
+            };
+            match handshake {
+                Ok(stream) => connection::serve(&shared, stream, info).await,
+                Err(HandshakeFailure::TimedOut) => {
+                    tracing::debug!(%addr, "TLS handshake timed out; closing");
+                    return;
+                }
+                Err(HandshakeFailure::Failed(error)) => {
+                    tracing::debug!(%addr, %error, "TLS handshake failed; closing");
+                    return;
+                }
+            }
+        }
+    };
+    if let Err(error) = served {
+        tracing::debug!(%addr, %error, "connection closed with an error");
+    }
 }
 
 pub struct Server {
     shared: Arc<Shared>,
     listener: TcpListener,
+    tls: Option<TlsListener>,
     metrics: Option<TcpListener>,
 }
 
@@ -45,6 +124,16 @@ impl Server {
         std::fs::create_dir_all(&config.dir)?;
         let listener = TcpListener::bind((config.bind.as_str(), config.port)).await?;
         let addr = listener.local_addr()?;
+        let tls = match config.tls.port {
+            None => None,
+            Some(port) => {
+                let acceptor = tls::acceptor(&config.tls)?;
+                let listener = TcpListener::bind((config.bind.as_str(), port))
+                    .await
+                    .map_err(|e| io::Error::new(e.kind(), format!("tls-port {port}: {e}")))?;
+                Some(TlsListener { listener, acceptor })
+            }
+        };
         let metrics = match config.metrics_addr.as_str() {
             "" => None,
             metrics_addr => Some(TcpListener::bind(metrics_addr).await.map_err(|e| {
@@ -53,15 +142,22 @@ impl Server {
         };
         let mut shared = Shared::new(config, addr);
         shared.metrics_addr = metrics.as_ref().map(TcpListener::local_addr).transpose()?;
+        shared.tls_addr = tls.as_ref().map(|t| t.listener.local_addr()).transpose()?;
         Ok(Server {
             shared: Arc::new(shared),
             listener,
+            tls,
             metrics,
         })
     }
 
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.listener.local_addr()
+    }
+
+    /// Where the TLS port listens, when it is on.
+    pub fn tls_addr(&self) -> Option<SocketAddr> {
+        self.shared.tls_addr
     }
 
     pub fn shared(&self) -> Arc<Shared> {
@@ -101,8 +197,9 @@ impl Server {
             tasks.spawn(async move { shutdown::on_signals(&shared.shutdown).await });
         }
         loop {
-            let accepted = tokio::select! {
-                accepted = self.listener.accept() => accepted,
+            let (accepted, acceptor) = tokio::select! {
+                accepted = self.listener.accept() => (accepted, None),
+                accepted = accept_tls(self.tls.as_ref()) => accepted,
                 _ = shared.shutdown.requested() => break,
             };
             match accepted {
@@ -110,18 +207,13 @@ impl Server {
                     Stats::add(&shared.stats.connections_received, 1);
                     if let Some(refusal) = refusal(&shared, &addr) {
                         Stats::add(&shared.stats.rejected_connections, 1);
-                        tasks.spawn(refuse(stream, refusal));
+                        match acceptor {
+                            None => tasks.spawn(refuse(stream, refusal)),
+                            Some(acceptor) => tasks.spawn(refuse_tls(acceptor, stream, refusal)),
+                        };
                         continue;
                     }
-                    let shared = shared.clone();
-                    tasks.spawn(async move {
-                        let local = stream.local_addr().unwrap_or(addr);
-                        let registration = shared.clients.register(addr, local, now_ms());
-                        let info = registration.info.clone();
-                        if let Err(error) = connection::serve(&shared, stream, info).await {
-                            tracing::debug!(%addr, %error, "connection closed with an error");
-                        }
-                    });
+                    tasks.spawn(serve(shared.clone(), stream, addr, acceptor));
                 }
                 // Out of descriptors and similar: back off briefly instead of spinning.
                 Err(error) => {
@@ -132,6 +224,7 @@ impl Server {
             while tasks.try_join_next().is_some() {}
         }
         drop(self.listener);
+        drop(self.tls);
         tracing::info!("no longer accepting connections; draining");
         if tokio::time::timeout(DRAIN_TIMEOUT, async {
             while tasks.join_next().await.is_some() {}

@@ -12,6 +12,7 @@ mod saver;
 mod shutdown;
 mod slowlog;
 mod stats;
+mod tls;
 
 pub use clients::{ClientInfo, Clients};
 pub use commandstats::{CommandStats, CommandTotals, Outcome, Tally, LATENCY_BOUNDS_US};
@@ -37,6 +38,8 @@ pub struct Shared {
     pub stats: Stats,
     pub commands: CommandStats,
     pub slowlog: SlowLog,
+    /// Where the TLS port listens, when it is on.
+    pub tls_addr: Option<SocketAddr>,
     /// Where the metrics endpoint listens, when it is on.
     pub metrics_addr: Option<SocketAddr>,
     pub saver: Saver,
@@ -69,6 +72,7 @@ impl Shared {
             stats: Stats::default(),
             commands: CommandStats::default(),
             slowlog: SlowLog::default(),
+            tls_addr: None,
             metrics_addr: None,
             saver: Saver::new(started_ms),
             aof,

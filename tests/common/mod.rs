@@ -2,9 +2,12 @@
 //! and frames each reply with redis-protocol's decoder, an implementation independent of ours.
 #![allow(dead_code)]
 
+pub mod async_client;
+pub mod tls;
+
 use sieved::config::Config;
 use sieved::server::{Server, Shared};
-use std::io::{Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -15,6 +18,8 @@ use std::time::Instant;
 
 pub struct TestServer {
     pub addr: SocketAddr,
+    /// The TLS port, when the configuration asked for one.
+    pub tls_addr: Option<SocketAddr>,
     pub shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
     /// The server's data directory, removed on drop when the test did not choose it.
@@ -57,6 +62,7 @@ impl TestServer {
         let (addr, shared) = receiver.recv().expect("server started");
         TestServer {
             addr,
+            tls_addr: shared.tls_addr,
             shared,
             thread: Some(thread),
             owned_dir: None,
@@ -185,6 +191,23 @@ impl RawClient {
         self.send(&encode_command(&[b"HELLO", b"3"]));
         self.resp = Resp::Three;
         self.read_reply();
+    }
+
+    /// Reads until the server ends the connection (a reset counts as an end) and returns what
+    /// came before; a server that keeps it open past the read timeout fails the test.
+    pub fn read_until_closed(&mut self) -> Vec<u8> {
+        let mut received = std::mem::take(&mut self.pending);
+        let mut chunk = [0u8; 64 * 1024];
+        loop {
+            match self.stream.read(&mut chunk) {
+                Ok(0) => return received,
+                Ok(n) => received.extend_from_slice(&chunk[..n]),
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                    panic!("the server did not close the connection")
+                }
+                Err(_) => return received,
+            }
+        }
     }
 
     /// True if the server closed the connection with nothing more to read.
