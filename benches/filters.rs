@@ -16,7 +16,7 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use sieved::filter::{
     BloomChain, ChainOptions, CounterBits, CountingChain, CountingOptions, FilterError,
-    HashedChain, MAX_CHUNK_BYTES,
+    HashedChain, Layout, MAX_CHUNK_BYTES,
 };
 use std::hint::black_box;
 use std::time::Duration;
@@ -90,6 +90,7 @@ fn chain(capacity: u64) -> BloomChain {
         error_rate: ERROR_RATE,
         capacity,
         expansion: 0,
+        layout: Layout::Classic,
     };
     BloomChain::new(options, u64::MAX).expect("the filter fits")
 }

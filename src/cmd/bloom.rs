@@ -4,7 +4,7 @@ use super::args::{is, parse_f64, parse_i64, Cursor};
 use super::errors::*;
 use super::{filters, Ctx};
 use crate::config::{MAX_CAPACITY, MAX_EXPANSION};
-use crate::filter::{format_g, BloomChain, ChainOptions};
+use crate::filter::{format_g, BloomChain, ChainOptions, Layout};
 use crate::protocol::{Reply, Request};
 
 /// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
@@ -37,6 +37,7 @@ impl<'a> Reserve<'a> {
                 error_rate,
                 capacity,
                 expansion,
+                layout: Layout::Classic,
             },
         })
     }
