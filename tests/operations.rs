@@ -116,6 +116,7 @@ fn deployed_config_sets_every_parameter_to_its_default() {
         "bf-error-rate",
         "bf-initial-size",
         "bf-expansion-factor",
+        "bf-layout",
         "max-filter-memory",
         "proto-max-bulk-len",
         "slowlog-log-slower-than",

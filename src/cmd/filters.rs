@@ -9,7 +9,7 @@ use super::Ctx;
 use crate::config::Settings;
 use crate::filter::{
     BloomChain, ChainOptions, CounterBits, CountingChain, CountingOptions, DumpStep, FilterError,
-    HashedChain, Layout,
+    HashedChain,
 };
 use crate::protocol::{Reply, Request};
 use crate::store::{Db, Value};
@@ -80,7 +80,7 @@ impl Filter for BloomChain {
             error_rate: settings.bf_error_rate,
             capacity: settings.bf_initial_size,
             expansion: settings.bf_expansion_factor,
-            layout: Layout::Classic,
+            layout: settings.bf_layout,
         }
     }
 
