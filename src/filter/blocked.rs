@@ -30,41 +30,57 @@ impl ItemHash {
         ((self.h1 as u128 * blocks as u128) >> 64) as usize
     }
 
-    /// The item's bit positions inside its block, each below 512.
-    #[inline]
-    fn block_probes(self, hashes: u32) -> impl Iterator<Item = u32> {
-        let mut word = self.h2;
-        (0..hashes).map(move |i| {
-            let slot = i % PROBES_PER_WORD;
-            if slot == 0 && i > 0 {
-                word = mix(self
-                    .h2
-                    .wrapping_add(u64::from(i / PROBES_PER_WORD).wrapping_mul(GOLDEN)));
+    /// Calls `probe` on each of the item's bit positions in its block, each below 512: nine bits
+    /// of h2 per probe, seven per word, then nine bits at a time of further words drawn from h2
+    /// as splitmix64 would.
+    #[inline(always)]
+    fn each_probe(self, hashes: u32, mut probe: impl FnMut(usize)) {
+        let (mut left, mut word, mut drawn) = (hashes, self.h2, 0u64);
+        loop {
+            let here = left.min(PROBES_PER_WORD);
+            for _ in 0..here {
+                probe((word & 511) as usize);
+                word >>= PROBE_BITS;
             }
-            ((word >> (slot * PROBE_BITS)) & 511) as u32
-        })
+            left -= here;
+            if left == 0 {
+                return;
+            }
+            drawn += 1;
+            word = mix(self.h2.wrapping_add(drawn.wrapping_mul(GOLDEN)));
+        }
     }
 }
 
+/// The probes are gathered into a mask and the block compared with it word by word: no branch
+/// depends on the bits, which a look-up of an item not in the filter would mispredict half the
+/// time.
 #[inline]
 pub(super) fn contains(blocks: &[Block], hash: ItemHash, hashes: u32) -> bool {
     let block = &blocks[hash.block(blocks.len())].0;
-    hash.block_probes(hashes)
-        .all(|bit| block[(bit >> 6) as usize] & (1 << (bit & 63)) != 0)
+    let mut mask = [0u64; 8];
+    hash.each_probe(hashes, |bit| mask[bit >> 6] |= 1 << (bit & 63));
+    let missing = block
+        .iter()
+        .zip(mask)
+        .fold(0, |missing, (word, probes)| missing | (probes & !word));
+    missing == 0
 }
 
-/// Sets the item's bits; true when at least one of them was clear.
+/// Sets the item's bits; true when at least one of them was clear. One read-modify-write per
+/// probe rather than a mask written back whole: on a large filter the stores wait for their cache
+/// line, and fewer of them let the CPU run further ahead (measured on 1 GiB, benches/filters.rs).
 #[inline]
 pub(super) fn insert(blocks: &mut [Block], hash: ItemHash, hashes: u32) -> bool {
     let block = &mut blocks[hash.block(blocks.len())].0;
-    let mut changed = 0;
-    for bit in hash.block_probes(hashes) {
-        let word = &mut block[(bit >> 6) as usize];
+    let mut missing = 0;
+    hash.each_probe(hashes, |bit| {
+        let word = &mut block[bit >> 6];
         let mask = 1 << (bit & 63);
-        changed |= !*word & mask;
+        missing |= mask & !*word;
         *word |= mask;
-    }
-    changed != 0
+    });
+    missing != 0
 }
 
 #[inline]
@@ -108,17 +124,22 @@ mod tests {
 
     #[test]
     fn probes_are_spread_evenly() {
-        let mut counts = [0u32; 512];
+        // Where the probe at each of the first 20 places lands, over 100,000 items.
+        let mut counts = [[0u32; 512]; 20];
         for i in 0..100_000u32 {
-            for bit in hash_item(&i.to_le_bytes()).block_probes(20) {
-                counts[bit as usize] += 1;
-            }
+            let mut place = 0;
+            hash_item(&i.to_le_bytes()).each_probe(20, |bit| {
+                counts[place][bit] += 1;
+                place += 1;
+            });
         }
-        // 2,000,000 probes over 512 bits: 3906 each on average, σ ≈ 62.
-        assert!(
-            counts.iter().all(|&c| (3500..4300).contains(&c)),
-            "{counts:?}"
-        );
+        // 195 a bit on average, σ ≈ 14.
+        for counts in &counts {
+            assert!(
+                counts.iter().all(|&c| (120..270).contains(&c)),
+                "{counts:?}"
+            );
+        }
     }
 
     #[test]

@@ -52,12 +52,22 @@ impl BloomChain {
     }
 
     /// Adds an item; Ok(true) when it was not (seemingly) present before.
+    ///
+    /// The cache lines the add will read are prefetched first, before the chain's bookkeeping:
+    /// on a 1 GiB blocked filter that took single adds from about twice fastbloom's time to about
+    /// the same, the misses of consecutive adds overlapping more (benches/filters.rs). Small
+    /// filters skip the prefetch.
     pub fn add(&mut self, item: &[u8], limit_bytes: u64) -> Result<bool, FilterError> {
-        self.add_hashed(hash_item(item), limit_bytes)
+        let hash = hash_item(item);
+        self.prefetch(hash);
+        self.add_hashed(hash, limit_bytes)
     }
 
+    /// Prefetches first, as `add` does.
     pub fn contains(&self, item: &[u8]) -> bool {
-        self.contains_hashed(hash_item(item))
+        let hash = hash_item(item);
+        self.prefetch(hash);
+        self.contains_hashed(hash)
     }
 
     fn newest(&self) -> &Link {
