@@ -6,19 +6,19 @@ use super::FilterError;
 /// Arrays smaller than this (1 MiB) are left to the caches; see `Link::worth_prefetching`.
 pub(super) const PREFETCH_MIN_WORDS: usize = 1 << 17;
 
-/// Asks the CPU to start loading the cache line that holds `items[index]`. Only a hint: it reads
+/// Asks the CPU to start loading the cache line that holds `words[index]`. Only a hint: it reads
 /// nothing and cannot fault. Where no prefetch instruction is wired up it does nothing.
 #[inline(always)]
-pub(super) fn prefetch_line<T>(items: &[T], index: usize) {
+pub(super) fn prefetch_word(words: &[u64], index: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         // SAFETY: PREFETCHT0 never dereferences its operand in a way that can fault, whatever the
         // address, and SSE is part of the x86-64 baseline.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(items.as_ptr().wrapping_add(index).cast()) }
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(words.as_ptr().wrapping_add(index).cast()) }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (items, index);
+    let _ = (words, index);
 }
 
 /// Arrays from this size up are worth backing with huge pages.
@@ -29,21 +29,21 @@ const HUGE_PAGE_MIN_BYTES: usize = 8 << 20;
 /// with 2 MiB pages the walk is shorter and mostly cached. On a 1 GiB filter a look-up went from
 /// 2.0 to 1.5 times the time fastbloom takes on small pages (benches/filters.rs). The kernel may
 /// ignore the advice (transparent huge pages disabled); nothing changes then.
-fn advise_huge_pages<T>(items: &mut [T]) {
-    let bytes = std::mem::size_of_val(items);
+fn advise_huge_pages(words: &mut [u64]) {
+    let bytes = std::mem::size_of_val(words);
     if bytes < HUGE_PAGE_MIN_BYTES {
         return;
     }
     #[cfg(target_os = "linux")]
     {
         const HUGE_PAGE: usize = 2 << 20;
-        let start = items.as_mut_ptr() as usize;
+        let start = words.as_mut_ptr() as usize;
         // madvise wants a page-aligned start; the 2 MiB pieces at either end that the array only
         // partly covers stay on small pages.
         let aligned = start.next_multiple_of(HUGE_PAGE);
         let end = (start + bytes) / HUGE_PAGE * HUGE_PAGE;
         if end > aligned {
-            // SAFETY: the range lies inside the allocation that `items` owns; MADV_HUGEPAGE only
+            // SAFETY: the range lies inside the allocation that `words` owns; MADV_HUGEPAGE only
             // changes how the kernel backs those pages, never their contents.
             unsafe {
                 libc::madvise(
@@ -56,35 +56,27 @@ fn advise_huge_pages<T>(items: &mut [T]) {
     }
 }
 
-/// Types for which all-zero bytes are a valid value.
-///
-/// # Safety
-/// Implement only for plain integers and for `#[repr(C)]` aggregates of them.
-pub(super) unsafe trait Zeroable: Sized {}
-
-// SAFETY: every bit pattern is a valid u64.
-unsafe impl Zeroable for u64 {}
-
-/// A zeroed array, of exactly `len` elements, that may fail instead of aborting. It comes from `alloc_zeroed`, so the kernel
-/// supplies zero pages lazily: reserving a large filter costs no time and no resident memory
-/// until bits are set. Large arrays are advised onto huge pages before any is touched.
-pub(super) fn zeroed<T: Zeroable>(len: usize) -> Result<Vec<T>, FilterError> {
-    let layout = std::alloc::Layout::array::<T>(len).map_err(|_| FilterError::OutOfMemory)?;
-    if layout.size() == 0 {
+/// A zeroed word array, of exactly `len` words, that may fail instead of aborting. It comes from
+/// `alloc_zeroed` with the words' own alignment, which is calloc: the kernel supplies zero pages
+/// lazily, so reserving a large filter costs no time and no resident memory until bits are set.
+/// (A larger alignment would make the allocator zero the pages itself, at once.) Large arrays are
+/// advised onto huge pages before any is touched.
+pub(super) fn zeroed_words(len: usize) -> Result<Vec<u64>, FilterError> {
+    if len == 0 {
         return Ok(Vec::new());
     }
+    let layout = std::alloc::Layout::array::<u64>(len).map_err(|_| FilterError::OutOfMemory)?;
     // SAFETY: the layout has non-zero size. The pointer, if not null, comes from the global
-    // allocator with exactly the layout of a Vec<T> of capacity `len` (size and alignment of
-    // `len` T's), and all-zero bytes are a valid T (`Zeroable`), so all `len` elements are
-    // initialised.
+    // allocator with exactly the layout of a Vec<u64> of capacity `len`, and all-zero bytes are a
+    // valid u64, so all `len` elements are initialised.
     unsafe {
-        let ptr = std::alloc::alloc_zeroed(layout) as *mut T;
+        let ptr = std::alloc::alloc_zeroed(layout) as *mut u64;
         if ptr.is_null() {
             return Err(FilterError::OutOfMemory);
         }
-        let mut items = Vec::from_raw_parts(ptr, len, len);
-        advise_huge_pages(&mut items);
-        Ok(items)
+        let mut words = Vec::from_raw_parts(ptr, len, len);
+        advise_huge_pages(&mut words);
+        Ok(words)
     }
 }
 

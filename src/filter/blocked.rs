@@ -8,16 +8,101 @@
 //! bits at a time from further words drawn from h2 as splitmix64 would. Probes are uniform and
 //! independent, and may coincide, which is what the sizing assumes.
 
-use super::arrays::{prefetch_line, Zeroable};
+use super::arrays::{prefetch_word, zeroed_words};
 use super::bloom::{mix, ItemHash};
+use super::FilterError;
 
-/// One cache line of bits.
-#[derive(Debug, Clone, Copy)]
-#[repr(C, align(64))]
-pub(super) struct Block([u64; 8]);
+const BLOCK_WORDS: usize = 8;
+/// Words before the first block, at most, to bring it to a cache line boundary.
+const MAX_PADDING: usize = BLOCK_WORDS - 1;
 
-// SAFETY: a Block is eight u64s and nothing else.
-unsafe impl Zeroable for Block {}
+/// 64-byte blocks laid over a word array, the first block starting on a cache line.
+///
+/// The array is allocated with the words' own alignment and padded, rather than allocated
+/// 64-byte aligned: an aligned allocation is zeroed by hand, page by page, so that reserving a
+/// large filter would take time and all its memory at once, and its pages would be small ones
+/// before they could be advised onto huge pages. This way it comes lazily zeroed (`zeroed_words`).
+#[derive(Debug)]
+pub(super) struct BlockArray {
+    words: Box<[u64]>,
+}
+
+impl BlockArray {
+    pub(super) fn zeroed(blocks: usize) -> Result<BlockArray, FilterError> {
+        let len = blocks
+            .checked_mul(BLOCK_WORDS)
+            .and_then(|words| words.checked_add(MAX_PADDING))
+            .ok_or(FilterError::OutOfMemory)?;
+        Ok(BlockArray {
+            words: zeroed_words(len)?.into_boxed_slice(),
+        })
+    }
+
+    /// Where the first block starts. Worked out from the address, so it holds wherever the
+    /// array is.
+    #[inline]
+    fn start(&self) -> usize {
+        let padding = self.words.as_ptr().align_offset(BLOCK_WORDS * 8);
+        if padding <= MAX_PADDING {
+            padding
+        } else {
+            0
+        }
+    }
+
+    #[inline]
+    pub(super) fn len(&self) -> usize {
+        (self.words.len() - MAX_PADDING) / BLOCK_WORDS
+    }
+
+    #[inline]
+    fn block(&self, index: usize) -> &[u64; BLOCK_WORDS] {
+        let at = self.start() + index * BLOCK_WORDS;
+        self.words[at..]
+            .first_chunk()
+            .expect("a block index is below the block count")
+    }
+
+    #[inline]
+    fn block_mut(&mut self, index: usize) -> &mut [u64; BLOCK_WORDS] {
+        let at = self.start() + index * BLOCK_WORDS;
+        self.words[at..]
+            .first_chunk_mut()
+            .expect("a block index is below the block count")
+    }
+
+    /// The blocks' words, block after block.
+    pub(super) fn words(&self) -> &[u64] {
+        let start = self.start();
+        &self.words[start..start + self.len() * BLOCK_WORDS]
+    }
+
+    pub(super) fn words_mut(&mut self) -> &mut [u64] {
+        let (start, len) = (self.start(), self.len());
+        &mut self.words[start..start + len * BLOCK_WORDS]
+    }
+
+    /// Bits set in each block, for estimating the false-positive rate from the fill.
+    pub(super) fn set_bits_per_block(&self) -> impl Iterator<Item = u32> + '_ {
+        self.words()
+            .chunks_exact(BLOCK_WORDS)
+            .map(|block| block.iter().map(|w| w.count_ones()).sum())
+    }
+}
+
+/// A copy lands at another address, whose padding may differ: the blocks are copied, not the
+/// array.
+impl Clone for BlockArray {
+    fn clone(&self) -> BlockArray {
+        let mut copy = match BlockArray::zeroed(self.len()) {
+            Ok(copy) => copy,
+            // As a Vec's clone does when the allocator fails.
+            Err(_) => std::alloc::handle_alloc_error(std::alloc::Layout::for_value(&*self.words)),
+        };
+        copy.words_mut().copy_from_slice(self.words());
+        copy
+    }
+}
 
 const PROBE_BITS: u32 = 9;
 const PROBES_PER_WORD: u32 = 64 / PROBE_BITS;
@@ -56,8 +141,8 @@ impl ItemHash {
 /// depends on the bits, which a look-up of an item not in the filter would mispredict half the
 /// time.
 #[inline]
-pub(super) fn contains(blocks: &[Block], hash: ItemHash, hashes: u32) -> bool {
-    let block = &blocks[hash.block(blocks.len())].0;
+pub(super) fn contains(blocks: &BlockArray, hash: ItemHash, hashes: u32) -> bool {
+    let block = blocks.block(hash.block(blocks.len()));
     let mut mask = [0u64; 8];
     hash.each_probe(hashes, |bit| mask[bit >> 6] |= 1 << (bit & 63));
     let missing = block
@@ -71,8 +156,8 @@ pub(super) fn contains(blocks: &[Block], hash: ItemHash, hashes: u32) -> bool {
 /// probe rather than a mask written back whole: on a large filter the stores wait for their cache
 /// line, and fewer of them let the CPU run further ahead (measured on 1 GiB, benches/filters.rs).
 #[inline]
-pub(super) fn insert(blocks: &mut [Block], hash: ItemHash, hashes: u32) -> bool {
-    let block = &mut blocks[hash.block(blocks.len())].0;
+pub(super) fn insert(blocks: &mut BlockArray, hash: ItemHash, hashes: u32) -> bool {
+    let block = blocks.block_mut(hash.block(blocks.len()));
     let mut missing = 0;
     hash.each_probe(hashes, |bit| {
         let word = &mut block[bit >> 6];
@@ -84,42 +169,29 @@ pub(super) fn insert(blocks: &mut [Block], hash: ItemHash, hashes: u32) -> bool 
 }
 
 #[inline]
-pub(super) fn prefetch(blocks: &[Block], hash: ItemHash) {
-    prefetch_line(blocks, hash.block(blocks.len()));
-}
-
-/// The blocks as the words they are made of, in order.
-pub(super) fn words(blocks: &[Block]) -> &[u64] {
-    // SAFETY: Block is repr(C) around [u64; 8], 64 bytes without padding, so a slice of n blocks
-    // is a slice of 8n initialised u64s, suitably aligned (64 is a multiple of 8), borrowed for
-    // the same lifetime.
-    unsafe { std::slice::from_raw_parts(blocks.as_ptr().cast::<u64>(), blocks.len() * 8) }
-}
-
-pub(super) fn words_mut(blocks: &mut [Block]) -> &mut [u64] {
-    // SAFETY: as in `words`, with the one mutable borrow of the blocks passed on.
-    unsafe { std::slice::from_raw_parts_mut(blocks.as_mut_ptr().cast::<u64>(), blocks.len() * 8) }
-}
-
-/// Bits set in each block, for estimating the false-positive rate from the fill.
-pub(super) fn set_bits_per_block(blocks: &[Block]) -> impl Iterator<Item = u32> + '_ {
-    blocks
-        .iter()
-        .map(|block| block.0.iter().map(|w| w.count_ones()).sum())
+pub(super) fn prefetch(blocks: &BlockArray, hash: ItemHash) {
+    let at = blocks.start() + hash.block(blocks.len()) * BLOCK_WORDS;
+    prefetch_word(&blocks.words, at);
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::arrays::zeroed;
     use super::super::bloom::hash_item;
     use super::*;
 
     #[test]
-    fn blocks_are_cache_lines() {
-        assert_eq!(std::mem::size_of::<Block>(), 64);
-        let blocks: Vec<Block> = zeroed(1000).unwrap();
-        assert_eq!(blocks.as_ptr() as usize % 64, 0);
-        assert_eq!(words(&blocks).len(), 8000);
+    fn blocks_are_cache_lines_wherever_the_array_lands() {
+        // Arrays of assorted sizes land at assorted addresses; a clone at yet another.
+        let arrays: Vec<BlockArray> = (1..40).map(|n| BlockArray::zeroed(n).unwrap()).collect();
+        for (n, array) in (1..40).zip(&arrays) {
+            let mut array = array.clone();
+            assert_eq!(array.words().as_ptr() as usize % 64, 0);
+            assert_eq!((array.len(), array.words().len()), (n, n * 8));
+            array.words_mut()[n * 8 - 1] = 1 << 63;
+            let copy = array.clone();
+            assert_eq!(copy.words(), array.words());
+            assert_eq!(copy.words().as_ptr() as usize % 64, 0);
+        }
     }
 
     #[test]
@@ -144,7 +216,7 @@ mod tests {
 
     #[test]
     fn added_items_are_found() {
-        let mut blocks: Vec<Block> = zeroed(10).unwrap();
+        let mut blocks = BlockArray::zeroed(10).unwrap();
         for i in 0..300u32 {
             let hash = hash_item(&i.to_le_bytes());
             insert(&mut blocks, hash, 7);

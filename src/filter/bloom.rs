@@ -6,8 +6,10 @@
 //! and avoids a division per probe. The blocked layout (`blocked.rs`) keeps each item's probes in
 //! one cache line, for speed on large filters, at the cost of a few more bits.
 
-use super::arrays::{prefetch_line, read_le_bytes, write_le_bytes, zeroed, PREFETCH_MIN_WORDS};
-use super::blocked::{self, Block};
+use super::arrays::{
+    prefetch_word, read_le_bytes, write_le_bytes, zeroed_words, PREFETCH_MIN_WORDS,
+};
+use super::blocked::{self, BlockArray};
 use super::blocked_sizing::BLOCK_BITS;
 use super::sizing::{Layout, LinkSize};
 use super::FilterError;
@@ -145,7 +147,7 @@ pub trait HashedChain {
 #[derive(Debug, Clone)]
 enum Bits {
     Classic(Box<[u64]>),
-    Blocked(Box<[Block]>),
+    Blocked(BlockArray),
 }
 
 #[derive(Debug, Clone)]
@@ -185,8 +187,8 @@ impl Link {
             });
         }
         let bits = match layout {
-            Layout::Classic => Bits::Classic(zeroed(size.words())?.into_boxed_slice()),
-            Layout::Blocked => Bits::Blocked(zeroed(size.words() / 8)?.into_boxed_slice()),
+            Layout::Classic => Bits::Classic(zeroed_words(size.words())?.into_boxed_slice()),
+            Layout::Blocked => Bits::Blocked(BlockArray::zeroed(size.words() / 8)?),
         };
         Ok(Link {
             bits,
@@ -230,7 +232,7 @@ impl Link {
         match &self.bits {
             Bits::Classic(words) => {
                 for bit in hash.probes(self.size.bits, self.size.hashes) {
-                    prefetch_line(words, (bit >> 6) as usize);
+                    prefetch_word(words, (bit >> 6) as usize);
                 }
             }
             Bits::Blocked(blocks) => blocked::prefetch(blocks, hash),
@@ -248,7 +250,7 @@ impl Link {
         match &self.bits {
             Bits::Classic(words) => {
                 if let Some(bit) = hash.probes(self.size.bits, self.size.hashes).next() {
-                    prefetch_line(words, (bit >> 6) as usize);
+                    prefetch_word(words, (bit >> 6) as usize);
                 }
             }
             Bits::Blocked(blocks) => blocked::prefetch(blocks, hash),
@@ -312,7 +314,7 @@ impl Link {
     fn words(&self) -> &[u64] {
         match &self.bits {
             Bits::Classic(words) => words,
-            Bits::Blocked(blocks) => blocked::words(blocks),
+            Bits::Blocked(blocks) => blocks.words(),
         }
     }
 
@@ -329,7 +331,8 @@ impl Link {
         match &self.bits {
             Bits::Classic(_) => (self.set_bits() as f64 / self.size.bits as f64).powi(hashes),
             Bits::Blocked(blocks) => {
-                let per_block: f64 = blocked::set_bits_per_block(blocks)
+                let per_block: f64 = blocks
+                    .set_bits_per_block()
                     .map(|set| (f64::from(set) / BLOCK_BITS as f64).powi(hashes))
                     .sum();
                 per_block / blocks.len().max(1) as f64
@@ -346,7 +349,7 @@ impl Link {
     pub fn write_bytes(&mut self, from: u64, data: &[u8]) {
         let words = match &mut self.bits {
             Bits::Classic(words) => words,
-            Bits::Blocked(blocks) => blocked::words_mut(blocks),
+            Bits::Blocked(blocks) => blocks.words_mut(),
         };
         write_le_bytes(words, from, data);
     }

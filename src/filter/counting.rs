@@ -47,7 +47,9 @@
 //! old link can look present, by a false positive, in a newer link, and decrementing there would
 //! take counts away from the items that really live there.
 
-use super::arrays::{prefetch_line, read_le_bytes, write_le_bytes, zeroed, PREFETCH_MIN_WORDS};
+use super::arrays::{
+    prefetch_word, read_le_bytes, write_le_bytes, zeroed_words, PREFETCH_MIN_WORDS,
+};
 use super::bloom::{hash_item, HashedChain, ItemHash};
 use super::chain::MAX_ERROR_RATE;
 use super::sizing::LinkSize;
@@ -130,7 +132,7 @@ impl CountingLink {
         }
         let word_count = usize::try_from(bytes / 8).map_err(|_| FilterError::OutOfMemory)?;
         Ok(CountingLink {
-            words: zeroed(word_count)?,
+            words: zeroed_words(word_count)?,
             size,
             width,
             capacity,
@@ -186,7 +188,7 @@ impl CountingLink {
             return;
         }
         for counter in self.probes(hash) {
-            prefetch_line(&self.words, self.slot(counter).0);
+            prefetch_word(&self.words, self.slot(counter).0);
         }
     }
 
@@ -517,7 +519,7 @@ impl HashedChain for CountingChain {
             .filter(|link| link.words.len() >= PREFETCH_MIN_WORDS)
         {
             if let Some(counter) = link.probes(hash).next() {
-                prefetch_line(&link.words, link.slot(counter).0);
+                prefetch_word(&link.words, link.slot(counter).0);
             }
         }
         newest.prefetch(hash);
