@@ -269,6 +269,12 @@ fn bf_layout_applies_to_filters_created_after_it() {
         &b"*2\r\n$6\r\nsize:0\r\n$90\r\nbytes:1280 bits:10240 hashes:6 hashwidth:64 \
            capacity:1000 size:0 ratio:0.01 layout:blocked\r\n"[..]
     );
+    // Size counts the bytes in use: for a blocked filter also the padding (up to 56 bytes) that
+    // starts its blocks on a cache line.
+    assert_eq!(
+        client.cmd(&["BF.INFO", "reserved", "SIZE"]),
+        b"*1\r\n:1440\r\n"
+    );
     assert_eq!(
         client.cmd(&["CBF.INFO", "counting", "ERROR"]),
         b"*1\r\n$4\r\n0.01\r\n"

@@ -71,6 +71,10 @@ impl BlockArray {
             .expect("a block index is below the block count")
     }
 
+    pub(super) fn allocated_bytes(&self) -> u64 {
+        std::mem::size_of_val(&*self.words) as u64
+    }
+
     /// The blocks' words, block after block.
     pub(super) fn words(&self) -> &[u64] {
         let start = self.start();

@@ -311,6 +311,15 @@ impl Link {
         self.size.bytes()
     }
 
+    /// The bytes the bit array takes from the allocator: `bytes`, and for a blocked link the
+    /// padding that brings its first block to a cache line.
+    pub fn allocated_bytes(&self) -> u64 {
+        match &self.bits {
+            Bits::Classic(words) => std::mem::size_of_val(&**words) as u64,
+            Bits::Blocked(blocks) => blocks.allocated_bytes(),
+        }
+    }
+
     fn words(&self) -> &[u64] {
         match &self.bits {
             Bits::Classic(words) => words,

@@ -124,7 +124,8 @@ impl BloomChain {
     pub fn memory_bytes(&self) -> u64 {
         let fixed = std::mem::size_of::<BloomChain>() as u64;
         let per_link = std::mem::size_of::<Link>() as u64;
-        fixed + self.links.capacity() as u64 * per_link + self.payload_bytes()
+        let arrays: u64 = self.links.iter().map(Link::allocated_bytes).sum();
+        fixed + self.links.capacity() as u64 * per_link + arrays
     }
 }
 
