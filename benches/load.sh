@@ -15,6 +15,10 @@
 # sieved's filter is reserved for the whole range first (BF.RESERVE bench 0.01 100000000), as a
 # de-duplicating client would size it; a filter created by the first BF.ADD would start at 100
 # items and grow a link each time it doubles.
+#
+# The "(blocked)" rows run the same commands on a second sieved started with --bf-layout blocked,
+# whose filter keeps each item's bits in one cache line. They run only with pipelines of more than
+# one request: one request per round trip measures the network, not the filter.
 set -euo pipefail
 
 REQUESTS=${REQUESTS:-1000000}
@@ -87,13 +91,25 @@ if [[ -n ${SIEVED_THREADS:-} ]]; then threads_flag=(--threads "$SIEVED_THREADS")
 "$sieved_bin" --bind "$HOST" --port "$sieved_port" --dir "$work/sieved" --save "" \
     --log-level warn "${threads_flag[@]}" "${durability[@]}" 2>"$work/sieved.log" &
 pids+=($!)
+blocked_port=$(free_port)
+while [[ $blocked_port == "$redis_port" || $blocked_port == "$sieved_port" ]]; do
+    blocked_port=$(free_port)
+done
+mkdir -p "$work/blocked"
+"$sieved_bin" --bind "$HOST" --port "$blocked_port" --dir "$work/blocked" --save "" \
+    --log-level warn --bf-layout blocked "${threads_flag[@]}" 2>"$work/blocked.log" &
+pids+=($!)
 wait_ready "$redis_port"
 wait_ready "$sieved_port"
+wait_ready "$blocked_port"
 
 reset_servers() {
     redis-cli -h "$HOST" -p "$redis_port" FLUSHALL >/dev/null
-    redis-cli -h "$HOST" -p "$sieved_port" FLUSHALL >/dev/null
-    redis-cli -h "$HOST" -p "$sieved_port" BF.RESERVE bench 0.01 "$RANGE" >/dev/null
+    local sieved
+    for sieved in "$sieved_port" "$blocked_port"; do
+        redis-cli -h "$HOST" -p "$sieved" FLUSHALL >/dev/null
+        redis-cli -h "$HOST" -p "$sieved" BF.RESERVE bench 0.01 "$RANGE" >/dev/null
+    done
 }
 
 # Runs one redis-benchmark and prints "rps p50_ms p99_ms".
@@ -116,12 +132,17 @@ for _ in $(seq $BATCH); do
     mset_args+=(key:__rand_int__ x)
 done
 
-# name | requests | items per request | sieved command | redis command
-tests=(
-    "BF.ADD vs SET|$REQUESTS|1|BF.ADD bench __rand_int__|SET key:__rand_int__ x"
-    "BF.EXISTS vs GET|$REQUESTS|1|BF.EXISTS bench __rand_int__|GET key:__rand_int__"
-    "BF.MADD vs MSET ($BATCH items)|$BATCH_REQUESTS|$BATCH|${madd_args[*]}|${mset_args[*]}"
-)
+# name | requests | items per request | sieved command | redis command | sieved layout
+tests=()
+for layout in classic blocked; do
+    suffix=""
+    if [[ $layout == blocked ]]; then suffix=" (blocked)"; fi
+    tests+=(
+        "BF.ADD vs SET$suffix|$REQUESTS|1|BF.ADD bench __rand_int__|SET key:__rand_int__ x|$layout"
+        "BF.EXISTS vs GET$suffix|$REQUESTS|1|BF.EXISTS bench __rand_int__|GET key:__rand_int__|$layout"
+        "BF.MADD vs MSET ($BATCH items)$suffix|$BATCH_REQUESTS|$BATCH|${madd_args[*]}|${mset_args[*]}|$layout"
+    )
+done
 
 echo "$sieved_bin (work tree at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')) vs $(redis-server --version | cut -d' ' -f1-3)" >&2
 echo "$(nproc) cores, $(uptime)" >&2
@@ -129,7 +150,10 @@ printf '| command | -P | sieved rps | redis rps | ratio | sieved p50 ms | redis 
 printf '|---|---|---|---|---|---|---|---|---|---|\n'
 for pipeline in $PIPELINES; do
     for test in "${tests[@]}"; do
-        IFS='|' read -r name requests items sieved_cmd redis_cmd <<<"$test"
+        IFS='|' read -r name requests items sieved_cmd redis_cmd layout <<<"$test"
+        if [[ $layout == blocked && $pipeline == 1 ]]; then continue; fi
+        port=$sieved_port
+        if [[ $layout == blocked ]]; then port=$blocked_port; fi
         : >"$work/s" && : >"$work/r"
         for round in $(seq "$ROUNDS"); do
             # Reads need something to find: the writes of the row before are left in place.
@@ -138,7 +162,7 @@ for pipeline in $PIPELINES; do
             for server in $order; do
                 if [[ $server == s ]]; then
                     # shellcheck disable=SC2086
-                    bench "$sieved_port" "$requests" "$pipeline" $sieved_cmd >>"$work/s"
+                    bench "$port" "$requests" "$pipeline" $sieved_cmd >>"$work/s"
                 else
                     # shellcheck disable=SC2086
                     bench "$redis_port" "$requests" "$pipeline" $redis_cmd >>"$work/r"

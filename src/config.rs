@@ -5,6 +5,7 @@
 //! variables, command-line flags.
 
 use crate::config_file::{self, Update};
+use crate::filter::Layout;
 use crate::persist::aof::Fsync;
 use crate::store::glob_match;
 use clap::parser::ValueSource;
@@ -71,6 +72,10 @@ pub struct Flags {
     /// Growth factor of filters created implicitly; 0 makes them non-scaling.
     #[arg(long, env = "SIEVED_BF_EXPANSION_FACTOR", default_value_t = 2)]
     pub bf_expansion_factor: u32,
+    /// Bit layout of Bloom filters created from now on: classic (RedisBloom's sizes) or blocked
+    /// (one cache line per item: faster, a few more bits per item).
+    #[arg(long, env = "SIEVED_BF_LAYOUT", default_value = "classic")]
+    pub bf_layout: String,
     /// Largest size of one filter, in bytes; creating or growing past it is refused.
     #[arg(long, env = "SIEVED_MAX_FILTER_MEMORY", default_value_t = 1 << 30)]
     pub max_filter_memory: u64,
@@ -287,6 +292,7 @@ pub struct Settings {
     pub bf_error_rate: f64,
     pub bf_initial_size: u64,
     pub bf_expansion_factor: u32,
+    pub bf_layout: Layout,
     pub max_filter_memory: u64,
     pub proto_max_bulk_len: u64,
     pub save: SaveRules,
@@ -308,6 +314,7 @@ impl Settings {
             bf_error_rate: 0.0,
             bf_initial_size: 0,
             bf_expansion_factor: 0,
+            bf_layout: Layout::Classic,
             max_filter_memory: 0,
             proto_max_bulk_len: 0,
             save: SaveRules::default(),
@@ -360,6 +367,7 @@ impl Config {
             ("bf-error-rate", flags.bf_error_rate.to_string()),
             ("bf-initial-size", flags.bf_initial_size.to_string()),
             ("bf-expansion-factor", flags.bf_expansion_factor.to_string()),
+            ("bf-layout", flags.bf_layout.clone()),
             ("max-filter-memory", flags.max_filter_memory.to_string()),
             ("proto-max-bulk-len", flags.proto_max_bulk_len.to_string()),
             ("save", flags.save.clone()),
@@ -792,6 +800,14 @@ const DIRECTIVES: &[Directive] = &[
         },
     },
     Directive {
+        name: "bf-layout",
+        flag: "bf_layout",
+        apply: |f, v| {
+            f.bf_layout = v.to_string();
+            Ok(())
+        },
+    },
+    Directive {
         name: "max-filter-memory",
         flag: "max_filter_memory",
         apply: |f, v| {
@@ -1217,6 +1233,15 @@ const PARAMS: &[Param] = &[
         }),
     },
     Param {
+        name: "bf-layout",
+        get: |_, s| s.bf_layout.name().into(),
+        set: Some(|s, v| {
+            s.bf_layout =
+                Layout::parse(v).ok_or("argument must be 'classic' or 'blocked'".to_string())?;
+            Ok(())
+        }),
+    },
+    Param {
         name: "max-filter-memory",
         get: |_, s| s.max_filter_memory.to_string(),
         set: Some(|s, v| {
@@ -1252,7 +1277,7 @@ mod tests {
             .set_many(&[(b"port", b"1")])
             .unwrap_err()
             .contains("immutable"));
-        assert_eq!(config.get_matching(b"bf-*").len(), 3);
+        assert_eq!(config.get_matching(b"bf-*").len(), 4);
     }
 
     #[test]

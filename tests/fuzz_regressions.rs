@@ -4,18 +4,22 @@
 use sieved::fuzz_support;
 use std::path::Path;
 
+/// Runs the harness on every regression of `target`, and on its seeds.
 fn replay(target: &str, harness: fn(&[u8])) -> usize {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fuzz/regressions")
-        .join(target);
     let mut count = 0;
-    for entry in std::fs::read_dir(&dir).expect("regressions directory") {
-        let path = entry.expect("entry").path();
-        if path.extension().is_some_and(|e| e == "md") {
-            continue;
+    for kind in ["regressions", "seeds"] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fuzz")
+            .join(kind)
+            .join(target);
+        for entry in std::fs::read_dir(&dir).expect("fuzz input directory") {
+            let path = entry.expect("entry").path();
+            if path.extension().is_some_and(|e| e == "md") {
+                continue;
+            }
+            harness(&std::fs::read(&path).expect("read"));
+            count += 1;
         }
-        harness(&std::fs::read(&path).expect("read"));
-        count += 1;
     }
     count
 }

@@ -116,6 +116,7 @@ fn deployed_config_sets_every_parameter_to_its_default() {
         "bf-error-rate",
         "bf-initial-size",
         "bf-expansion-factor",
+        "bf-layout",
         "max-filter-memory",
         "proto-max-bulk-len",
         "slowlog-log-slower-than",
@@ -542,4 +543,40 @@ fn crawler_example_prints_each_url_once() {
     assert_eq!(stderr.trim(), "6000 URLs read, 3000 new");
     let mut client = server.client();
     assert_eq!(client.cmd(&["BF.CARD", "crawler:seen"]), b":3000\r\n");
+}
+
+/// The resident memory of a process, from /proc.
+#[cfg(target_os = "linux")]
+fn resident_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS")
+}
+
+/// A reserved filter takes memory as its bits are set, not when it is reserved, whatever its
+/// layout: two filters of some 240 MB each raise the resident size by a small part of that.
+#[cfg(target_os = "linux")]
+#[test]
+fn reserving_a_large_filter_takes_no_memory_yet() {
+    let dir = TempDir::new("lazy");
+    let port = free_port();
+    let server = start(&[], &dir.0, port, |_| {});
+    let mut client = connect(port);
+    let before = resident_kib(server.0.id());
+    for layout in ["classic", "blocked"] {
+        client.cmd(&["CONFIG", "SET", "bf-layout", layout]);
+        assert_eq!(
+            client.cmd(&["BF.RESERVE", layout, "0.01", "200000000", "NONSCALING"]),
+            b"+OK\r\n"
+        );
+        client.cmd(&["BF.ADD", layout, "one item"]);
+    }
+    let grown = resident_kib(server.0.id()) - before;
+    assert!(
+        grown < 64 * 1024,
+        "reserving 488 MB made {grown} KiB resident"
+    );
 }

@@ -6,6 +6,7 @@ mod common;
 use common::{binary, encode_command, free_port, spawn_server, DataDir, RawClient, TestServer};
 use sieved::persist::load::{self, LoadLimits};
 use sieved::store::Store;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -22,8 +23,12 @@ fn fill(client: &mut RawClient) {
     client.cmd(&["SET", "volatile", "v", "EX", "1000"]);
     client.cmd(&["BF.RESERVE", "fixed", "0.001", "5000", "NONSCALING"]);
     client.cmd(&["BF.RESERVE", "chain", "0.01", "100", "EXPANSION", "3"]);
+    client.cmd(&["CONFIG", "SET", "bf-layout", "blocked"]);
+    client.cmd(&["BF.RESERVE", "blocked", "0.001", "100", "EXPANSION", "2"]);
+    client.cmd(&["CONFIG", "SET", "bf-layout", "classic"]);
     for i in 0..2000 {
         client.cmd(&["BF.ADD", "chain", &format!("item{i}")]);
+        client.cmd(&["BF.ADD", "blocked", &format!("item{i}")]);
         if i < 500 {
             client.cmd(&["BF.ADD", "fixed", &format!("item{i}")]);
         }
@@ -51,6 +56,7 @@ fn describe(client: &mut RawClient) -> Vec<Vec<u8>> {
         &["BF.DEBUG", "fixed"],
         &["BF.DEBUG", "chain"],
         &["BF.INFO", "chain"],
+        &["BF.DEBUG", "blocked"],
         &["BF.EXISTS", "expiring", "x"],
         &["CBF.INFO", "counted"],
         &["CBF.COUNT", "counted", "c7"],
@@ -64,19 +70,21 @@ fn describe(client: &mut RawClient) -> Vec<Vec<u8>> {
     ] {
         seen.push(client.cmd(command));
     }
-    let mut items = vec!["BF.MEXISTS", "chain"];
     let names: Vec<String> = (0..2000).map(|i| format!("item{i}")).collect();
-    items.extend(names.iter().map(String::as_str));
-    let found = client.cmd(&items);
-    assert!(
-        !found.windows(4).any(|w| w == b":0\r\n"),
-        "an item went missing"
-    );
-    seen.push(found);
-    let mut strangers = vec!["BF.MEXISTS", "chain"];
     let others: Vec<String> = (0..2000).map(|i| format!("other{i}")).collect();
-    strangers.extend(others.iter().map(String::as_str));
-    seen.push(client.cmd(&strangers));
+    for key in ["chain", "blocked"] {
+        let mut items = vec!["BF.MEXISTS", key];
+        items.extend(names.iter().map(String::as_str));
+        let found = client.cmd(&items);
+        assert!(
+            !found.windows(4).any(|w| w == b":0\r\n"),
+            "an item of {key} went missing"
+        );
+        seen.push(found);
+        let mut strangers = vec!["BF.MEXISTS", key];
+        strangers.extend(others.iter().map(String::as_str));
+        seen.push(client.cmd(&strangers));
+    }
     seen
 }
 
@@ -93,6 +101,48 @@ fn save_and_restart_restore_everything() {
     let server = TestServer::start_in(&dir.0);
     let after = describe(&mut server.client());
     assert_eq!(before, after);
+}
+
+/// `tests/data/v1.snap` was written by the build before filters had a layout (commit c314493,
+/// snapshot and dump format 1) after:
+/// `BF.RESERVE chain 0.01 100 EXPANSION 2`, `BF.ADD chain item<i>` for i in 0..300,
+/// `BF.RESERVE fixed 0.001 50 NONSCALING`, `BF.ADD fixed item<i>` for i in 0..30,
+/// `SET plain value`. The BF.DEBUG lines are what that build answered.
+#[test]
+fn a_version_1_snapshot_still_loads() {
+    let dir = DataDir::new("v1");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/v1.snap");
+    std::fs::copy(fixture, dir.snapshot()).expect("copy the snapshot");
+    let server = TestServer::start_in(&dir.0);
+    let mut client = server.client();
+    assert_eq!(client.cmd(&["DBSIZE"]), b":3\r\n");
+    assert_eq!(client.cmd(&["GET", "plain"]), b"$5\r\nvalue\r\n");
+    assert_eq!(
+        client.cmd(&["BF.DEBUG", "chain"]),
+        &b"*3\r\n$8\r\nsize:299\r\n\
+           $75\r\nbytes:144 bits:1152 hashes:8 hashwidth:64 capacity:100 size:100 ratio:0.005\r\n\
+           $76\r\nbytes:312 bits:2496 hashes:9 hashwidth:64 capacity:200 size:199 ratio:0.0025\r\n"
+            [..]
+    );
+    assert_eq!(
+        client.cmd(&["BF.DEBUG", "fixed"]),
+        &b"*2\r\n$7\r\nsize:30\r\n\
+           $72\r\nbytes:96 bits:768 hashes:10 hashwidth:64 capacity:50 size:30 ratio:0.001\r\n"[..]
+    );
+    for (key, count) in [("chain", 300), ("fixed", 30)] {
+        let names: Vec<String> = (0..count).map(|i| format!("item{i}")).collect();
+        let mut items = vec!["BF.MEXISTS", key];
+        items.extend(names.iter().map(String::as_str));
+        assert!(!client.cmd(&items).windows(4).any(|w| w == b":0\r\n"));
+    }
+    // Saved again, it is a version 2 file that loads the same.
+    assert_eq!(client.cmd(&["SAVE"]), b"+OK\r\n");
+    let saved = std::fs::read(dir.snapshot()).expect("snapshot");
+    assert_eq!(&saved[8..12], &2u32.to_le_bytes());
+    let before = client.cmd(&["BF.DEBUG", "chain"]);
+    drop(server);
+    let server = TestServer::start_in(&dir.0);
+    assert_eq!(server.client().cmd(&["BF.DEBUG", "chain"]), before);
 }
 
 #[test]

@@ -205,6 +205,133 @@ fn config_set_changes_the_defaults_of_new_filters() {
     );
 }
 
+/// Every BF.SCANDUMP step of `key`, header first, as (iterator, data).
+fn scandump(client: &mut RawClient, key: &str) -> Vec<(i64, Vec<u8>)> {
+    let mut steps = Vec::new();
+    let mut iterator = 0i64;
+    loop {
+        let reply = client.cmd(&["BF.SCANDUMP", key, &iterator.to_string()]);
+        let frame = redis_protocol::resp2::decode::decode(&reply)
+            .expect("frame")
+            .expect("complete")
+            .0;
+        let redis_protocol::resp2::types::OwnedFrame::Array(parts) = frame else {
+            panic!("not an array")
+        };
+        let (
+            redis_protocol::resp2::types::OwnedFrame::Integer(next),
+            redis_protocol::resp2::types::OwnedFrame::BulkString(data),
+        ) = (&parts[0], &parts[1])
+        else {
+            panic!("not an iterator and a chunk: {parts:?}")
+        };
+        if *next == 0 {
+            return steps;
+        }
+        steps.push((*next, data.clone()));
+        iterator = *next;
+    }
+}
+
+#[test]
+fn bf_layout_applies_to_filters_created_after_it() {
+    let server = TestServer::start();
+    let mut client = server.client();
+    let is_blocked = |client: &mut RawClient, key: &str| {
+        let debug = String::from_utf8(client.cmd(&["BF.DEBUG", key])).expect("text");
+        debug.contains(" layout:blocked\r\n")
+    };
+    assert_eq!(
+        client.cmd(&["CONFIG", "GET", "bf-layout"]),
+        b"*2\r\n$9\r\nbf-layout\r\n$7\r\nclassic\r\n"
+    );
+    client.cmd(&["BF.RESERVE", "before", "0.01", "1000"]);
+    assert_eq!(
+        client.cmd(&["CONFIG", "SET", "bf-layout", "BLOCKED"]),
+        b"+OK\r\n"
+    );
+    assert_eq!(
+        client.cmd(&["CONFIG", "GET", "bf-layout"]),
+        b"*2\r\n$9\r\nbf-layout\r\n$7\r\nblocked\r\n"
+    );
+    client.cmd(&["BF.RESERVE", "reserved", "0.01", "1000", "NONSCALING"]);
+    client.cmd(&["BF.ADD", "added", "x"]);
+    client.cmd(&["BF.MADD", "madded", "x", "y"]);
+    client.cmd(&["BF.INSERT", "inserted", "CAPACITY", "10", "ITEMS", "x"]);
+    client.cmd(&["CBF.ADD", "counting", "x"]);
+    assert!(!is_blocked(&mut client, "before"));
+    for key in ["reserved", "added", "madded", "inserted"] {
+        assert!(is_blocked(&mut client, key), "{key}");
+    }
+    // 1,000 items at 1% in 20 blocks of 64 bytes: 1,280 bytes where a classic filter has 1,200.
+    assert_eq!(
+        client.cmd(&["BF.DEBUG", "reserved"]),
+        &b"*2\r\n$6\r\nsize:0\r\n$90\r\nbytes:1280 bits:10240 hashes:6 hashwidth:64 \
+           capacity:1000 size:0 ratio:0.01 layout:blocked\r\n"[..]
+    );
+    // Size counts the bytes in use: for a blocked filter also the padding (up to 56 bytes) that
+    // starts its blocks on a cache line.
+    assert_eq!(
+        client.cmd(&["BF.INFO", "reserved", "SIZE"]),
+        b"*1\r\n:1440\r\n"
+    );
+    assert_eq!(
+        client.cmd(&["CBF.INFO", "counting", "ERROR"]),
+        b"*1\r\n$4\r\n0.01\r\n"
+    );
+
+    // A scaling chain keeps its layout for every link, whatever the setting says by then.
+    client.cmd(&["CONFIG", "SET", "bf-layout", "classic"]);
+    let items: Vec<String> = (0..200).map(|i| format!("item{i}")).collect();
+    let mut madd = vec!["BF.MADD", "inserted"];
+    madd.extend(items.iter().map(String::as_str));
+    client.cmd(&madd);
+    let debug = String::from_utf8(client.cmd(&["BF.DEBUG", "inserted"])).expect("text");
+    assert_eq!(debug.matches("layout:blocked").count(), 5, "{debug}");
+    let mut mexists = vec!["BF.MEXISTS", "inserted"];
+    mexists.extend(items.iter().map(String::as_str));
+    assert!(!client.cmd(&mexists).windows(4).any(|w| w == b":0\r\n"));
+
+    // A dump carries the layout: loading it under the classic setting makes a blocked filter.
+    for (iterator, data) in scandump(&mut client, "inserted") {
+        let mut args: Vec<&[u8]> = vec![b"BF.LOADCHUNK", b"copy"];
+        let iterator = iterator.to_string();
+        args.extend([iterator.as_bytes(), &data]);
+        assert_eq!(client.command(&args), b"+OK\r\n");
+    }
+    assert_eq!(
+        client.cmd(&["BF.DEBUG", "copy"]),
+        client.cmd(&["BF.DEBUG", "inserted"])
+    );
+    let original = client.cmd(&mexists);
+    mexists[1] = "copy";
+    assert_eq!(client.cmd(&mexists), original);
+
+    assert_eq!(
+        client.cmd(&["CONFIG", "SET", "bf-layout", "striped"]),
+        &b"-ERR CONFIG SET failed (possibly related to argument 'bf-layout') - argument must \
+           be 'classic' or 'blocked'\r\n"[..]
+    );
+}
+
+/// max-filter-memory is checked against the blocked size, which is larger than the classic one.
+#[test]
+fn max_filter_memory_applies_to_the_blocked_size() {
+    let server = TestServer::start();
+    let mut client = server.client();
+    client.cmd(&["CONFIG", "SET", "max-filter-memory", "1048576"]);
+    assert_eq!(
+        client.cmd(&["BF.RESERVE", "classic", "0.01", "870000", "NONSCALING"]),
+        b"+OK\r\n"
+    );
+    client.cmd(&["CONFIG", "SET", "bf-layout", "blocked"]);
+    assert_eq!(
+        client.cmd(&["BF.RESERVE", "blocked", "0.01", "870000", "NONSCALING"]),
+        &b"-ERR filter would use 1078592 bytes, over max-filter-memory (1048576 bytes)\r\n"[..]
+    );
+    assert_eq!(client.cmd(&["EXISTS", "blocked"]), b":0\r\n");
+}
+
 #[test]
 fn a_200_megabyte_filter_round_trips_through_scandump() {
     let server = TestServer::start();

@@ -4,7 +4,7 @@ use super::args::{is, parse_f64, parse_i64, Cursor};
 use super::errors::*;
 use super::{filters, Ctx};
 use crate::config::{MAX_CAPACITY, MAX_EXPANSION};
-use crate::filter::{format_g, BloomChain, ChainOptions};
+use crate::filter::{format_g, BloomChain, ChainOptions, Layout};
 use crate::protocol::{Reply, Request};
 
 /// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
@@ -14,7 +14,8 @@ struct Reserve<'a> {
 }
 
 impl<'a> Reserve<'a> {
-    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+    /// `layout` is the server's `bf-layout`: RESERVE has no option for it.
+    fn parse(request: Request<'a>, layout: Layout) -> Result<Self, CmdError> {
         if request.len() > 7 {
             return Err(CmdError::arity("bf.reserve"));
         }
@@ -37,6 +38,7 @@ impl<'a> Reserve<'a> {
                 error_rate,
                 capacity,
                 expansion,
+                layout,
             },
         })
     }
@@ -108,7 +110,8 @@ pub(super) fn parse_insert_expansion(arg: &[u8]) -> Result<u32, CmdError> {
 }
 
 pub fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let command = Reserve::parse(request)?;
+    let layout = filters::default_options::<BloomChain>(ctx).layout;
+    let command = Reserve::parse(request, layout)?;
     filters::reserve::<BloomChain>(ctx, command.key, command.options)
 }
 
@@ -252,10 +255,15 @@ pub fn debug(ctx: &mut Ctx, request: Request) -> CmdResult {
     }
     let lines =
         filters::with_filter::<BloomChain, _>(ctx.db(), ctx.now, request.arg(1), |chain| {
+            // Classic links read as RedisBloom's; blocked ones say so at the end.
+            let layout = match chain.layout() {
+                Layout::Classic => String::new(),
+                Layout::Blocked => format!(" layout:{}", Layout::Blocked.name()),
+            };
             let mut lines = vec![format!("size:{}", chain.items())];
             lines.extend(chain.links().iter().map(|link| {
                 format!(
-                    "bytes:{} bits:{} hashes:{} hashwidth:64 capacity:{} size:{} ratio:{}",
+                    "bytes:{} bits:{} hashes:{} hashwidth:64 capacity:{} size:{} ratio:{}{layout}",
                     link.bytes(),
                     link.bits(),
                     link.hashes(),

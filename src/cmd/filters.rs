@@ -80,6 +80,7 @@ impl Filter for BloomChain {
             error_rate: settings.bf_error_rate,
             capacity: settings.bf_initial_size,
             expansion: settings.bf_expansion_factor,
+            layout: settings.bf_layout,
         }
     }
 

@@ -47,10 +47,10 @@
 //! old link can look present, by a false positive, in a newer link, and decrementing there would
 //! take counts away from the items that really live there.
 
-use super::bloom::{
-    hash_item, prefetch_word, read_le_bytes, write_le_bytes, zeroed_words, HashedChain, ItemHash,
-    PREFETCH_MIN_WORDS,
+use super::arrays::{
+    prefetch_word, read_le_bytes, write_le_bytes, zeroed_words, PREFETCH_MIN_WORDS,
 };
+use super::bloom::{hash_item, HashedChain, ItemHash};
 use super::chain::MAX_ERROR_RATE;
 use super::sizing::LinkSize;
 use super::FilterError;
@@ -535,6 +535,7 @@ impl HashedChain for CountingChain {
 mod tests {
     use super::super::bloom::Link;
     use super::super::chain::{BloomChain, ChainOptions};
+    use super::super::sizing::Layout;
     use super::*;
 
     fn options(
@@ -578,7 +579,7 @@ mod tests {
     #[test]
     fn four_bit_counters_take_four_times_the_plain_bits() {
         for (capacity, error) in [(100, 0.01), (1000, 0.001), (1, 0.25), (12345, 1e-6)] {
-            let plain = Link::new(capacity, error, u64::MAX).unwrap();
+            let plain = Link::new(Layout::Classic, capacity, error, u64::MAX).unwrap();
             let size = LinkSize::for_capacity(capacity, error).unwrap();
             for (width, factor) in [(CounterBits::Four, 4), (CounterBits::Eight, 8)] {
                 let link = CountingLink::with_size(size, width, capacity, error, u64::MAX).unwrap();
@@ -660,6 +661,7 @@ mod tests {
                 error_rate: 0.01,
                 capacity: 100,
                 expansion: 2,
+                layout: Layout::Classic,
             },
             u64::MAX,
         )

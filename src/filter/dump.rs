@@ -6,29 +6,40 @@
 //! ```text
 //! offset  size  field
 //! 0       8     magic "sievedBF"
-//! 8       2     format version, 1
-//! 10      2     flags: bit 0 = non-scaling; other bits must be 0
+//! 8       2     format version, 2 (1 is still read)
+//! 10      2     flags: bit 0 = non-scaling; bit 1 = blocked layout (version 2 only);
+//!               other bits must be 0
 //! 12      4     expansion (0 for non-scaling)
 //! 16      8     items in the whole chain
 //! 24      4     link count n, at least 1
 //! 28      36·n  per link: capacity u64, error rate f64, hashes u32, bits u64, items u64
 //! 28+36n  8     xxh3-64 of every byte before it
 //! ```
+//! Version 1 is version 2 without the layout flag: every filter it describes is classic. Each link
+//! after the first has the capacity of the one before times the expansion and half its error
+//! rate, and the hashes and bits of each must be those its layout gives for its capacity and error
+//! rate.
+//! A blocked link's bits are whole 512-bit blocks, block after block, each block eight
+//! little-endian words.
+//!
 //! Chunk iterators follow RedisBloom: 0 asks for the header; otherwise iterator − 1 is a byte offset
 //! into the concatenation of all links' bit arrays, and the iterator returned with a chunk is one
 //! past its end. A chunk never spans two links and is at most `MAX_CHUNK_BYTES`.
 
 use super::bloom::Link;
 use super::chain::BloomChain;
-use super::sizing::LinkSize;
+use super::sizing::{Layout, LinkSize};
 use super::FilterError;
 use xxhash_rust::xxh3::xxh3_64;
 
 pub const MAX_CHUNK_BYTES: u64 = 16 * 1024 * 1024;
 
 const MAGIC: &[u8; 8] = b"sievedBF";
-const VERSION: u16 = 1;
+const VERSION: u16 = 2;
+/// The version before filters had a layout.
+const VERSION_CLASSIC_ONLY: u16 = 1;
 const FLAG_NON_SCALING: u16 = 1;
+const FLAG_BLOCKED: u16 = 2;
 const FIXED_LEN: usize = 28;
 const LINK_LEN: usize = 36;
 const CHECKSUM_LEN: usize = 8;
@@ -45,11 +56,13 @@ impl BloomChain {
         let mut out = Vec::with_capacity(FIXED_LEN + LINK_LEN * self.links.len() + CHECKSUM_LEN);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&VERSION.to_le_bytes());
-        let flags = if self.is_scaling() {
-            0
-        } else {
-            FLAG_NON_SCALING
-        };
+        let mut flags = 0;
+        if !self.is_scaling() {
+            flags |= FLAG_NON_SCALING;
+        }
+        if self.layout() == Layout::Blocked {
+            flags |= FLAG_BLOCKED;
+        }
         out.extend_from_slice(&flags.to_le_bytes());
         out.extend_from_slice(&self.expansion.to_le_bytes());
         out.extend_from_slice(&self.items.to_le_bytes());
@@ -125,7 +138,13 @@ impl BloomChain {
             .try_reserve_exact(header.links.len())
             .map_err(|_| FilterError::OutOfMemory)?;
         for spec in &header.links {
-            let mut link = Link::with_size(spec.size, spec.capacity, spec.error_rate, u64::MAX)?;
+            let mut link = Link::with_size(
+                header.layout,
+                spec.size,
+                spec.capacity,
+                spec.error_rate,
+                u64::MAX,
+            )?;
             link.set_items(spec.items);
             links.push(link);
         }
@@ -228,6 +247,7 @@ struct LinkSpec {
 }
 
 struct Header {
+    layout: Layout,
     expansion: u32,
     items: u64,
     links: Vec<LinkSpec>,
@@ -270,22 +290,32 @@ impl Header {
             return Err(FilterError::BadDump);
         }
         let mut reader = Reader(body);
-        if &reader.take::<8>()? != MAGIC || reader.u16()? != VERSION {
+        if &reader.take::<8>()? != MAGIC {
             return Err(FilterError::BadDump);
         }
+        let known_flags = match reader.u16()? {
+            VERSION => FLAG_NON_SCALING | FLAG_BLOCKED,
+            VERSION_CLASSIC_ONLY => FLAG_NON_SCALING,
+            _ => return Err(FilterError::BadDump),
+        };
         let flags = reader.u16()?;
         let expansion = reader.u32()?;
         let items = reader.u64()?;
         let count = reader.u32()? as usize;
-        let non_scaling = flags == FLAG_NON_SCALING;
-        if (flags != 0 && !non_scaling)
+        let non_scaling = flags & FLAG_NON_SCALING != 0;
+        let layout = if flags & FLAG_BLOCKED != 0 {
+            Layout::Blocked
+        } else {
+            Layout::Classic
+        };
+        if flags & !known_flags != 0
             || non_scaling != (expansion == 0)
             || count == 0
             || reader.0.len() != count.checked_mul(LINK_LEN).ok_or(FilterError::BadDump)?
         {
             return Err(FilterError::BadDump);
         }
-        let mut links = Vec::with_capacity(count);
+        let mut links: Vec<LinkSpec> = Vec::with_capacity(count);
         let mut link_items = 0u64;
         for _ in 0..count {
             let capacity = reader.u64()?;
@@ -293,7 +323,17 @@ impl Header {
             let hashes = reader.u32()?;
             let bits = reader.u64()?;
             let items = reader.u64()?;
-            let size = LinkSize::for_capacity(capacity, error_rate).ok_or(FilterError::BadDump)?;
+            // Each link is the one before grown (chain.rs): checked first, as it is cheap and
+            // bounds how many different rates a header makes the sizing work out.
+            if let Some(previous) = links.last() {
+                if Some(capacity) != previous.capacity.checked_mul(u64::from(expansion))
+                    || error_rate != previous.error_rate * 0.5
+                {
+                    return Err(FilterError::BadDump);
+                }
+            }
+            let size =
+                LinkSize::for_layout(layout, capacity, error_rate).ok_or(FilterError::BadDump)?;
             if size.hashes != hashes || size.bits != bits {
                 return Err(FilterError::BadDump);
             }
@@ -309,6 +349,7 @@ impl Header {
             return Err(FilterError::BadDump);
         }
         Ok(Header {
+            layout,
             expansion,
             items,
             links,
@@ -322,10 +363,15 @@ mod tests {
     use super::*;
 
     fn filled(capacity: u64, items: u32) -> BloomChain {
+        filled_with(Layout::Classic, capacity, items)
+    }
+
+    fn filled_with(layout: Layout, capacity: u64, items: u32) -> BloomChain {
         let options = ChainOptions {
             error_rate: 0.01,
             capacity,
             expansion: 2,
+            layout,
         };
         let mut chain = BloomChain::new(options, u64::MAX).unwrap();
         for i in 0..items {
@@ -360,6 +406,61 @@ mod tests {
         assert_eq!(copy.dump_header(), chain.dump_header());
         for i in 0..1000u32 {
             assert!(copy.contains(&i.to_le_bytes()));
+        }
+    }
+
+    #[test]
+    fn round_trips_a_blocked_chain() {
+        let chain = filled_with(Layout::Blocked, 100, 1000);
+        assert_eq!(chain.links().len(), 4);
+        let copy = round_trip(&chain);
+        assert_eq!(copy.layout(), Layout::Blocked);
+        assert_eq!(copy.dump_header(), chain.dump_header());
+        for i in 0..1000u32 {
+            assert!(copy.contains(&i.to_le_bytes()));
+        }
+        let (mut original, mut copied) = (Vec::new(), Vec::new());
+        assert!(chain.read_payload(0, chain.payload_bytes(), &mut original));
+        assert!(copy.read_payload(0, copy.payload_bytes(), &mut copied));
+        assert_eq!(original, copied);
+    }
+
+    /// `header` with its version replaced and its checksum made good again.
+    fn with_version(header: &[u8], version: u16) -> Vec<u8> {
+        let mut body = header[..header.len() - CHECKSUM_LEN].to_vec();
+        body[8..10].copy_from_slice(&version.to_le_bytes());
+        let checksum = xxh3_64(&body);
+        body.extend_from_slice(&checksum.to_le_bytes());
+        body
+    }
+
+    #[test]
+    fn version_1_headers_are_classic() {
+        // Version 1 is version 2 without the layout flag, so a classic chain's header with its
+        // version set back to 1 is exactly what the previous build wrote.
+        let classic = filled(100, 1000);
+        let old = with_version(&classic.dump_header(), 1);
+        let loaded = BloomChain::from_header(&old, u64::MAX).unwrap();
+        assert_eq!(loaded.layout(), Layout::Classic);
+        assert_eq!(loaded.dump_header(), classic.dump_header());
+        let blocked = filled_with(Layout::Blocked, 100, 1000).dump_header();
+        assert_eq!(
+            BloomChain::from_header(&with_version(&blocked, 1), u64::MAX).unwrap_err(),
+            FilterError::BadDump
+        );
+        assert!(BloomChain::from_header(&with_version(&blocked, 3), u64::MAX).is_err());
+    }
+
+    #[test]
+    fn links_must_follow_from_one_another() {
+        let header = filled_with(Layout::Blocked, 100, 1000).dump_header();
+        let second_link = FIXED_LEN + LINK_LEN;
+        for (field, value) in [(0, 300u64.to_le_bytes()), (8, 0.001f64.to_le_bytes())] {
+            let mut bad = header[..header.len() - CHECKSUM_LEN].to_vec();
+            bad[second_link + field..second_link + field + 8].copy_from_slice(&value);
+            let checksum = xxh3_64(&bad);
+            bad.extend_from_slice(&checksum.to_le_bytes());
+            assert!(BloomChain::from_header(&bad, u64::MAX).is_err(), "{field}");
         }
     }
 
@@ -400,10 +501,15 @@ mod tests {
 
     #[test]
     fn every_corrupted_header_is_rejected() {
-        let header = filled(100, 1000).dump_header();
+        for layout in [Layout::Classic, Layout::Blocked] {
+            every_corruption_is_rejected(&filled_with(layout, 100, 1000).dump_header());
+        }
+    }
+
+    fn every_corruption_is_rejected(header: &[u8]) {
         for at in 0..header.len() {
             for flip in [0x01, 0x80] {
-                let mut bad = header.clone();
+                let mut bad = header.to_vec();
                 bad[at] ^= flip;
                 assert!(
                     BloomChain::from_header(&bad, u64::MAX).is_err(),

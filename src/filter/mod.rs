@@ -2,6 +2,9 @@
 //! and their dump formats.
 //! Nothing here knows about the protocol, the network or the disk.
 
+mod arrays;
+mod blocked;
+mod blocked_sizing;
 mod bloom;
 mod chain;
 mod counting;
@@ -15,7 +18,7 @@ pub use chain::{BloomChain, ChainOptions};
 pub use counting::{CounterBits, CountingChain, CountingLink, CountingOptions};
 pub use dump::{DumpStep, MAX_CHUNK_BYTES};
 pub use health::Health;
-pub use sizing::{format_g, LinkSize};
+pub use sizing::{format_g, Layout, LinkSize};
 
 use std::fmt;
 

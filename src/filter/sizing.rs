@@ -1,5 +1,8 @@
-//! Sizing a Bloom filter link from its capacity and error rate, with the formulas RedisBloom uses,
-//! so that capacities, hash counts and bit counts match it exactly.
+//! Sizing a Bloom filter link from its capacity and error rate: classic links with the formulas
+//! RedisBloom uses, so that capacities, hash counts and bit counts match it exactly; blocked
+//! links as `blocked_sizing` works out.
+
+use super::blocked_sizing::{self, BLOCK_BITS};
 
 /// ln 2 and ln² 2 as the C library behind RedisBloom spells them. Their last digits differ from
 /// the exact values, which moves some hash counts (error 0.125 gives 4 hashes, not 3), so they are
@@ -7,6 +10,34 @@
 #[allow(clippy::approx_constant)]
 const LN_2: f64 = 0.693147180559945;
 const LN_2_SQUARED: f64 = 0.480453013918201;
+
+/// How a Bloom filter lays out its bits. A filter keeps the layout it was created with; every
+/// link of a scaling chain has its chain's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Layout {
+    /// Each probe anywhere in the array, with RedisBloom's sizes.
+    #[default]
+    Classic,
+    /// All probes of an item in one 64-byte block: one cache line per add or look-up, and more
+    /// bits for the same error rate.
+    Blocked,
+}
+
+impl Layout {
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::Classic => "classic",
+            Layout::Blocked => "blocked",
+        }
+    }
+
+    /// A layout by name, in any case.
+    pub fn parse(name: &str) -> Option<Layout> {
+        [Layout::Classic, Layout::Blocked]
+            .into_iter()
+            .find(|layout| layout.name().eq_ignore_ascii_case(name))
+    }
+}
 
 /// The shape of one link: how many bits, how many probes per item.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -37,6 +68,19 @@ impl LinkSize {
             bits,
             hashes: hashes as u32,
         })
+    }
+
+    /// The shape of a link of `layout`; for a blocked one, a whole number of blocks.
+    pub fn for_layout(layout: Layout, capacity: u64, error_rate: f64) -> Option<LinkSize> {
+        match layout {
+            Layout::Classic => Self::for_capacity(capacity, error_rate),
+            Layout::Blocked => {
+                blocked_sizing::blocks_for(capacity, error_rate).map(|(blocks, hashes)| LinkSize {
+                    bits: blocks * BLOCK_BITS,
+                    hashes,
+                })
+            }
+        }
     }
 
     pub fn bytes(&self) -> u64 {

@@ -2,7 +2,7 @@
 //! against the configured limits before anything is allocated; any damage is reported with the
 //! file name and the byte offset where it was found.
 
-use super::{FILE_NAME, MAGIC, PIECE, TAG_END, TAG_KEY, VERSION};
+use super::{FILE_NAME, MAGIC, PIECE, TAG_END, TAG_KEY, VERSION, VERSION_CLASSIC_ONLY};
 use crate::filter::FilterError;
 use crate::store::{now_ms, Store, Value, ValueKind};
 use std::fmt;
@@ -197,9 +197,10 @@ fn load_records(
         return Err("not a sieved snapshot (bad magic)".into());
     }
     let version = reader.u32()?;
-    if version != VERSION {
+    if version != VERSION && version != VERSION_CLASSIC_ONLY {
         return Err(format!(
-            "snapshot format version {version} is not supported (this build reads {VERSION})"
+            "snapshot format version {version} is not supported (this build reads \
+             {VERSION_CLASSIC_ONLY} and {VERSION})"
         ));
     }
     let first_segment = reader.u32()? as u64;

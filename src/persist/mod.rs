@@ -8,10 +8,10 @@
 //! ```text
 //! offset  size  field
 //! 0       8     magic "SIEVEDSN"
-//! 8       4     format version, 1
+//! 8       4     format version, 2 (1 is still read)
 //! 12      4     first log segment: the number of the first append-only file segment whose
 //!               writes this snapshot does not hold (those before it are folded in); 0 if no
-//!               segment was ever folded in
+//!               segment was ever folded in (version 1 files have 0 here)
 //! 16      8     creation time, Unix milliseconds
 //! 24      ...   records, then the end record
 //!
@@ -34,6 +34,11 @@
 //! 1       8     number of key records
 //! 9       8     xxh3-64 of the whole file before this field
 //! ```
+//!
+//! Version 2 differs from version 1 only in the filter headers it may hold: a Bloom filter's is
+//! dump format 2, which has its layout (classic or blocked). A version 1 file holds dump format 1
+//! headers, all of classic filters, and loads as it always did. The file version was raised with
+//! the header's so that a build that cannot read the headers says so up front.
 //!
 //! Nothing may follow the end record. A snapshot is written to a temporary file in the same
 //! directory, fsynced, renamed over `sieved.snap`, and the directory is fsynced: a crash at any
@@ -98,7 +103,9 @@ const AOF_MAGIC: &[u8; 8] = b"SIEVEDAO";
 const AOF_VERSION: u32 = 1;
 
 const MAGIC: &[u8; 8] = b"SIEVEDSN";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
+/// The version before Bloom filters had a layout.
+const VERSION_CLASSIC_ONLY: u32 = 1;
 const TAG_KEY: u8 = 0x01;
 const TAG_END: u8 = 0xFF;
 /// Payloads are read and written through buffers of this size.

@@ -1,0 +1,231 @@
+//! The cache-line-blocked bit array: all probes of an item fall in one 64-byte block, so an add or
+//! a look-up reads one cache line (and, on a large filter, misses memory once) instead of once per
+//! probe. The price is a few more bits per item for the same false-positive rate, worked out in
+//! `blocked_sizing`.
+//!
+//! The item's 128-bit hash gives the block (the high half of h1 × blocks, uniform for any block
+//! count) and, independently, the probes: nine bits of h2 each, seven per 64-bit word, then nine
+//! bits at a time from further words drawn from h2 as splitmix64 would. Probes are uniform and
+//! independent, and may coincide, which is what the sizing assumes.
+
+use super::arrays::{prefetch_word, zeroed_words};
+use super::bloom::{mix, ItemHash};
+use super::FilterError;
+
+const BLOCK_WORDS: usize = 8;
+/// Words before the first block, at most, to bring it to a cache line boundary.
+const MAX_PADDING: usize = BLOCK_WORDS - 1;
+
+/// 64-byte blocks laid over a word array, the first block starting on a cache line.
+///
+/// The array is allocated with the words' own alignment and padded, rather than allocated
+/// 64-byte aligned: an aligned allocation is zeroed by hand, page by page, so that reserving a
+/// large filter would take time and all its memory at once, and its pages would be small ones
+/// before they could be advised onto huge pages. This way it comes lazily zeroed (`zeroed_words`).
+#[derive(Debug)]
+pub(super) struct BlockArray {
+    words: Box<[u64]>,
+}
+
+impl BlockArray {
+    pub(super) fn zeroed(blocks: usize) -> Result<BlockArray, FilterError> {
+        let len = blocks
+            .checked_mul(BLOCK_WORDS)
+            .and_then(|words| words.checked_add(MAX_PADDING))
+            .ok_or(FilterError::OutOfMemory)?;
+        Ok(BlockArray {
+            words: zeroed_words(len)?.into_boxed_slice(),
+        })
+    }
+
+    /// Where the first block starts. Worked out from the address, so it holds wherever the
+    /// array is.
+    #[inline]
+    fn start(&self) -> usize {
+        let padding = self.words.as_ptr().align_offset(BLOCK_WORDS * 8);
+        if padding <= MAX_PADDING {
+            padding
+        } else {
+            0
+        }
+    }
+
+    #[inline]
+    pub(super) fn len(&self) -> usize {
+        (self.words.len() - MAX_PADDING) / BLOCK_WORDS
+    }
+
+    #[inline]
+    fn block(&self, index: usize) -> &[u64; BLOCK_WORDS] {
+        let at = self.start() + index * BLOCK_WORDS;
+        self.words[at..]
+            .first_chunk()
+            .expect("a block index is below the block count")
+    }
+
+    #[inline]
+    fn block_mut(&mut self, index: usize) -> &mut [u64; BLOCK_WORDS] {
+        let at = self.start() + index * BLOCK_WORDS;
+        self.words[at..]
+            .first_chunk_mut()
+            .expect("a block index is below the block count")
+    }
+
+    pub(super) fn allocated_bytes(&self) -> u64 {
+        std::mem::size_of_val(&*self.words) as u64
+    }
+
+    /// The blocks' words, block after block.
+    pub(super) fn words(&self) -> &[u64] {
+        let start = self.start();
+        &self.words[start..start + self.len() * BLOCK_WORDS]
+    }
+
+    pub(super) fn words_mut(&mut self) -> &mut [u64] {
+        let (start, len) = (self.start(), self.len());
+        &mut self.words[start..start + len * BLOCK_WORDS]
+    }
+
+    /// Bits set in each block, for estimating the false-positive rate from the fill.
+    pub(super) fn set_bits_per_block(&self) -> impl Iterator<Item = u32> + '_ {
+        self.words()
+            .chunks_exact(BLOCK_WORDS)
+            .map(|block| block.iter().map(|w| w.count_ones()).sum())
+    }
+}
+
+/// A copy lands at another address, whose padding may differ: the blocks are copied, not the
+/// array.
+impl Clone for BlockArray {
+    fn clone(&self) -> BlockArray {
+        let mut copy = match BlockArray::zeroed(self.len()) {
+            Ok(copy) => copy,
+            // As a Vec's clone does when the allocator fails.
+            Err(_) => std::alloc::handle_alloc_error(std::alloc::Layout::for_value(&*self.words)),
+        };
+        copy.words_mut().copy_from_slice(self.words());
+        copy
+    }
+}
+
+const PROBE_BITS: u32 = 9;
+const PROBES_PER_WORD: u32 = 64 / PROBE_BITS;
+/// splitmix64's increment: the fractional part of the golden ratio.
+const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
+
+impl ItemHash {
+    #[inline]
+    fn block(self, blocks: usize) -> usize {
+        ((self.h1 as u128 * blocks as u128) >> 64) as usize
+    }
+
+    /// Calls `probe` on each of the item's bit positions in its block, each below 512: nine bits
+    /// of h2 per probe, seven per word, then nine bits at a time of further words drawn from h2
+    /// as splitmix64 would.
+    #[inline(always)]
+    fn each_probe(self, hashes: u32, mut probe: impl FnMut(usize)) {
+        let (mut left, mut word, mut drawn) = (hashes, self.h2, 0u64);
+        loop {
+            let here = left.min(PROBES_PER_WORD);
+            for _ in 0..here {
+                probe((word & 511) as usize);
+                word >>= PROBE_BITS;
+            }
+            left -= here;
+            if left == 0 {
+                return;
+            }
+            drawn += 1;
+            word = mix(self.h2.wrapping_add(drawn.wrapping_mul(GOLDEN)));
+        }
+    }
+}
+
+/// The probes are gathered into a mask and the block compared with it word by word: no branch
+/// depends on the bits, which a look-up of an item not in the filter would mispredict half the
+/// time.
+#[inline]
+pub(super) fn contains(blocks: &BlockArray, hash: ItemHash, hashes: u32) -> bool {
+    let block = blocks.block(hash.block(blocks.len()));
+    let mut mask = [0u64; 8];
+    hash.each_probe(hashes, |bit| mask[bit >> 6] |= 1 << (bit & 63));
+    let missing = block
+        .iter()
+        .zip(mask)
+        .fold(0, |missing, (word, probes)| missing | (probes & !word));
+    missing == 0
+}
+
+/// Sets the item's bits; true when at least one of them was clear. One read-modify-write per
+/// probe rather than a mask written back whole: on a large filter the stores wait for their cache
+/// line, and fewer of them let the CPU run further ahead (measured on 1 GiB, benches/filters.rs).
+#[inline]
+pub(super) fn insert(blocks: &mut BlockArray, hash: ItemHash, hashes: u32) -> bool {
+    let block = blocks.block_mut(hash.block(blocks.len()));
+    let mut missing = 0;
+    hash.each_probe(hashes, |bit| {
+        let word = &mut block[bit >> 6];
+        let mask = 1 << (bit & 63);
+        missing |= mask & !*word;
+        *word |= mask;
+    });
+    missing != 0
+}
+
+#[inline]
+pub(super) fn prefetch(blocks: &BlockArray, hash: ItemHash) {
+    let at = blocks.start() + hash.block(blocks.len()) * BLOCK_WORDS;
+    prefetch_word(&blocks.words, at);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::bloom::hash_item;
+    use super::*;
+
+    #[test]
+    fn blocks_are_cache_lines_wherever_the_array_lands() {
+        // Arrays of assorted sizes land at assorted addresses; a clone at yet another.
+        let arrays: Vec<BlockArray> = (1..40).map(|n| BlockArray::zeroed(n).unwrap()).collect();
+        for (n, array) in (1..40).zip(&arrays) {
+            let mut array = array.clone();
+            assert_eq!(array.words().as_ptr() as usize % 64, 0);
+            assert_eq!((array.len(), array.words().len()), (n, n * 8));
+            array.words_mut()[n * 8 - 1] = 1 << 63;
+            let copy = array.clone();
+            assert_eq!(copy.words(), array.words());
+            assert_eq!(copy.words().as_ptr() as usize % 64, 0);
+        }
+    }
+
+    #[test]
+    fn probes_are_spread_evenly() {
+        // Where the probe at each of the first 20 places lands, over 100,000 items.
+        let mut counts = [[0u32; 512]; 20];
+        for i in 0..100_000u32 {
+            let mut place = 0;
+            hash_item(&i.to_le_bytes()).each_probe(20, |bit| {
+                counts[place][bit] += 1;
+                place += 1;
+            });
+        }
+        // 195 a bit on average, σ ≈ 14.
+        for counts in &counts {
+            assert!(
+                counts.iter().all(|&c| (120..270).contains(&c)),
+                "{counts:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn added_items_are_found() {
+        let mut blocks = BlockArray::zeroed(10).unwrap();
+        for i in 0..300u32 {
+            let hash = hash_item(&i.to_le_bytes());
+            insert(&mut blocks, hash, 7);
+            assert!(!insert(&mut blocks, hash, 7));
+        }
+        assert!((0..300u32).all(|i| contains(&blocks, hash_item(&i.to_le_bytes()), 7)));
+    }
+}
