@@ -168,23 +168,26 @@ fn flags_override_the_environment_which_overrides_the_file() {
     assert_eq!(config_get(&mut client, "save"), "60 1 30 5");
 }
 
+/// The lines a rewrite changed, each as (before, after), pairing lines by position.
+fn changed_lines<'a>(original: &'a str, rewritten: &'a str) -> Vec<(&'a str, &'a str)> {
+    original
+        .lines()
+        .zip(rewritten.lines())
+        .filter(|(before, after)| before != after)
+        .collect()
+}
+
 fn start_failure(conf_text: &str) -> Output {
     let dir = TempDir::new(&format!("bad-{}", conf_text.len()));
     let conf = dir.0.join("bad.conf");
     std::fs::write(&conf, conf_text).unwrap();
-    let mut child = sieved()
+    let child = sieved()
         .args(["--config", conf.to_str().unwrap(), "--port", "0"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("run sieved");
-    // A file that is wrongly accepted would leave the server running: stop it rather than hang.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while child.try_wait().expect("poll sieved").is_none() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _ = child.kill();
-    child.wait_with_output().expect("run sieved")
+    common::output_of_refused_start(child)
 }
 
 #[test]
@@ -243,11 +246,7 @@ fn config_rewrite_round_trips_and_keeps_the_file_as_written() {
     );
     assert_eq!(client.cmd(&["CONFIG", "REWRITE"]), b"+OK\r\n");
     let rewritten = std::fs::read_to_string(&conf).unwrap();
-    let changed: Vec<(&str, &str)> = original
-        .lines()
-        .zip(rewritten.lines())
-        .filter(|(before, after)| before != after)
-        .collect();
+    let changed = changed_lines(&original, &rewritten);
     assert_eq!(
         changed,
         [
@@ -283,11 +282,7 @@ fn config_rewrite_writes_requirepass() {
     );
     assert_eq!(client.cmd(&["CONFIG", "REWRITE"]), b"+OK\r\n");
     let rewritten = std::fs::read_to_string(&conf).unwrap();
-    let changed: Vec<(&str, &str)> = original
-        .lines()
-        .zip(rewritten.lines())
-        .filter(|(before, after)| before != after)
-        .collect();
+    let changed = changed_lines(&original, &rewritten);
     assert_eq!(
         changed,
         [(

@@ -163,18 +163,12 @@ fn sieved() -> Command {
 /// everything it printed.
 fn start_failure(args: &[&str]) -> (Option<i32>, String) {
     let dir = std::env::temp_dir().join(format!("sieved-tls-start-{}", std::process::id()));
-    let mut child = sieved()
+    let child = sieved()
         .args(["--port", "0", "--save", "", "--dir", dir.to_str().unwrap()])
         .args(args)
         .spawn()
         .expect("run sieved");
-    // A start that wrongly succeeds would leave the server running: stop it rather than hang.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while child.try_wait().expect("poll sieved").is_none() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _ = child.kill();
-    let output = child.wait_with_output().expect("run sieved");
+    let output = common::output_of_refused_start(child);
     let _ = std::fs::remove_dir_all(dir);
     let text = format!(
         "{}{}",

@@ -10,7 +10,7 @@ use sieved::server::{Server, Shared};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -297,4 +297,15 @@ pub fn spawn_server(dir: &Path, port: u16, extra: &[&str]) -> Running {
         std::thread::sleep(Duration::from_millis(20));
     }
     Running(child)
+}
+
+/// Waits for a server expected to refuse to start and returns what it printed; one that starts
+/// anyway is killed after 20 s rather than left to hang the test.
+pub fn output_of_refused_start(mut child: Child) -> Output {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().expect("poll sieved").is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    child.wait_with_output().expect("run sieved")
 }
