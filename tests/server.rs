@@ -205,31 +205,37 @@ fn config_set_changes_the_defaults_of_new_filters() {
     );
 }
 
+/// One BF.SCANDUMP step of `key` after `iterator`: the next iterator (0 at the end) and its data.
+fn scandump_step(client: &mut RawClient, key: &str, iterator: i64) -> (i64, Vec<u8>) {
+    let reply = client.cmd(&["BF.SCANDUMP", key, &iterator.to_string()]);
+    let frame = redis_protocol::resp2::decode::decode(&reply)
+        .expect("frame")
+        .expect("complete")
+        .0;
+    let redis_protocol::resp2::types::OwnedFrame::Array(parts) = frame else {
+        panic!("not an array")
+    };
+    let (
+        redis_protocol::resp2::types::OwnedFrame::Integer(next),
+        redis_protocol::resp2::types::OwnedFrame::BulkString(data),
+    ) = (&parts[0], &parts[1])
+    else {
+        panic!("not an iterator and a chunk: {parts:?}")
+    };
+    (*next, data.clone())
+}
+
 /// Every BF.SCANDUMP step of `key`, header first, as (iterator, data).
 fn scandump(client: &mut RawClient, key: &str) -> Vec<(i64, Vec<u8>)> {
     let mut steps = Vec::new();
     let mut iterator = 0i64;
     loop {
-        let reply = client.cmd(&["BF.SCANDUMP", key, &iterator.to_string()]);
-        let frame = redis_protocol::resp2::decode::decode(&reply)
-            .expect("frame")
-            .expect("complete")
-            .0;
-        let redis_protocol::resp2::types::OwnedFrame::Array(parts) = frame else {
-            panic!("not an array")
-        };
-        let (
-            redis_protocol::resp2::types::OwnedFrame::Integer(next),
-            redis_protocol::resp2::types::OwnedFrame::BulkString(data),
-        ) = (&parts[0], &parts[1])
-        else {
-            panic!("not an iterator and a chunk: {parts:?}")
-        };
-        if *next == 0 {
+        let (next, data) = scandump_step(client, key, iterator);
+        if next == 0 {
             return steps;
         }
-        steps.push((*next, data.clone()));
-        iterator = *next;
+        steps.push((next, data));
+        iterator = next;
     }
 }
 
@@ -348,22 +354,7 @@ fn a_200_megabyte_filter_round_trips_through_scandump() {
     }
     let (mut iterator, mut chunks, mut total) = (0i64, 0, 0usize);
     loop {
-        let reply = client.cmd(&["BF.SCANDUMP", "big", &iterator.to_string()]);
-        let frame = redis_protocol::resp2::decode::decode(&reply)
-            .expect("frame")
-            .expect("complete")
-            .0;
-        let redis_protocol::resp2::types::OwnedFrame::Array(parts) = frame else {
-            panic!("not an array")
-        };
-        let next = match &parts[0] {
-            redis_protocol::resp2::types::OwnedFrame::Integer(n) => *n,
-            other => panic!("iterator {other:?}"),
-        };
-        let data = match &parts[1] {
-            redis_protocol::resp2::types::OwnedFrame::BulkString(data) => data.clone(),
-            other => panic!("chunk {other:?}"),
-        };
+        let (next, data) = scandump_step(&mut client, "big", iterator);
         if next == 0 {
             break;
         }
