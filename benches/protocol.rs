@@ -135,7 +135,7 @@ impl Server {
         let mut rest = input;
         while let Ok(Some(request)) = self.parser.parse(rest) {
             let mut ctx = Ctx {
-                shared: &self.shared,
+                server: &self.shared,
                 store: &self.shared.store,
                 session: &mut self.session,
                 reply: &mut self.reply,

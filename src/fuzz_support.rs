@@ -84,7 +84,7 @@ pub fn commands(data: &[u8]) {
         match parser.parse(input) {
             Ok(Some(request)) if allowed(request.arg(0)) => {
                 let mut ctx = Ctx {
-                    shared: &shared,
+                    server: &shared,
                     store: &shared.store,
                     session: &mut session,
                     reply: &mut reply,

@@ -22,7 +22,7 @@ pub fn echo(ctx: &mut Ctx, request: Request) -> CmdResult {
 /// AUTH user pass and HELLO's AUTH: only the default user exists; without a configured password
 /// it accepts any password, as in Redis.
 fn check_credentials(ctx: &mut Ctx, username: &[u8], password: &[u8]) -> CmdResult {
-    let config = &ctx.shared.config;
+    let config = ctx.config();
     let accepted = username == b"default"
         && (!config.requires_password() || config.password_matches(password));
     if !accepted {
@@ -34,7 +34,7 @@ fn check_credentials(ctx: &mut Ctx, username: &[u8], password: &[u8]) -> CmdResu
 
 pub fn auth(ctx: &mut Ctx, request: Request) -> CmdResult {
     match request.len() {
-        2 if !ctx.shared.config.requires_password() => Err(AUTH_NOT_CONFIGURED.into()),
+        2 if !ctx.config().requires_password() => Err(AUTH_NOT_CONFIGURED.into()),
         2 => check_credentials(ctx, b"default", request.arg(1)),
         3 => check_credentials(ctx, request.arg(1), request.arg(2)),
         _ => Err(SYNTAX.into()),
@@ -132,7 +132,7 @@ pub fn quit(ctx: &mut Ctx, _request: Request) -> CmdResult {
 }
 
 pub fn reset(ctx: &mut Ctx, _request: Request) -> CmdResult {
-    ctx.session.authenticated = !ctx.shared.config.requires_password();
+    ctx.session.authenticated = !ctx.config().requires_password();
     ctx.session.transaction = None;
     ctx.session.watched.clear();
     ctx.session.db = 0;
@@ -239,7 +239,7 @@ pub fn client(ctx: &mut Ctx, request: Request) -> CmdResult {
                 return Err(SYNTAX.into());
             }
         }
-        let text = ctx.shared.clients.list(ids.as_deref(), ctx.now);
+        let text = ctx.server.client_list(ids.as_deref(), ctx.now);
         ctx.reply.verbatim(&text);
     } else if is(sub, "HELP") {
         ctx.reply.array(CLIENT_HELP.len());

@@ -152,7 +152,7 @@ fn new_value<F: Filter>(options: F::Options, settings: &Settings) -> Result<Valu
 }
 
 pub(super) fn default_options<F: Filter>(ctx: &Ctx) -> F::Options {
-    F::default_options(&ctx.shared.config.settings())
+    F::default_options(&ctx.config().settings())
 }
 
 /// RESERVE: `ERR item exists` for a filter of this type, WRONGTYPE for another value.
@@ -165,7 +165,7 @@ pub(super) fn reserve<F: Filter>(ctx: &mut Ctx, key: &[u8], options: F::Options)
         Some(false) => return Err(WRONGTYPE.into()),
         None => {}
     }
-    let value = new_value::<F>(options, &ctx.shared.config.settings())?;
+    let value = new_value::<F>(options, &ctx.config().settings())?;
     if !ctx.db().insert_new(key, value, ctx.now) {
         return Err(BF_ITEM_EXISTS.into());
     }
@@ -196,7 +196,7 @@ fn with_filter_for_add<F: Filter, R>(
     create: Create<F::Options>,
     add: impl FnOnce(&mut F, &mut Vec<Result<bool, CmdError>>, u64) -> R,
 ) -> Result<R, CmdError> {
-    let settings = ctx.shared.config.settings();
+    let settings = ctx.config().settings();
     let limit = settings.max_filter_memory;
     let create = match create {
         Create::Defaults => Some(F::default_options(&settings)),
@@ -367,7 +367,7 @@ pub(super) fn loadchunk<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult
     match loaded {
         Some(result) => result?,
         None if iterator == 1 => {
-            let limit = ctx.shared.config.settings().max_filter_memory;
+            let limit = ctx.config().settings().max_filter_memory;
             let filter = F::from_header(data, limit)?;
             if !ctx.db().insert_new(key, filter.into_value(), ctx.now) {
                 return Err(BF_BAD_DATA.into());

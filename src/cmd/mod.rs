@@ -2,85 +2,41 @@
 //! arguments from the request, acts on the store, and writes its reply; a handler that fails
 //! returns an error before writing anything, and `execute` sends it.
 
+mod admin;
 mod args;
 mod bloom;
+mod client_info;
+mod command;
 mod connection;
+mod context;
 mod counting;
+mod diagnostics;
 pub mod errors;
 mod filters;
 mod keys;
-mod observe;
-mod server;
 mod strings;
 mod transaction;
 
-use crate::persist::aof::{Aof, PendingTransaction};
-use crate::protocol::{Reply, Request};
-use crate::server::{ClientInfo, Outcome, Shared, Tally};
-use crate::store::{Db, Store, WatchToken};
+pub use client_info::ClientInfo;
+pub use context::{Ctx, ExitSave, SaveError, Server, Session, WriteLog};
+
+use crate::protocol::Request;
 use errors::{CmdError, CmdResult};
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
-use transaction::Transaction;
+use std::sync::OnceLock;
 
-/// One connection's state, as commands see it.
-pub struct Session {
-    pub db: usize,
-    pub client: Arc<ClientInfo>,
-    /// Set by QUIT: close once the replies so far are written.
-    pub close: bool,
-    /// Reused by commands that gather results before replying, so they need not allocate.
-    pub scratch: Vec<Result<bool, CmdError>>,
-    /// Write commands run since the connection last reported them (for snapshot scheduling).
-    pub writes: u64,
-    /// Between MULTI and EXEC/DISCARD: the queued commands.
-    pub transaction: Option<Transaction>,
-    /// Keys under WATCH: their database, name, and what they were.
-    pub watched: Vec<(usize, Vec<u8>, WatchToken)>,
-    /// False until AUTH succeeds, when a password is required.
-    pub authenticated: bool,
-    /// Per-command counts since the connection last added them to the server's.
-    pub tally: Tally,
-    /// The append-only file's position after this connection's last logged write: with
-    /// `appendfsync always`, replies wait until the file is synced that far.
-    pub logged_up_to: u64,
-    /// While EXEC runs: its writes, logged together once it ends.
-    pub logging_transaction: Option<PendingTransaction>,
-}
-
-impl Session {
-    pub fn new(client: Arc<ClientInfo>, authenticated: bool) -> Session {
-        Session {
-            db: 0,
-            client,
-            close: false,
-            scratch: Vec::new(),
-            writes: 0,
-            transaction: None,
-            watched: Vec::new(),
-            authenticated,
-            tally: Tally::default(),
-            logged_up_to: 0,
-            logging_transaction: None,
-        }
-    }
-}
-
-pub struct Ctx<'a> {
-    pub shared: &'a Arc<Shared>,
-    /// The keyspace commands act on: the server's, or a private one being rebuilt from the
-    /// append-only file by a compaction.
-    pub store: &'a Store,
-    pub session: &'a mut Session,
-    pub reply: &'a mut Reply,
-    /// The time of this command, in Unix milliseconds: one clock read serves every expiry check.
-    pub now: u64,
-}
-
-impl Ctx<'_> {
-    pub fn db(&self) -> &Db {
-        self.store.db(self.session.db)
-    }
+/// How one request ended, as `execute` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Not a command this server knows: counted nowhere per command, as in Redis.
+    Unknown,
+    /// Refused before running (wrong number of arguments, not authenticated, out of memory).
+    Rejected(usize),
+    Succeeded(usize),
+    /// Ran and replied with an error.
+    Failed(usize),
+    /// Queued inside MULTI: counted when EXEC runs it.
+    Queued,
 }
 
 type Handler = fn(&mut Ctx, Request) -> CmdResult;
@@ -181,20 +137,20 @@ commands! {
     "quit", -1, C, (0, 0, 0), "connection", connection::quit, "Closes the connection";
     "reset", 1, C, (0, 0, 0), "connection", connection::reset, "Resets the connection";
     "client", -2, C, (0, 0, 0), "connection", connection::client, "A container for client connection commands";
-    "command", -1, C, (0, 0, 0), "server", server::command, "Returns detailed information about all commands";
-    "info", -1, C, (0, 0, 0), "server", server::info, "Returns information and statistics about the server";
-    "config", -2, A, (0, 0, 0), "server", server::config, "A container for server configuration commands";
-    "time", 1, C, (0, 0, 0), "server", server::time, "Returns the server time";
-    "shutdown", -1, A, (0, 0, 0), "server", server::shutdown, "Stops the server";
+    "command", -1, C, (0, 0, 0), "server", command::command, "Returns detailed information about all commands";
+    "info", -1, C, (0, 0, 0), "server", admin::info, "Returns information and statistics about the server";
+    "config", -2, A, (0, 0, 0), "server", admin::config, "A container for server configuration commands";
+    "time", 1, C, (0, 0, 0), "server", admin::time, "Returns the server time";
+    "shutdown", -1, A, (0, 0, 0), "server", admin::shutdown, "Stops the server";
     "multi", 1, &["noscript", "loading", "stale", "fast"], (0, 0, 0), "transactions", transaction::multi, "Starts a transaction";
     "exec", 1, &["noscript", "loading", "stale"], (0, 0, 0), "transactions", transaction::exec, "Executes all commands in a transaction";
     "discard", 1, &["noscript", "loading", "stale", "fast"], (0, 0, 0), "transactions", transaction::discard, "Discards a transaction";
     "watch", -2, &["noscript", "loading", "stale", "fast"], (1, -1, 1), "transactions", transaction::watch, "Monitors changes to keys to determine the execution of a transaction";
     "unwatch", 1, &["noscript", "loading", "stale", "fast"], (0, 0, 0), "transactions", transaction::unwatch, "Forgets about watched keys of a transaction";
-    "save", 1, A, (0, 0, 0), "server", server::save, "Synchronously saves the database to disk";
-    "bgsave", -1, A, (0, 0, 0), "server", server::bgsave, "Asynchronously saves the database to disk";
-    "bgrewriteaof", 1, A, (0, 0, 0), "server", server::bgrewriteaof, "Asynchronously rewrites the append-only file to disk";
-    "lastsave", 1, &["fast", "loading", "stale"], (0, 0, 0), "server", server::lastsave, "Returns the Unix timestamp of the last successful save";
+    "save", 1, A, (0, 0, 0), "server", admin::save, "Synchronously saves the database to disk";
+    "bgsave", -1, A, (0, 0, 0), "server", admin::bgsave, "Asynchronously saves the database to disk";
+    "bgrewriteaof", 1, A, (0, 0, 0), "server", admin::bgrewriteaof, "Asynchronously rewrites the append-only file to disk";
+    "lastsave", 1, &["fast", "loading", "stale"], (0, 0, 0), "server", admin::lastsave, "Returns the Unix timestamp of the last successful save";
     "dbsize", 1, R, (0, 0, 0), "server", keys::dbsize, "Returns the number of keys in the database";
     "flushdb", -1, &["write"], (0, 0, 0), "server", keys::flushdb, "Removes all keys from the current database";
     "flushall", -1, &["write"], (0, 0, 0), "server", keys::flushall, "Removes all keys from all databases";
@@ -223,8 +179,8 @@ commands! {
     "get", 2, R, (1, 1, 1), "string", strings::get, "Returns the string value of a key";
     "strlen", 2, R, (1, 1, 1), "string", strings::strlen, "Returns the length of a string value";
     "object", -2, RS, (2, 2, 1), "generic", keys::object, "A container for object introspection commands";
-    "slowlog", -2, &["admin", "loading", "stale"], (0, 0, 0), "server", observe::slowlog, "A container for slow log commands";
-    "sieved.stats", 2, RS, (1, 1, 1), "bf", observe::sieved_stats, "Reports how full a Bloom or counting Bloom filter is and its estimated false-positive rate";
+    "slowlog", -2, &["admin", "loading", "stale"], (0, 0, 0), "server", diagnostics::slowlog, "A container for slow log commands";
+    "sieved.stats", 2, RS, (1, 1, 1), "bf", diagnostics::sieved_stats, "Reports how full a Bloom or counting Bloom filter is and its estimated false-positive rate";
 }
 
 fn table() -> &'static HashMap<&'static [u8], usize> {
@@ -270,7 +226,7 @@ pub fn execute(ctx: &mut Ctx, request: Request) -> Outcome {
         return Outcome::Rejected(index);
     }
     if spec.denyoom {
-        let limit = ctx.shared.config.maxmemory();
+        let limit = ctx.config().maxmemory();
         if limit > 0 && crate::memory::allocated() as u64 > limit {
             fail_transaction(ctx);
             ctx.reply.error(errors::OOM);
@@ -287,8 +243,8 @@ pub fn execute(ctx: &mut Ctx, request: Request) -> Outcome {
             return Outcome::Rejected(index);
         }
     }
-    let ran = match ctx.shared.aof.as_ref() {
-        Some(aof) if spec.writes => run_logged(ctx, aof, spec, request),
+    let ran = match ctx.server.write_log() {
+        Some(log) if spec.writes => run_logged(ctx, log, spec, request),
         _ => (spec.handler)(ctx, request),
     };
     match ran {
@@ -309,21 +265,37 @@ pub fn execute(ctx: &mut Ctx, request: Request) -> Outcome {
     }
 }
 
-/// Runs a write command holding the append-only file's lock, and appends it if it succeeded:
-/// the file then holds writes in the order they took effect, so replaying it rebuilds the
-/// same keyspace.
-fn run_logged(ctx: &mut Ctx, aof: &Aof, spec: &CommandSpec, request: Request) -> CmdResult {
-    if let Some(failure) = aof.failure() {
-        return Err(CmdError::Owned(format!("{}{failure}", errors::MISCONF_AOF)));
+/// Runs a write command in the write log's order, and logs it if it succeeded: the log then
+/// holds writes in the order they took effect, so replaying it rebuilds the same keyspace.
+/// Inside EXEC the log's order is already held, for the whole transaction: the write joins the
+/// transaction's batch, logged as one record when EXEC ends.
+fn run_logged(
+    ctx: &mut Ctx,
+    log: &dyn WriteLog,
+    spec: &CommandSpec,
+    request: Request,
+) -> CmdResult {
+    if let Some(refusal) = log.refusal() {
+        return Err(CmdError::Owned(refusal));
     }
-    let order = aof.order();
-    (spec.handler)(ctx, request)?;
-    let db = ctx.session.db;
-    match ctx.session.logging_transaction.as_mut() {
-        Some(transaction) => transaction.push(db, &request),
-        None => ctx.session.logged_up_to = order.append(ctx.now, db, &request),
+    if ctx.session.in_exec {
+        (spec.handler)(ctx, request)?;
+        ctx.session.batch.push(ctx.session.db, &request);
+        return Ok(());
     }
-    Ok(())
+    let mut batch = std::mem::take(&mut ctx.session.batch);
+    let mut ran = Ok(());
+    let position = log.in_order(ctx.now, &mut batch, &mut |batch| {
+        ran = (spec.handler)(ctx, request);
+        if ran.is_ok() {
+            batch.push(ctx.session.db, &request);
+        }
+    });
+    ctx.session.batch = batch;
+    if position > 0 {
+        ctx.session.logged_up_to = position;
+    }
+    ran
 }
 
 /// Runs a command read back from the append-only file: no checks beyond its arity (it passed

@@ -87,8 +87,7 @@ pub fn set(ctx: &mut Ctx, request: Request) -> CmdResult {
 
 pub fn get(ctx: &mut Ctx, request: Request) -> CmdResult {
     let reply = &mut *ctx.reply;
-    ctx.shared
-        .store
+    ctx.store
         .db(ctx.session.db)
         .get(request.arg(1), ctx.now, |value| match value {
             Some(Value::String(bytes)) => {

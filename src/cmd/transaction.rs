@@ -5,9 +5,7 @@
 
 use super::errors::*;
 use super::{execute, Ctx};
-use crate::persist::aof::PendingTransaction;
-use crate::protocol::Request;
-use std::ops::Range;
+use crate::protocol::{Request, RequestList};
 use std::time::Instant;
 
 /// Queued arguments are copied (the read buffer moves on); past this many bytes the
@@ -16,10 +14,7 @@ const MAX_QUEUED_BYTES: usize = 512 * 1024 * 1024;
 
 #[derive(Default)]
 pub struct Transaction {
-    args: Vec<u8>,
-    ranges: Vec<Range<usize>>,
-    /// For each queued command, the span of its arguments in `ranges`.
-    commands: Vec<Range<usize>>,
+    queued: RequestList,
     /// A queued command was refused: EXEC will answer EXECABORT.
     failed: bool,
 }
@@ -28,17 +23,11 @@ impl Transaction {
     /// Queues a command; false (and the transaction marked failed) if it would exceed the cap.
     pub fn queue(&mut self, request: Request) -> bool {
         let size: usize = request.args().map(<[u8]>::len).sum();
-        if self.args.len() + size > MAX_QUEUED_BYTES {
+        if self.queued.arg_bytes() + size > MAX_QUEUED_BYTES {
             self.failed = true;
             return false;
         }
-        let first = self.ranges.len();
-        for arg in request.args() {
-            let start = self.args.len();
-            self.args.extend_from_slice(arg);
-            self.ranges.push(start..self.args.len());
-        }
-        self.commands.push(first..self.ranges.len());
+        self.queued.push(0, &request);
         true
     }
 
@@ -95,23 +84,36 @@ pub fn exec(ctx: &mut Ctx, _request: Request) -> CmdResult {
         ctx.reply.null_array();
         return Ok(());
     }
-    ctx.reply.array(transaction.commands.len());
-    let logging = ctx.shared.aof.as_ref();
-    if logging.is_some() {
-        ctx.session.logging_transaction = Some(PendingTransaction::default());
+    ctx.reply.array(transaction.queued.len());
+    match ctx.server.write_log() {
+        // The whole transaction runs in the log's order and is logged as one record, so a
+        // crash keeps all of its writes or none.
+        Some(log) => {
+            let mut batch = std::mem::take(&mut ctx.session.batch);
+            let position = log.in_order(ctx.now, &mut batch, &mut |batch| {
+                std::mem::swap(&mut ctx.session.batch, batch);
+                ctx.session.in_exec = true;
+                run_queued(ctx, &transaction.queued);
+                ctx.session.in_exec = false;
+                std::mem::swap(&mut ctx.session.batch, batch);
+            });
+            ctx.session.batch = batch;
+            if position > 0 {
+                ctx.session.logged_up_to = position;
+            }
+        }
+        None => run_queued(ctx, &transaction.queued),
     }
-    for command in &transaction.commands {
-        let request = Request::new(&transaction.args, &transaction.ranges[command.clone()]);
+    Ok(())
+}
+
+fn run_queued(ctx: &mut Ctx, queued: &RequestList) {
+    for (_, request) in queued.iter() {
         let started = Instant::now();
         let outcome = execute(ctx, request);
         let micros = started.elapsed().as_micros() as u64;
-        ctx.session.tally.record(outcome, micros);
+        ctx.session.exec_outcomes.push((outcome, micros));
     }
-    let pending = ctx.session.logging_transaction.take();
-    if let Some((aof, pending)) = logging.zip(pending).filter(|(_, p)| !p.is_empty()) {
-        ctx.session.logged_up_to = aof.order().append_transaction(ctx.now, &pending);
-    }
-    Ok(())
 }
 
 pub fn watch(ctx: &mut Ctx, request: Request) -> CmdResult {

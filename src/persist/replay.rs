@@ -325,7 +325,7 @@ impl<'a> Replayer<'a> {
             self.session.db = *db;
             let request = Request::new(&record.body, ranges);
             let mut ctx = Ctx {
-                shared: self.shared,
+                server: self.shared,
                 store: self.store,
                 session: &mut self.session,
                 reply: &mut self.reply,

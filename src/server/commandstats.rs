@@ -5,7 +5,7 @@
 //! sent, so a client that has its reply sees its commands counted). A pipeline of a thousand
 //! BF.ADDs costs a handful of shared atomic adds, not thousands.
 
-use crate::cmd::COMMANDS;
+use crate::cmd::{Outcome, COMMANDS};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Upper bounds of the latency histogram's buckets, in microseconds; one more bucket holds the
@@ -14,20 +14,6 @@ pub const LATENCY_BOUNDS_US: [u64; 12] = [
     10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 100_000, 1_000_000,
 ];
 const BUCKETS: usize = LATENCY_BOUNDS_US.len() + 1;
-
-/// How one request ended, as `cmd::execute` reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// Not a command this server knows: counted nowhere per command, as in Redis.
-    Unknown,
-    /// Refused before running (wrong number of arguments).
-    Rejected(usize),
-    Succeeded(usize),
-    /// Ran and replied with an error.
-    Failed(usize),
-    /// Queued inside MULTI: counted when EXEC runs it.
-    Queued,
-}
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CommandTotals {

@@ -2,8 +2,8 @@
 //! and send all their replies with one write. The same loop serves plain TCP and TLS streams.
 //! Nothing here holds a lock across an await.
 
-use super::{ClientInfo, Shared, Stats};
-use crate::cmd::{self, Ctx, Session};
+use super::{Shared, Stats, Tally};
+use crate::cmd::{self, ClientInfo, Ctx, Session};
 use crate::config::Config;
 use crate::protocol::{Limits, Protocol, Reply, Request, RequestParser};
 use crate::store::now_ms;
@@ -117,6 +117,7 @@ where
     let mut input = BytesMut::with_capacity(READ_CHUNK);
     let mut reply = Reply::new(Protocol::Resp2);
     let mut session = Session::new(client, !shared.config.requires_password());
+    let mut tally = Tally::default();
     // Requests already read but not yet run, left by a batch that stopped to write its replies.
     let mut unfinished = false;
     // The append-only file position this connection's replies were last known durable to.
@@ -150,11 +151,17 @@ where
             Stats::add(&shared.stats.net_input_bytes, read as u64);
         }
 
-        let (commands, failure) =
-            execute_all(shared, &mut parser, &mut input, &mut session, &mut reply);
+        let (commands, failure) = execute_all(
+            shared,
+            &mut parser,
+            &mut input,
+            &mut session,
+            &mut reply,
+            &mut tally,
+        );
         unfinished = failure.is_none() && !session.close && reply.len() >= MAX_PENDING_REPLY;
         Stats::add(&shared.stats.commands_processed, commands);
-        session.tally.flush(&shared.commands);
+        tally.flush(&shared.commands);
         shared
             .saver
             .add_changes(std::mem::take(&mut session.writes));
@@ -202,6 +209,7 @@ fn execute_all(
     input: &mut BytesMut,
     session: &mut Session,
     reply: &mut Reply,
+    tally: &mut Tally,
 ) -> (u64, Option<String>) {
     let now = now_ms();
     let mut commands = 0;
@@ -218,7 +226,7 @@ fn execute_all(
                     shared.isolation.exclusive()
                 });
                 let mut ctx = Ctx {
-                    shared,
+                    server: shared,
                     store: &shared.store,
                     session: &mut *session,
                     reply: &mut *reply,
@@ -232,7 +240,10 @@ fn execute_all(
                 let finished = Instant::now();
                 let micros = finished.duration_since(started).as_micros() as u64;
                 started = finished;
-                session.tally.record(outcome, micros);
+                for (outcome, micros) in session.exec_outcomes.drain(..) {
+                    tally.record(outcome, micros);
+                }
+                tally.record(outcome, micros);
                 let threshold = shared.config.slowlog_threshold_us();
                 if threshold >= 0 && micros >= threshold as u64 {
                     log_slow(shared, session, request, micros);

@@ -1,6 +1,7 @@
 use super::tls::{self, HandshakeFailure, HANDSHAKE_TIMEOUT};
-use super::{connection, expiry, metrics, saver, shutdown, stats, ExitSave, Shared, Stats};
+use super::{connection, expiry, metrics, saver, shutdown, stats, Shared, Stats};
 use crate::cmd::errors;
+use crate::cmd::ExitSave;
 use crate::config::Config;
 use crate::persist::load::LoadError;
 use crate::persist::replay::{self, Recovery};

@@ -2,9 +2,11 @@
 //! orderly shutdown. Protocol and command logic live elsewhere; this module moves bytes.
 
 mod clients;
+mod command_host;
 mod commandstats;
 mod connection;
 mod expiry;
+mod info;
 mod isolation;
 mod listener;
 mod metrics;
@@ -14,12 +16,12 @@ mod slowlog;
 mod stats;
 mod tls;
 
-pub use clients::{ClientInfo, Clients};
-pub use commandstats::{CommandStats, CommandTotals, Outcome, Tally, LATENCY_BOUNDS_US};
+pub use clients::Clients;
+pub use commandstats::{CommandStats, CommandTotals, Tally, LATENCY_BOUNDS_US};
 pub use isolation::Isolation;
 pub use listener::Server;
 pub use saver::{SaveError, Saver};
-pub use shutdown::{ExitSave, Shutdown};
+pub use shutdown::Shutdown;
 pub use slowlog::{SlowEntry, SlowLog};
 pub use stats::Stats;
 

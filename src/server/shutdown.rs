@@ -1,17 +1,9 @@
 //! One shutdown signal for the whole server: SHUTDOWN, SIGTERM and SIGINT all raise it; the
 //! listener stops accepting and every connection finishes the batch it is on, then closes.
 
+use crate::cmd::ExitSave;
 use std::sync::atomic::{AtomicU8, Ordering};
 use tokio::sync::watch;
-
-/// Whether to write a snapshot on the way out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExitSave {
-    /// If save rules are configured, as Redis does.
-    Default = 0,
-    Save = 1,
-    NoSave = 2,
-}
 
 pub struct Shutdown {
     sender: watch::Sender<bool>,

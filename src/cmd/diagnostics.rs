@@ -1,50 +1,11 @@
-//! Observability commands and INFO sections: SLOWLOG, SIEVED.STATS, and INFO's commandstats and
-//! bloom sections.
+//! Diagnostic commands: SLOWLOG and SIEVED.STATS.
 
 use super::args::{is, parse_i64};
 use super::errors::*;
-use super::{Ctx, COMMANDS};
+use super::Ctx;
 use crate::filter::Health;
 use crate::protocol::Request;
-use crate::store::{summarize, Value};
-use std::fmt::Write;
-
-/// INFO commandstats, in Redis's format.
-pub fn commandstats_section(ctx: &Ctx, out: &mut String) {
-    out.push_str("# Commandstats\r\n");
-    for (index, totals) in ctx.shared.commands.used() {
-        let per_call = totals.usec as f64 / totals.calls.max(1) as f64;
-        let _ = write!(
-            out,
-            "cmdstat_{}:calls={},usec={},usec_per_call={per_call:.2},rejected_calls={},failed_calls={}\r\n",
-            COMMANDS[index].name, totals.calls, totals.usec, totals.rejected, totals.failed,
-        );
-    }
-}
-
-/// INFO bloom: every filter in every database, by type. Visits every key, which is why the
-/// section is left out of a plain INFO (as Redis leaves out its costlier sections).
-pub fn bloom_section(ctx: &Ctx, out: &mut String) {
-    let summary = summarize(ctx.store, ctx.now);
-    let (bloom, counting) = (summary.bloom, summary.counting);
-    let _ = write!(
-        out,
-        "# Bloom\r\nbf_filters:{}\r\nbf_bytes:{}\r\nbf_items:{}\r\nbf_capacity:{}\r\nbf_links:{}\r\n\
-         cbf_filters:{}\r\ncbf_bytes:{}\r\ncbf_items:{}\r\ncbf_capacity:{}\r\ncbf_links:{}\r\n\
-         cbf_saturated_counters:{}\r\n",
-        bloom.filters,
-        bloom.bytes,
-        bloom.items,
-        bloom.capacity,
-        bloom.links,
-        counting.filters,
-        counting.bytes,
-        counting.items,
-        counting.capacity,
-        counting.links,
-        counting.saturated_counters,
-    );
-}
+use crate::store::Value;
 
 /// SIEVED.STATS key: how full a filter is and what that does to its answers; see
 /// `filter/health.rs` for the estimate.
@@ -111,7 +72,6 @@ const SLOWLOG_HELP: &[&str] = &[
 
 pub fn slowlog(ctx: &mut Ctx, request: Request) -> CmdResult {
     let sub = request.arg(1);
-    let slowlog = &ctx.shared.slowlog;
     if is(sub, "GET") && request.len() <= 3 {
         let count = match request.len() {
             3 => match parse_i64(request.arg(2)) {
@@ -121,23 +81,11 @@ pub fn slowlog(ctx: &mut Ctx, request: Request) -> CmdResult {
             },
             _ => 10,
         };
-        let entries = slowlog.newest(count);
-        let reply = &mut *ctx.reply;
-        reply.array(entries.len());
-        for entry in entries {
-            reply.array(6);
-            reply.int(entry.id as i64);
-            reply.int(entry.timestamp as i64);
-            reply.int(entry.micros as i64);
-            reply.array(entry.args.len());
-            entry.args.iter().for_each(|arg| reply.bulk(arg));
-            reply.bulk(entry.client_addr.as_bytes());
-            reply.bulk(&entry.client_name);
-        }
+        ctx.server.slowlog_get(count, ctx.reply);
     } else if is(sub, "LEN") && request.len() == 2 {
-        ctx.reply.int(slowlog.len() as i64);
+        ctx.reply.int(ctx.server.slowlog_len() as i64);
     } else if is(sub, "RESET") && request.len() == 2 {
-        slowlog.reset();
+        ctx.server.slowlog_reset();
         ctx.reply.ok();
     } else if is(sub, "HELP") && request.len() == 2 {
         ctx.reply.array(SLOWLOG_HELP.len());

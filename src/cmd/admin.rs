@@ -1,0 +1,193 @@
+//! Server commands: INFO, CONFIG, TIME, SHUTDOWN, SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE. They
+//! act through the `Server` trait; the server decides what a save or a shutdown means.
+
+use super::args::{is, Cursor};
+use super::errors::*;
+use super::{Ctx, ExitSave, SaveError};
+use crate::protocol::Request;
+
+const DEFAULT_SECTIONS: &[&str] = &[
+    "server",
+    "clients",
+    "memory",
+    "persistence",
+    "stats",
+    "keyspace",
+];
+/// Every section, in the order INFO prints them: the default ones, then those that cost more
+/// or say more than a plain INFO should (as Redis leaves commandstats out of its default).
+const ALL_SECTIONS: &[&str] = &[
+    "server",
+    "clients",
+    "memory",
+    "persistence",
+    "stats",
+    "commandstats",
+    "keyspace",
+    "bloom",
+];
+
+pub fn info(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let mut sections: Vec<&str> = Vec::new();
+    if request.len() == 1 {
+        sections.extend(DEFAULT_SECTIONS);
+    }
+    for arg in request.args().skip(1) {
+        if ["all", "everything"].iter().any(|s| is(arg, s)) {
+            sections.extend(ALL_SECTIONS);
+        } else if is(arg, "default") {
+            sections.extend(DEFAULT_SECTIONS);
+        } else if let Some(known) = ALL_SECTIONS.iter().find(|s| is(arg, s)) {
+            sections.push(known);
+        }
+    }
+    let chosen: Vec<&'static str> = ALL_SECTIONS
+        .iter()
+        .copied()
+        .filter(|s| sections.contains(s))
+        .collect();
+    let text = ctx.server.info(&chosen, ctx.now);
+    ctx.reply.verbatim(&text);
+    Ok(())
+}
+
+pub fn config(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let sub = request.arg(1);
+    if is(sub, "GET") {
+        if request.len() < 3 {
+            return Err(CmdError::arity("config|get"));
+        }
+        let mut found: Vec<(&str, String)> = Vec::new();
+        for pattern in request.args().skip(2) {
+            for pair in ctx.config().get_matching(pattern) {
+                if !found.iter().any(|(name, _)| *name == pair.0) {
+                    found.push(pair);
+                }
+            }
+        }
+        ctx.reply.map(found.len());
+        for (name, value) in found {
+            ctx.reply.bulk(name.as_bytes());
+            ctx.reply.bulk(value.as_bytes());
+        }
+    } else if is(sub, "SET") {
+        if request.len() < 4 || request.len() % 2 != 0 {
+            return Err(CmdError::arity("config|set"));
+        }
+        let mut cursor = Cursor::new(request, 2);
+        let mut pairs = Vec::new();
+        while let (Some(name), Some(value)) = (cursor.next(), cursor.next()) {
+            pairs.push((name, value));
+        }
+        ctx.config().set_many(&pairs).map_err(CmdError::Owned)?;
+        ctx.server.settings_changed();
+        ctx.reply.ok();
+    } else if is(sub, "RESETSTAT") {
+        ctx.server.reset_stats();
+        ctx.reply.ok();
+    } else if is(sub, "REWRITE") {
+        ctx.config().rewrite().map_err(CmdError::Owned)?;
+        ctx.reply.ok();
+    } else if is(sub, "HELP") {
+        let lines = [
+            "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "GET <pattern>",
+            "    Return parameters matching the glob-like <pattern> and their values.",
+            "SET <directive> <value>",
+            "    Set the configuration <directive> to <value>.",
+            "RESETSTAT",
+            "    Reset statistics reported by the INFO command.",
+            "REWRITE",
+            "    Rewrite the configuration file.",
+            "HELP",
+            "    Print this help.",
+        ];
+        ctx.reply.array(lines.len());
+        lines.iter().for_each(|line| ctx.reply.simple(line));
+    } else {
+        return Err(CmdError::unknown_subcommand(sub, "CONFIG"));
+    }
+    Ok(())
+}
+
+pub fn time(ctx: &mut Ctx, _request: Request) -> CmdResult {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    ctx.reply.array(2);
+    ctx.reply.bulk(now.as_secs().to_string().as_bytes());
+    ctx.reply.bulk(now.subsec_micros().to_string().as_bytes());
+    Ok(())
+}
+
+/// SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE]: on success the connection closes without a reply;
+/// the server stops accepting, lets connections finish, then writes the exit snapshot.
+pub fn shutdown(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let mut exit_save = ExitSave::Default;
+    for option in request.args().skip(1) {
+        if is(option, "ABORT") {
+            return Err("ERR No shutdown in progress.".into());
+        } else if is(option, "NOSAVE") {
+            exit_save = ExitSave::NoSave;
+        } else if is(option, "SAVE") {
+            exit_save = ExitSave::Save;
+        } else if !is(option, "NOW") && !is(option, "FORCE") {
+            return Err(SYNTAX.into());
+        }
+    }
+    tracing::info!(
+        client = ctx.session.client.id,
+        "SHUTDOWN requested by a client"
+    );
+    ctx.server.shutdown(exit_save);
+    ctx.session.close = true;
+    Ok(())
+}
+
+const SAVE_IN_PROGRESS: &str = "ERR Background save already in progress";
+
+/// SAVE: blocks this connection (and only it) until the snapshot is on disk.
+pub fn save(ctx: &mut Ctx, _request: Request) -> CmdResult {
+    let server = ctx.server;
+    match tokio::task::block_in_place(|| server.save()) {
+        Ok(()) => {
+            ctx.reply.ok();
+            Ok(())
+        }
+        Err(SaveError::InProgress) => Err(SAVE_IN_PROGRESS.into()),
+        Err(SaveError::Failed(error)) => {
+            Err(CmdError::Owned(format!("ERR snapshot failed: {error}")))
+        }
+    }
+}
+
+pub fn bgsave(ctx: &mut Ctx, request: Request) -> CmdResult {
+    if request.len() > 2 || (request.len() == 2 && !is(request.arg(1), "SCHEDULE")) {
+        return Err(SYNTAX.into());
+    }
+    match ctx.server.save_in_background(request.len() == 2) {
+        Ok(true) => ctx.reply.simple("Background saving started"),
+        Ok(false) => ctx.reply.simple("Background saving scheduled"),
+        Err(_) => return Err(SAVE_IN_PROGRESS.into()),
+    }
+    Ok(())
+}
+
+/// BGREWRITEAOF: compacts the append-only file, which here is the same work as BGSAVE (a new
+/// snapshot, then a fresh file); without one, it takes a snapshot.
+pub fn bgrewriteaof(ctx: &mut Ctx, _request: Request) -> CmdResult {
+    match ctx.server.save_in_background(true) {
+        Ok(true) => ctx
+            .reply
+            .simple("Background append only file rewriting started"),
+        _ => ctx
+            .reply
+            .simple("Background append only file rewriting scheduled"),
+    }
+    Ok(())
+}
+
+pub fn lastsave(ctx: &mut Ctx, _request: Request) -> CmdResult {
+    ctx.reply.int(ctx.server.last_save_secs() as i64);
+    Ok(())
+}

@@ -1,0 +1,110 @@
+//! What the server knows about one connection, kept where commands can reach it: CLIENT
+//! SETNAME and HELLO change it, CLIENT LIST reads every client's.
+
+use super::COMMANDS;
+use crate::protocol::Protocol;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+#[derive(Default)]
+struct Names {
+    name: Option<Vec<u8>>,
+    lib_name: Vec<u8>,
+    lib_version: Vec<u8>,
+}
+
+/// What the server knows about one connection. Updated by its own task; read by CLIENT LIST.
+pub struct ClientInfo {
+    pub id: u64,
+    addr: SocketAddr,
+    local_addr: SocketAddr,
+    created_ms: u64,
+    names: Mutex<Names>,
+    db: AtomicUsize,
+    protocol: AtomicU8,
+    last_active_ms: AtomicU64,
+    last_command: AtomicUsize,
+}
+
+impl ClientInfo {
+    pub fn new(id: u64, addr: SocketAddr, local_addr: SocketAddr, now: u64) -> Arc<ClientInfo> {
+        Arc::new(ClientInfo {
+            id,
+            addr,
+            local_addr,
+            created_ms: now,
+            names: Mutex::new(Names::default()),
+            db: AtomicUsize::new(0),
+            protocol: AtomicU8::new(2),
+            last_active_ms: AtomicU64::new(now),
+            last_command: AtomicUsize::new(usize::MAX),
+        })
+    }
+
+    fn names(&self) -> MutexGuard<'_, Names> {
+        self.names.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn note_command(&self, index: usize, now: u64) {
+        self.last_command.store(index, Ordering::Relaxed);
+        self.last_active_ms.store(now, Ordering::Relaxed);
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn set_name(&self, name: &[u8]) {
+        self.names().name = (!name.is_empty()).then(|| name.to_vec());
+    }
+
+    pub fn clear_name(&self) {
+        self.names().name = None;
+    }
+
+    pub fn name(&self) -> Option<Vec<u8>> {
+        self.names().name.clone()
+    }
+
+    pub fn set_lib_name(&self, value: &[u8]) {
+        self.names().lib_name = value.to_vec();
+    }
+
+    pub fn set_lib_version(&self, value: &[u8]) {
+        self.names().lib_version = value.to_vec();
+    }
+
+    pub fn set_db(&self, db: usize) {
+        self.db.store(db, Ordering::Relaxed);
+    }
+
+    pub fn set_protocol(&self, protocol: Protocol) {
+        let value = if protocol == Protocol::Resp3 { 3 } else { 2 };
+        self.protocol.store(value, Ordering::Relaxed);
+    }
+
+    /// One CLIENT LIST line, newline included, in Redis's field order.
+    pub fn describe(&self, now: u64) -> String {
+        let names = self.names();
+        let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+        let command = COMMANDS
+            .get(self.last_command.load(Ordering::Relaxed))
+            .map_or("NULL", |spec| spec.name);
+        let age = now.saturating_sub(self.created_ms) / 1000;
+        let idle = now.saturating_sub(self.last_active_ms.load(Ordering::Relaxed)) / 1000;
+        format!(
+            "id={} addr={} laddr={} fd=-1 name={} age={age} idle={idle} flags=N db={} sub=0 psub=0 ssub=0 \
+             multi=-1 watch=0 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 \
+             tot-mem=0 events=r cmd={command} user=default redir=-1 resp={} lib-name={} lib-ver={}\n",
+            self.id,
+            self.addr,
+            self.local_addr,
+            text(names.name.as_deref().unwrap_or_default()),
+            self.db.load(Ordering::Relaxed),
+            self.protocol.load(Ordering::Relaxed),
+            text(&names.lib_name),
+            text(&names.lib_version),
+        )
+    }
+}

@@ -1,0 +1,144 @@
+//! What a command sees: its connection's `Session`, the keyspace, the reply it writes, and the
+//! server behind two small traits. The server implements them; commands never name the server's
+//! types, so this floor can be tested and fuzzed with any implementation and the server can grow
+//! (replicas, new background work) without commands changing.
+
+use super::client_info::ClientInfo;
+use super::transaction::Transaction;
+use super::{errors::CmdError, Outcome};
+use crate::config::Config;
+use crate::protocol::{Reply, RequestList};
+use crate::store::{Db, Store, WatchToken};
+use std::sync::Arc;
+
+/// Whether to write a snapshot on the way out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitSave {
+    /// If save rules are configured, as Redis does.
+    Default = 0,
+    Save = 1,
+    NoSave = 2,
+}
+
+/// Why a SAVE, BGSAVE or BGREWRITEAOF did not start or did not finish.
+#[derive(Debug)]
+pub enum SaveError {
+    InProgress,
+    Failed(String),
+}
+
+/// Where writes go once they took effect: the append-only file today, replicas as well later.
+/// One implementation fans out to every sink, so commands log once whatever listens.
+pub trait WriteLog: Send + Sync {
+    /// Why writes are refused now (a sink cannot take them), as the error message to send.
+    fn refusal(&self) -> Option<String>;
+
+    /// Runs `write` in the log's order and logs what it put in `batch` as one record stamped
+    /// `time_ms`: the log's order is then the order the writes took effect, so replaying it
+    /// rebuilds the same keyspace. `batch` is left empty. Returns the position a reply must
+    /// wait for before it is sent (see `durable`), or 0 when nothing was logged.
+    fn in_order(
+        &self,
+        time_ms: u64,
+        batch: &mut RequestList,
+        write: &mut dyn FnMut(&mut RequestList),
+    ) -> u64;
+}
+
+/// The server as commands see it: its settings, its write log, and the actions of admin
+/// commands. Implemented by the server; a test can implement it with stubs.
+pub trait Server: Send + Sync {
+    fn config(&self) -> &Config;
+    /// The write log, when anything listens (the append-only file is on).
+    fn write_log(&self) -> Option<&dyn WriteLog>;
+    /// INFO's text for these sections (already validated, in the order to print them).
+    fn info(&self, sections: &[&'static str], now: u64) -> String;
+    /// CLIENT LIST: every client, or those with the given ids.
+    fn client_list(&self, ids: Option<&[u64]>, now: u64) -> String;
+    /// SLOWLOG GET: writes the newest `count` entries as Redis's reply.
+    fn slowlog_get(&self, count: usize, reply: &mut Reply);
+    fn slowlog_len(&self) -> usize;
+    fn slowlog_reset(&self);
+    /// CONFIG RESETSTAT.
+    fn reset_stats(&self);
+    /// Called after CONFIG SET changed settings, for whatever caches one.
+    fn settings_changed(&self);
+    /// SAVE: blocks the calling thread until the snapshot is on disk.
+    fn save(&self) -> Result<(), SaveError>;
+    /// BGSAVE and BGREWRITEAOF: starts a snapshot (a compaction, with the append-only file on)
+    /// in the background; with `schedule`, one already running schedules another instead.
+    /// Ok(true) if it started, Ok(false) if it was scheduled.
+    fn save_in_background(&self, schedule: bool) -> Result<bool, SaveError>;
+    /// LASTSAVE, in Unix seconds.
+    fn last_save_secs(&self) -> u64;
+    fn shutdown(&self, exit_save: ExitSave);
+}
+
+/// One connection's state, as commands see it.
+pub struct Session {
+    pub db: usize,
+    pub client: Arc<ClientInfo>,
+    /// Set by QUIT: close once the replies so far are written.
+    pub close: bool,
+    /// Reused by commands that gather results before replying, so they need not allocate.
+    pub scratch: Vec<Result<bool, CmdError>>,
+    /// Write commands run since the connection last reported them (for snapshot scheduling).
+    pub writes: u64,
+    /// Between MULTI and EXEC/DISCARD: the queued commands.
+    pub transaction: Option<Transaction>,
+    /// Keys under WATCH: their database, name, and what they were.
+    pub watched: Vec<(usize, Vec<u8>, WatchToken)>,
+    /// False until AUTH succeeds, when a password is required.
+    pub authenticated: bool,
+    /// How each command that EXEC ran ended, with its time in microseconds: the connection
+    /// counts them as it counts its own commands.
+    pub exec_outcomes: Vec<(Outcome, u64)>,
+    /// The write log's position after this connection's last logged write: with
+    /// `appendfsync always`, replies wait until the log is durable that far.
+    pub logged_up_to: u64,
+    /// The writes of the command running now (all of an EXEC's), on their way to the log;
+    /// kept between commands so that logging does not allocate.
+    pub(super) batch: RequestList,
+    /// True while EXEC runs its commands inside the log's order.
+    pub(super) in_exec: bool,
+}
+
+impl Session {
+    pub fn new(client: Arc<ClientInfo>, authenticated: bool) -> Session {
+        Session {
+            db: 0,
+            client,
+            close: false,
+            scratch: Vec::new(),
+            writes: 0,
+            transaction: None,
+            watched: Vec::new(),
+            authenticated,
+            exec_outcomes: Vec::new(),
+            logged_up_to: 0,
+            batch: RequestList::default(),
+            in_exec: false,
+        }
+    }
+}
+
+pub struct Ctx<'a> {
+    pub server: &'a dyn Server,
+    /// The keyspace commands act on: the server's, or a private one being rebuilt from the
+    /// append-only file by a compaction.
+    pub store: &'a Store,
+    pub session: &'a mut Session,
+    pub reply: &'a mut Reply,
+    /// The time of this command, in Unix milliseconds: one clock read serves every expiry check.
+    pub now: u64,
+}
+
+impl Ctx<'_> {
+    pub fn db(&self) -> &Db {
+        self.store.db(self.session.db)
+    }
+
+    pub fn config(&self) -> &Config {
+        self.server.config()
+    }
+}

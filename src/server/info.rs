@@ -1,0 +1,175 @@
+//! INFO's text, section by section, in Redis's field names.
+
+use super::{Shared, Stats};
+use crate::cmd::COMMANDS;
+use crate::memory;
+use crate::store::summarize;
+use std::fmt::Write;
+
+/// The sections named, in the order given, separated by blank lines as Redis does.
+pub fn render(shared: &Shared, sections: &[&str], now: u64) -> String {
+    let mut text = String::new();
+    for (i, name) in sections.iter().enumerate() {
+        if i > 0 {
+            text.push_str("\r\n");
+        }
+        section(shared, name, now, &mut text);
+    }
+    text
+}
+
+fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "K", "M", "G", "T"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes}B")
+    } else {
+        format!("{value:.2}{}", UNITS[unit])
+    }
+}
+
+fn section(shared: &Shared, name: &str, now: u64, out: &mut String) {
+    let stats = &shared.stats;
+    let uptime = shared.started.elapsed().as_secs();
+    // Writing to a String cannot fail.
+    let _ = match name {
+        "server" => write!(
+            out,
+            "# Server\r\nredis_version:{}\r\nsieved_version:{}\r\nredis_mode:standalone\r\nos:{} {}\r\n\
+             arch_bits:{}\r\nmultiplexing_api:epoll\r\nprocess_id:{}\r\nrun_id:{}\r\ntcp_port:{}\r\n\
+             server_time_usec:{}\r\nuptime_in_seconds:{uptime}\r\nuptime_in_days:{}\r\nio_threads_active:{}\r\n\
+             executable:{}\r\nconfig_file:{}\r\n",
+            crate::REDIS_VERSION,
+            crate::VERSION,
+            std::env::consts::OS,
+            std::env::consts::ARCH,
+            usize::BITS,
+            std::process::id(),
+            shared.run_id,
+            shared.addr.port(),
+            now * 1000,
+            uptime / 86400,
+            shared.config.threads,
+            std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
+            shared.config.file.as_deref().map(|p| p.display().to_string()).unwrap_or_default(),
+        ),
+        "clients" => write!(
+            out,
+            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:0\r\n",
+            shared.clients.count(),
+            shared.config.settings().maxclients
+        ),
+        "memory" => {
+            let used = memory::allocated() as u64;
+            let peak = memory::peak() as u64;
+            write!(
+                out,
+                "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{}\r\n\
+                 used_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nmaxmemory:{}\r\n\
+                 maxmemory_human:{}\r\nmaxmemory_policy:noeviction\r\n",
+                human_bytes(used),
+                memory::rss_bytes(),
+                human_bytes(peak),
+                shared.config.settings().maxmemory,
+                human_bytes(shared.config.settings().maxmemory),
+            )
+        }
+        "persistence" => write!(
+            out,
+            "# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:{}\r\n\
+             rdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\n\
+             rdb_last_bgsave_time_sec:{}\r\nrdb_saves:{}\r\naof_enabled:{}\r\naof_rewrite_in_progress:{}\r\n\
+             aof_last_bgrewrite_status:{}\r\naof_last_write_status:{}\r\naof_current_size:{}\r\n\
+             aof_base_size:{}\r\n",
+            shared.saver.changes(),
+            shared.saver.in_progress() as u8,
+            shared.saver.last_save_ms() / 1000,
+            if shared.saver.last_ok() { "ok" } else { "err" },
+            shared.saver.last_duration_ms() / 1000,
+            shared.saver.saves(),
+            shared.aof.is_some() as u8,
+            (shared.aof.is_some() && shared.saver.in_progress()) as u8,
+            if shared.aof.is_none() || shared.saver.last_ok() { "ok" } else { "err" },
+            match shared.aof.as_ref().map(|aof| aof.failure()) {
+                Some(Some(_)) => "err",
+                _ => "ok",
+            },
+            shared.aof.as_ref().map_or(0, |aof| aof.live_bytes()),
+            shared.aof.as_ref().map_or(0, |aof| aof.base_bytes()),
+        ),
+        "stats" => write!(
+            out,
+            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
+             instantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\n\
+             rejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:0\r\n",
+            Stats::get(&stats.connections_received),
+            Stats::get(&stats.commands_processed),
+            stats.instantaneous_ops_per_sec(),
+            Stats::get(&stats.net_input_bytes),
+            Stats::get(&stats.net_output_bytes),
+            Stats::get(&stats.rejected_connections),
+            Stats::get(&stats.expired_keys),
+        ),
+        "keyspace" => {
+            out.push_str("# Keyspace\r\n");
+            for (index, db) in shared.store.dbs().enumerate() {
+                let keys = db.len();
+                if keys > 0 {
+                    let _ = write!(out, "db{index}:keys={keys},expires={},avg_ttl=0\r\n", db.volatile_len());
+                }
+            }
+            Ok(())
+        }
+        "commandstats" => {
+            commandstats_section(shared, out);
+            Ok(())
+        }
+        "bloom" => {
+            bloom_section(shared, now, out);
+            Ok(())
+        }
+        _ => Ok(()),
+    };
+}
+
+/// INFO commandstats, in Redis's format.
+fn commandstats_section(shared: &Shared, out: &mut String) {
+    out.push_str("# Commandstats\r\n");
+    for (index, totals) in shared.commands.used() {
+        let per_call = totals.usec as f64 / totals.calls.max(1) as f64;
+        let _ = write!(
+            out,
+            "cmdstat_{}:calls={},usec={},usec_per_call={per_call:.2},rejected_calls={},failed_calls={}\r\n",
+            COMMANDS[index].name, totals.calls, totals.usec, totals.rejected, totals.failed,
+        );
+    }
+}
+
+/// INFO bloom: every filter in every database, by type. Visits every key, which is why the
+/// section is left out of a plain INFO (as Redis leaves out its costlier sections).
+fn bloom_section(shared: &Shared, now: u64, out: &mut String) {
+    let summary = summarize(&shared.store, now);
+    let (bloom, counting) = (summary.bloom, summary.counting);
+    let _ = write!(
+        out,
+        "# Bloom\r\nbf_filters:{}\r\nbf_bytes:{}\r\nbf_items:{}\r\nbf_capacity:{}\r\nbf_links:{}\r\n\
+         cbf_filters:{}\r\ncbf_bytes:{}\r\ncbf_items:{}\r\ncbf_capacity:{}\r\ncbf_links:{}\r\n\
+         cbf_saturated_counters:{}\r\n",
+        bloom.filters,
+        bloom.bytes,
+        bloom.items,
+        bloom.capacity,
+        bloom.links,
+        counting.filters,
+        counting.bytes,
+        counting.items,
+        counting.capacity,
+        counting.links,
+        counting.saturated_counters,
+    );
+}
