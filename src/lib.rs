@@ -8,6 +8,7 @@ pub mod filter;
 pub mod fuzz_support;
 pub mod memory;
 pub mod notify;
+pub mod observe;
 pub mod open_files;
 pub mod persist;
 pub mod protocol;

@@ -1,10 +1,11 @@
 //! The server as commands see it: `cmd::Server` and `cmd::WriteLog`, implemented over `Shared`.
 
 use super::saver::{self, Saver};
-use super::{info, Shared};
+use super::Shared;
 use crate::cmd::errors::MISCONF_AOF;
 use crate::cmd::{self, ExitSave, SaveError, WriteLog};
 use crate::config::Config;
+use crate::observe;
 use crate::persist::aof::{Aof, PendingTransaction};
 use crate::protocol::{Reply, RequestList};
 use std::sync::Arc;
@@ -21,7 +22,9 @@ impl cmd::Server for Arc<Shared> {
     }
 
     fn info(&self, sections: &[&'static str], now: u64) -> String {
-        info::render(self, sections, now)
+        let mut report = self.report();
+        report.now_ms = now;
+        observe::info(&report, sections)
     }
 
     fn client_list(&self, ids: Option<&[u64]>, now: u64) -> String {

@@ -2,9 +2,10 @@
 //! and send all their replies with one write. The same loop serves plain TCP and TLS streams.
 //! Nothing here holds a lock across an await.
 
-use super::{Shared, Stats, Tally};
-use crate::cmd::{self, ClientInfo, Ctx, Session};
+use super::Shared;
+use crate::cmd::{self, ClientInfo, Ctx, Outcome, Session};
 use crate::config::Config;
+use crate::observe::{Call, Stats, Tally};
 use crate::protocol::{Limits, Protocol, Reply, Request, RequestParser};
 use crate::store::now_ms;
 use bytes::{Buf, BytesMut};
@@ -241,9 +242,9 @@ fn execute_all(
                 let micros = finished.duration_since(started).as_micros() as u64;
                 started = finished;
                 for (outcome, micros) in session.exec_outcomes.drain(..) {
-                    tally.record(outcome, micros);
+                    count(tally, outcome, micros);
                 }
-                tally.record(outcome, micros);
+                count(tally, outcome, micros);
                 let threshold = shared.config.slowlog_threshold_us();
                 if threshold >= 0 && micros >= threshold as u64 {
                     log_slow(shared, session, request, micros);
@@ -263,6 +264,17 @@ fn execute_all(
             return (commands, None);
         }
     }
+}
+
+/// Counts a command's outcome in the connection's tally.
+fn count(tally: &mut Tally, outcome: Outcome, micros: u64) {
+    let (index, call) = match outcome {
+        Outcome::Unknown | Outcome::Queued => return,
+        Outcome::Succeeded(index) => (index, Call::Succeeded),
+        Outcome::Failed(index) => (index, Call::Failed),
+        Outcome::Rejected(index) => (index, Call::Rejected),
+    };
+    tally.record(index, call, micros);
 }
 
 fn log_slow(shared: &Shared, session: &Session, request: Request, micros: u64) {

@@ -3,29 +3,25 @@
 
 mod clients;
 mod command_host;
-mod commandstats;
 mod connection;
 mod expiry;
-mod info;
 mod isolation;
 mod listener;
 mod metrics;
 mod saver;
 mod shutdown;
-mod slowlog;
 mod stats;
 mod tls;
 
 pub use clients::Clients;
-pub use commandstats::{CommandStats, CommandTotals, Tally, LATENCY_BOUNDS_US};
 pub use isolation::Isolation;
 pub use listener::Server;
 pub use saver::{SaveError, Saver};
 pub use shutdown::Shutdown;
-pub use slowlog::{SlowEntry, SlowLog};
-pub use stats::Stats;
 
+use crate::cmd::COMMANDS;
 use crate::config::Config;
+use crate::observe::{self, CommandStats, SlowLog, Stats};
 use crate::persist::aof::Aof;
 use crate::store::{now_ms, Store};
 use std::net::SocketAddr;
@@ -72,7 +68,7 @@ impl Shared {
             addr,
             store,
             stats: Stats::default(),
-            commands: CommandStats::default(),
+            commands: CommandStats::new(COMMANDS.len()),
             slowlog: SlowLog::default(),
             tls_addr: None,
             metrics_addr: None,
@@ -84,6 +80,53 @@ impl Shared {
             started: Instant::now(),
             started_ms,
             run_id,
+        }
+    }
+}
+
+impl Shared {
+    /// Everything INFO and /metrics print, read now.
+    pub fn report(&self) -> observe::Report<'_> {
+        let settings = self.config.settings();
+        observe::Report {
+            now_ms: now_ms(),
+            run_id: &self.run_id,
+            tcp_port: self.addr.port(),
+            uptime_secs: self.started.elapsed().as_secs(),
+            threads: self.config.threads,
+            config_file: self.config.file.clone(),
+            connected_clients: self.clients.count(),
+            maxclients: settings.maxclients,
+            memory: observe::Memory {
+                used: crate::memory::allocated() as u64,
+                peak: crate::memory::peak() as u64,
+                rss: crate::memory::rss_bytes(),
+                maxmemory: settings.maxmemory,
+            },
+            snapshots: observe::Snapshots {
+                changes_since_last: self.saver.changes(),
+                in_progress: self.saver.in_progress(),
+                last_save_ms: self.saver.last_save_ms(),
+                last_ok: self.saver.last_ok(),
+                last_duration_ms: self.saver.last_duration_ms(),
+                saves: self.saver.saves(),
+                file_bytes: std::fs::metadata(self.config.dir.join(crate::persist::FILE_NAME))
+                    .map_or(0, |m| m.len()),
+            },
+            aof: self.aof.as_ref().map(|aof| observe::AofState {
+                failure: aof.failure(),
+                current_size: aof.live_bytes(),
+                base_size: aof.base_bytes(),
+            }),
+            stats: &self.stats,
+            commands: self
+                .commands
+                .used()
+                .into_iter()
+                .map(|(index, totals)| (COMMANDS[index].name, totals))
+                .collect(),
+            slowlog_len: self.slowlog.len(),
+            store: &self.store,
         }
     }
 }

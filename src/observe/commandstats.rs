@@ -5,7 +5,6 @@
 //! sent, so a client that has its reply sees its commands counted). A pipeline of a thousand
 //! BF.ADDs costs a handful of shared atomic adds, not thousands.
 
-use crate::cmd::{Outcome, COMMANDS};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Upper bounds of the latency histogram's buckets, in microseconds; one more bucket holds the
@@ -32,6 +31,16 @@ fn bucket(micros: u64) -> usize {
         .unwrap_or(LATENCY_BOUNDS_US.len())
 }
 
+/// How a call of a command ended, for its counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Call {
+    Succeeded,
+    /// Ran and replied with an error.
+    Failed,
+    /// Refused before running: as in Redis, not a call, since it never ran.
+    Rejected,
+}
+
 /// One connection's counts since its last flush; usually one or two distinct commands.
 #[derive(Default)]
 pub struct Tally {
@@ -39,11 +48,8 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub fn record(&mut self, outcome: Outcome, micros: u64) {
-        let index = match outcome {
-            Outcome::Unknown | Outcome::Queued => return,
-            Outcome::Rejected(i) | Outcome::Succeeded(i) | Outcome::Failed(i) => i,
-        };
+    /// Counts a call of the command at `index` in the command table.
+    pub fn record(&mut self, index: usize, call: Call, micros: u64) {
         let totals = match self.counts.iter().position(|(i, _)| *i == index) {
             Some(at) => &mut self.counts[at].1,
             None => {
@@ -51,14 +57,13 @@ impl Tally {
                 &mut self.counts.last_mut().expect("just pushed").1
             }
         };
-        // As in Redis, a rejected call is not a call: it never ran.
-        if let Outcome::Rejected(_) = outcome {
+        if call == Call::Rejected {
             totals.rejected += 1;
             return;
         }
         totals.calls += 1;
         totals.usec += micros;
-        totals.failed += matches!(outcome, Outcome::Failed(_)) as u64;
+        totals.failed += (call == Call::Failed) as u64;
         totals.buckets[bucket(micros)] += 1;
     }
 
@@ -83,10 +88,11 @@ pub struct CommandStats {
     commands: Box<[SharedTotals]>,
 }
 
-impl Default for CommandStats {
-    fn default() -> Self {
+impl CommandStats {
+    /// Totals for a table of `commands` commands.
+    pub fn new(commands: usize) -> CommandStats {
         CommandStats {
-            commands: COMMANDS.iter().map(|_| SharedTotals::default()).collect(),
+            commands: (0..commands).map(|_| SharedTotals::default()).collect(),
         }
     }
 }
@@ -109,7 +115,7 @@ impl CommandStats {
         }
     }
 
-    /// Every command that has been called or rejected, by its index in `COMMANDS`.
+    /// Every command that has been called or rejected, by its index in the command table.
     pub fn used(&self) -> Vec<(usize, CommandTotals)> {
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
         self.commands
@@ -150,15 +156,14 @@ mod tests {
 
     #[test]
     fn tallies_merge_per_command() {
-        let stats = CommandStats::default();
+        let stats = CommandStats::new(4);
         let mut tally = Tally::default();
-        tally.record(Outcome::Succeeded(3), 5);
-        tally.record(Outcome::Failed(3), 30);
-        tally.record(Outcome::Rejected(3), 0);
-        tally.record(Outcome::Succeeded(1), 2_000_000);
-        tally.record(Outcome::Unknown, 1);
+        tally.record(3, Call::Succeeded, 5);
+        tally.record(3, Call::Failed, 30);
+        tally.record(3, Call::Rejected, 0);
+        tally.record(1, Call::Succeeded, 2_000_000);
         tally.flush(&stats);
-        tally.record(Outcome::Succeeded(3), 10);
+        tally.record(3, Call::Succeeded, 10);
         tally.flush(&stats);
         let used = stats.used();
         assert_eq!(used.len(), 2);

@@ -1,19 +1,17 @@
 //! INFO's text, section by section, in Redis's field names.
 
-use super::{Shared, Stats};
-use crate::cmd::COMMANDS;
-use crate::memory;
+use super::{Report, Stats};
 use crate::store::summarize;
 use std::fmt::Write;
 
 /// The sections named, in the order given, separated by blank lines as Redis does.
-pub fn render(shared: &Shared, sections: &[&str], now: u64) -> String {
+pub fn render(report: &Report, sections: &[&str]) -> String {
     let mut text = String::new();
     for (i, name) in sections.iter().enumerate() {
         if i > 0 {
             text.push_str("\r\n");
         }
-        section(shared, name, now, &mut text);
+        section(report, name, &mut text);
     }
     text
 }
@@ -33,9 +31,11 @@ fn human_bytes(bytes: u64) -> String {
     }
 }
 
-fn section(shared: &Shared, name: &str, now: u64, out: &mut String) {
-    let stats = &shared.stats;
-    let uptime = shared.started.elapsed().as_secs();
+fn section(report: &Report, name: &str, out: &mut String) {
+    let stats = report.stats;
+    let uptime = report.uptime_secs;
+    let snapshots = &report.snapshots;
+    let aof = report.aof.as_ref();
     // Writing to a String cannot fail.
     let _ = match name {
         "server" => write!(
@@ -50,33 +50,33 @@ fn section(shared: &Shared, name: &str, now: u64, out: &mut String) {
             std::env::consts::ARCH,
             usize::BITS,
             std::process::id(),
-            shared.run_id,
-            shared.addr.port(),
-            now * 1000,
+            report.run_id,
+            report.tcp_port,
+            report.now_ms * 1000,
             uptime / 86400,
-            shared.config.threads,
+            report.threads,
             std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
-            shared.config.file.as_deref().map(|p| p.display().to_string()).unwrap_or_default(),
+            report.config_file.as_deref().map(|p| p.display().to_string()).unwrap_or_default(),
         ),
         "clients" => write!(
             out,
             "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:0\r\n",
-            shared.clients.count(),
-            shared.config.settings().maxclients
+            report.connected_clients,
+            report.maxclients
         ),
         "memory" => {
-            let used = memory::allocated() as u64;
-            let peak = memory::peak() as u64;
+            let memory = &report.memory;
+            let (used, peak) = (memory.used, memory.peak);
             write!(
                 out,
                 "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{}\r\n\
                  used_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nmaxmemory:{}\r\n\
                  maxmemory_human:{}\r\nmaxmemory_policy:noeviction\r\n",
                 human_bytes(used),
-                memory::rss_bytes(),
+                memory.rss,
                 human_bytes(peak),
-                shared.config.settings().maxmemory,
-                human_bytes(shared.config.settings().maxmemory),
+                memory.maxmemory,
+                human_bytes(memory.maxmemory),
             )
         }
         "persistence" => write!(
@@ -86,21 +86,21 @@ fn section(shared: &Shared, name: &str, now: u64, out: &mut String) {
              rdb_last_bgsave_time_sec:{}\r\nrdb_saves:{}\r\naof_enabled:{}\r\naof_rewrite_in_progress:{}\r\n\
              aof_last_bgrewrite_status:{}\r\naof_last_write_status:{}\r\naof_current_size:{}\r\n\
              aof_base_size:{}\r\n",
-            shared.saver.changes(),
-            shared.saver.in_progress() as u8,
-            shared.saver.last_save_ms() / 1000,
-            if shared.saver.last_ok() { "ok" } else { "err" },
-            shared.saver.last_duration_ms() / 1000,
-            shared.saver.saves(),
-            shared.aof.is_some() as u8,
-            (shared.aof.is_some() && shared.saver.in_progress()) as u8,
-            if shared.aof.is_none() || shared.saver.last_ok() { "ok" } else { "err" },
-            match shared.aof.as_ref().map(|aof| aof.failure()) {
+            snapshots.changes_since_last,
+            snapshots.in_progress as u8,
+            snapshots.last_save_ms / 1000,
+            if snapshots.last_ok { "ok" } else { "err" },
+            snapshots.last_duration_ms / 1000,
+            snapshots.saves,
+            aof.is_some() as u8,
+            (aof.is_some() && snapshots.in_progress) as u8,
+            if aof.is_none() || snapshots.last_ok { "ok" } else { "err" },
+            match aof.map(|aof| &aof.failure) {
                 Some(Some(_)) => "err",
                 _ => "ok",
             },
-            shared.aof.as_ref().map_or(0, |aof| aof.live_bytes()),
-            shared.aof.as_ref().map_or(0, |aof| aof.base_bytes()),
+            aof.map_or(0, |aof| aof.current_size),
+            aof.map_or(0, |aof| aof.base_size),
         ),
         "stats" => write!(
             out,
@@ -117,7 +117,7 @@ fn section(shared: &Shared, name: &str, now: u64, out: &mut String) {
         ),
         "keyspace" => {
             out.push_str("# Keyspace\r\n");
-            for (index, db) in shared.store.dbs().enumerate() {
+            for (index, db) in report.store.dbs().enumerate() {
                 let keys = db.len();
                 if keys > 0 {
                     let _ = write!(out, "db{index}:keys={keys},expires={},avg_ttl=0\r\n", db.volatile_len());
@@ -126,11 +126,11 @@ fn section(shared: &Shared, name: &str, now: u64, out: &mut String) {
             Ok(())
         }
         "commandstats" => {
-            commandstats_section(shared, out);
+            commandstats_section(report, out);
             Ok(())
         }
         "bloom" => {
-            bloom_section(shared, now, out);
+            bloom_section(report, out);
             Ok(())
         }
         _ => Ok(()),
@@ -138,22 +138,22 @@ fn section(shared: &Shared, name: &str, now: u64, out: &mut String) {
 }
 
 /// INFO commandstats, in Redis's format.
-fn commandstats_section(shared: &Shared, out: &mut String) {
+fn commandstats_section(report: &Report, out: &mut String) {
     out.push_str("# Commandstats\r\n");
-    for (index, totals) in shared.commands.used() {
+    for (name, totals) in &report.commands {
         let per_call = totals.usec as f64 / totals.calls.max(1) as f64;
         let _ = write!(
             out,
             "cmdstat_{}:calls={},usec={},usec_per_call={per_call:.2},rejected_calls={},failed_calls={}\r\n",
-            COMMANDS[index].name, totals.calls, totals.usec, totals.rejected, totals.failed,
+            name, totals.calls, totals.usec, totals.rejected, totals.failed,
         );
     }
 }
 
 /// INFO bloom: every filter in every database, by type. Visits every key, which is why the
 /// section is left out of a plain INFO (as Redis leaves out its costlier sections).
-fn bloom_section(shared: &Shared, now: u64, out: &mut String) {
-    let summary = summarize(&shared.store, now);
+fn bloom_section(report: &Report, out: &mut String) {
+    let summary = summarize(report.store, report.now_ms);
     let (bloom, counting) = (summary.bloom, summary.counting);
     let _ = write!(
         out,

@@ -1,0 +1,17 @@
+//! What the server tells about itself: one `Report` rendered as INFO's text and as /metrics,
+//! the per-command counts, the SLOWLOG and the server-wide counters beside it. Nothing here
+//! touches a socket or a file; the server gathers the report and serves it.
+
+mod commandstats;
+mod info;
+mod metrics;
+mod report;
+mod slowlog;
+mod stats;
+
+pub use commandstats::{Call, CommandStats, CommandTotals, Tally, LATENCY_BOUNDS_US};
+pub use info::render as info;
+pub use metrics::render as metrics;
+pub use report::{AofState, Memory, Report, Snapshots};
+pub use slowlog::{SlowEntry, SlowLog};
+pub use stats::{Stats, SAMPLE_EVERY};

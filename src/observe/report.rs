@@ -1,0 +1,54 @@
+//! What INFO and /metrics print, gathered by the server in one struct: the renderers read only
+//! this, so both always agree and neither knows where a figure comes from.
+
+use super::{CommandTotals, Stats};
+use crate::store::Store;
+use std::path::PathBuf;
+
+pub struct Report<'a> {
+    /// When the report was taken, in Unix milliseconds.
+    pub now_ms: u64,
+    pub run_id: &'a str,
+    pub tcp_port: u16,
+    pub uptime_secs: u64,
+    pub threads: usize,
+    pub config_file: Option<PathBuf>,
+    pub connected_clients: usize,
+    pub maxclients: u64,
+    pub memory: Memory,
+    pub snapshots: Snapshots,
+    /// None while the append-only file is off.
+    pub aof: Option<AofState>,
+    pub stats: &'a Stats,
+    /// Every command called or rejected since the counts were reset, with its name.
+    pub commands: Vec<(&'static str, CommandTotals)>,
+    pub slowlog_len: usize,
+    /// The keyspace: the key counts and the filter summary are read from it when a section
+    /// asks, since that visits every key.
+    pub store: &'a Store,
+}
+
+pub struct Memory {
+    pub used: u64,
+    pub peak: u64,
+    pub rss: u64,
+    pub maxmemory: u64,
+}
+
+pub struct Snapshots {
+    pub changes_since_last: u64,
+    pub in_progress: bool,
+    pub last_save_ms: u64,
+    pub last_ok: bool,
+    pub last_duration_ms: u64,
+    pub saves: u64,
+    /// Size of the snapshot file on disk, 0 without one.
+    pub file_bytes: u64,
+}
+
+pub struct AofState {
+    /// Why the last write to the file failed, while it is failing.
+    pub failure: Option<String>,
+    pub current_size: u64,
+    pub base_size: u64,
+}
