@@ -101,6 +101,16 @@ pub struct Session {
     pub(super) batch: RequestList,
     /// True while EXEC runs its commands inside the log's order.
     pub(super) in_exec: bool,
+    /// What the running command did that its own words do not pin down, to be logged before
+    /// it: the exact shape of a filter it created, so that replay never depends on the
+    /// settings in force when it runs.
+    pub(super) effects: RequestList,
+    /// The running command is logged as its `effects` alone (a RESERVE, whose effect is all
+    /// in the filter it created).
+    pub(super) effects_only: bool,
+    /// Running a write read back from the log or received from a primary: it was admitted
+    /// when it first ran, so no limit refuses it now.
+    pub replaying: bool,
 }
 
 impl Session {
@@ -118,6 +128,9 @@ impl Session {
             logged_up_to: 0,
             batch: RequestList::default(),
             in_exec: false,
+            effects: RequestList::default(),
+            effects_only: false,
+            replaying: false,
         }
     }
 }
@@ -140,5 +153,16 @@ impl Ctx<'_> {
 
     pub fn config(&self) -> &Config {
         self.server.config()
+    }
+
+    /// The largest filter a command may create or grow to: `max-filter-memory`, except on
+    /// replay, which applies what was logged whatever the limit is now (as Redis loads
+    /// whatever it logged).
+    pub fn filter_memory_limit(&self) -> u64 {
+        if self.session.replaying {
+            u64::MAX
+        } else {
+            self.config().settings().max_filter_memory
+        }
     }
 }

@@ -17,6 +17,9 @@ use crate::store::{Db, Value};
 /// A filter type as the shared commands see it.
 pub(super) trait Filter: HashedChain + Sized {
     type Options: Copy;
+    /// The command that creates a filter of this type from a dump header: how the log records
+    /// a creation, shape and all.
+    const LOADCHUNK: &'static [u8];
     /// The options of a key created implicitly (ADD, MADD, INSERT on a missing key).
     fn default_options(settings: &Settings) -> Self::Options;
     fn create(options: Self::Options, limit_bytes: u64) -> Result<Self, FilterError>;
@@ -74,6 +77,7 @@ macro_rules! forward_filter_operations {
 
 impl Filter for BloomChain {
     type Options = ChainOptions;
+    const LOADCHUNK: &'static [u8] = b"BF.LOADCHUNK";
 
     fn default_options(settings: &Settings) -> ChainOptions {
         ChainOptions {
@@ -111,6 +115,7 @@ impl Filter for BloomChain {
 
 impl Filter for CountingChain {
     type Options = CountingOptions;
+    const LOADCHUNK: &'static [u8] = b"CBF.LOADCHUNK";
 
     /// A counting filter created implicitly gets the BF defaults and 4-bit counters.
     fn default_options(settings: &Settings) -> CountingOptions {
@@ -147,8 +152,18 @@ impl Filter for CountingChain {
     forward_filter_operations!();
 }
 
-fn new_value<F: Filter>(options: F::Options, settings: &Settings) -> Result<Value, CmdError> {
-    Ok(F::create(options, settings.max_filter_memory)?.into_value())
+/// Notes for the write log that `key` was created as the filter whose dump header is `header`:
+/// replay then makes exactly this filter, whatever the `bf-*` defaults, the layout and the
+/// limits are by then.
+fn note_created<F: Filter>(ctx: &mut Ctx, key: &[u8], header: &[u8]) {
+    let db = ctx.session.db;
+    ctx.session
+        .effects
+        .push_args(db, [F::LOADCHUNK, key, b"1".as_slice(), header]);
+}
+
+fn header_of<F: Filter>(filter: &F) -> Vec<u8> {
+    filter.dump_chunk(0).data
 }
 
 pub(super) fn default_options<F: Filter>(ctx: &Ctx) -> F::Options {
@@ -165,10 +180,13 @@ pub(super) fn reserve<F: Filter>(ctx: &mut Ctx, key: &[u8], options: F::Options)
         Some(false) => return Err(WRONGTYPE.into()),
         None => {}
     }
-    let value = new_value::<F>(options, &ctx.config().settings())?;
-    if !ctx.db().insert_new(key, value, ctx.now) {
+    let filter = F::create(options, ctx.filter_memory_limit())?;
+    let header = header_of(&filter);
+    if !ctx.db().insert_new(key, filter.into_value(), ctx.now) {
         return Err(BF_ITEM_EXISTS.into());
     }
+    note_created::<F>(ctx, key, &header);
+    ctx.session.effects_only = true;
     ctx.reply.ok();
     Ok(())
 }
@@ -196,28 +214,37 @@ fn with_filter_for_add<F: Filter, R>(
     create: Create<F::Options>,
     add: impl FnOnce(&mut F, &mut Vec<Result<bool, CmdError>>, u64) -> R,
 ) -> Result<R, CmdError> {
-    let settings = ctx.config().settings();
-    let limit = settings.max_filter_memory;
+    let limit = ctx.filter_memory_limit();
     let create = match create {
-        Create::Defaults => Some(F::default_options(&settings)),
+        Create::Defaults => Some(default_options::<F>(ctx)),
         Create::With(options) => Some(options),
         Create::Never => None,
     };
     let scratch = &mut ctx.session.scratch;
     let db = ctx.store.db(ctx.session.db);
-    let apply = |value: &mut Value, _created: bool| match F::of_mut(value) {
-        Some(filter) => Ok(add(filter, scratch, limit)),
+    let apply = |value: &mut Value, created: bool| match F::of_mut(value) {
+        Some(filter) => {
+            let header = created.then(|| header_of(filter));
+            Ok((add(filter, scratch, limit), header))
+        }
         None => Err(CmdError::from(WRONGTYPE)),
     };
-    match create {
-        Some(options) => {
-            db.get_or_create(key, ctx.now, || new_value::<F>(options, &settings), apply)?
-        }
+    let (result, created) = match create {
+        Some(options) => db.get_or_create(
+            key,
+            ctx.now,
+            || F::create(options, limit).map(F::into_value),
+            apply,
+        )??,
         None => db.get_mut(key, ctx.now, |value| match value {
             Some(value) => apply(value, false),
             None => Err(BF_NOT_FOUND.into()),
-        }),
+        })?,
+    };
+    if let Some(header) = created {
+        note_created::<F>(ctx, key, &header);
     }
+    Ok(result)
 }
 
 /// ADD key item, creating the key with the defaults.
@@ -367,8 +394,7 @@ pub(super) fn loadchunk<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult
     match loaded {
         Some(result) => result?,
         None if iterator == 1 => {
-            let limit = ctx.config().settings().max_filter_memory;
-            let filter = F::from_header(data, limit)?;
+            let filter = F::from_header(data, ctx.filter_memory_limit())?;
             if !ctx.db().insert_new(key, filter.into_value(), ctx.now) {
                 return Err(BF_BAD_DATA.into());
             }

@@ -20,7 +20,7 @@ mod transaction;
 pub use client_info::ClientInfo;
 pub use context::{Ctx, ExitSave, SaveError, Server, Session, WriteLog};
 
-use crate::protocol::Request;
+use crate::protocol::{Request, RequestList};
 use errors::{CmdError, CmdResult};
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -279,23 +279,35 @@ fn run_logged(
         return Err(CmdError::Owned(refusal));
     }
     if ctx.session.in_exec {
-        (spec.handler)(ctx, request)?;
-        ctx.session.batch.push(ctx.session.db, &request);
-        return Ok(());
+        let ran = (spec.handler)(ctx, request);
+        let mut batch = std::mem::take(&mut ctx.session.batch);
+        note_logged(ctx.session, &mut batch, ran.is_ok(), &request);
+        ctx.session.batch = batch;
+        return ran;
     }
     let mut batch = std::mem::take(&mut ctx.session.batch);
     let mut ran = Ok(());
     let position = log.in_order(ctx.now, &mut batch, &mut |batch| {
         ran = (spec.handler)(ctx, request);
-        if ran.is_ok() {
-            batch.push(ctx.session.db, &request);
-        }
+        note_logged(ctx.session, batch, ran.is_ok(), &request);
     });
     ctx.session.batch = batch;
     if position > 0 {
         ctx.session.logged_up_to = position;
     }
     ran
+}
+
+/// Puts what a write command did into the log's batch: the effects it noted, then itself if it
+/// succeeded and is not logged by its effects alone. A failed command's effects are logged too:
+/// they happened.
+fn note_logged(session: &mut Session, batch: &mut RequestList, ran: bool, request: &Request) {
+    let db = session.db;
+    batch.append(&mut session.effects);
+    if ran && !std::mem::take(&mut session.effects_only) {
+        batch.push(db, request);
+    }
+    session.effects_only = false;
 }
 
 /// Runs a command read back from the append-only file: no checks beyond its arity (it passed
@@ -309,7 +321,12 @@ pub fn replay(ctx: &mut Ctx, request: Request) -> CmdResult {
     if (spec.arity > 0 && argc != spec.arity) || argc < -spec.arity {
         return Err(CmdError::arity(spec.name));
     }
-    (spec.handler)(ctx, request)
+    ctx.session.replaying = true;
+    let ran = (spec.handler)(ctx, request);
+    ctx.session.replaying = false;
+    ctx.session.effects.clear();
+    ctx.session.effects_only = false;
+    ran
 }
 
 /// A refused command inside MULTI makes the whole transaction fail at EXEC, as in Redis.

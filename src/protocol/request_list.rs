@@ -16,13 +16,26 @@ pub struct RequestList {
 
 impl RequestList {
     pub fn push(&mut self, number: usize, request: &Request) {
+        self.push_args(number, request.args());
+    }
+
+    /// Stores a request given as its arguments.
+    pub fn push_args<'a>(&mut self, number: usize, args: impl IntoIterator<Item = &'a [u8]>) {
         let first = self.ranges.len();
-        for arg in request.args() {
+        for arg in args {
             let start = self.args.len();
             self.args.extend_from_slice(arg);
             self.ranges.push(start..self.args.len());
         }
         self.requests.push((number, first..self.ranges.len()));
+    }
+
+    /// Moves every request of `other` to the end of this list, leaving `other` empty.
+    pub fn append(&mut self, other: &mut RequestList) {
+        for (number, request) in other.iter() {
+            self.push(number, &request);
+        }
+        other.clear();
     }
 
     pub fn len(&self) -> usize {
