@@ -156,6 +156,9 @@ impl Filter for CountingChain {
 /// replay then makes exactly this filter, whatever the `bf-*` defaults, the layout and the
 /// limits are by then.
 fn note_created<F: Filter>(ctx: &mut Ctx, key: &[u8], header: &[u8]) {
+    if ctx.server.write_log().is_none() {
+        return;
+    }
     let db = ctx.session.db;
     ctx.session
         .effects

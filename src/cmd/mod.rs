@@ -15,6 +15,8 @@ pub mod errors;
 mod filters;
 mod keys;
 mod strings;
+#[cfg(test)]
+mod tests;
 mod transaction;
 
 pub use client_info::ClientInfo;

@@ -1,0 +1,294 @@
+//! Commands against a stub server: what reaches the write log for each kind of write, without a
+//! network or a disk. The stub implements the same traits the real server does.
+
+use super::*;
+use crate::config::Config;
+use crate::protocol::{Protocol, Reply, RequestList};
+use crate::store::Store;
+use std::net::SocketAddr;
+use std::sync::Mutex;
+
+/// A server whose write log keeps each logged record as text.
+struct Stub {
+    config: Config,
+    log: Option<Log>,
+}
+
+#[derive(Default)]
+struct Log {
+    records: Mutex<Vec<RequestList>>,
+    refusal: Option<String>,
+}
+
+impl WriteLog for Log {
+    fn refusal(&self) -> Option<String> {
+        self.refusal.clone()
+    }
+
+    fn in_order(
+        &self,
+        _time_ms: u64,
+        batch: &mut RequestList,
+        write: &mut dyn FnMut(&mut RequestList),
+    ) -> u64 {
+        let mut records = self.records.lock().expect("log");
+        write(batch);
+        if batch.is_empty() {
+            return 0;
+        }
+        records.push(std::mem::take(batch));
+        records.len() as u64
+    }
+}
+
+impl Server for Stub {
+    fn config(&self) -> &Config {
+        &self.config
+    }
+    fn write_log(&self) -> Option<&dyn WriteLog> {
+        self.log.as_ref().map(|log| log as &dyn WriteLog)
+    }
+    fn info(&self, sections: &[&'static str], _now: u64) -> String {
+        sections.join(",")
+    }
+    fn client_list(&self, _ids: Option<&[u64]>, _now: u64) -> String {
+        String::new()
+    }
+    fn slowlog_get(&self, _count: usize, reply: &mut Reply) {
+        reply.array(0);
+    }
+    fn slowlog_len(&self) -> usize {
+        0
+    }
+    fn slowlog_reset(&self) {}
+    fn reset_stats(&self) {}
+    fn settings_changed(&self) {}
+    fn save(&self) -> Result<(), SaveError> {
+        Err(SaveError::InProgress)
+    }
+    fn save_in_background(&self, _schedule: bool) -> Result<bool, SaveError> {
+        Ok(true)
+    }
+    fn last_save_secs(&self) -> u64 {
+        0
+    }
+    fn shutdown(&self, _exit_save: ExitSave) {}
+}
+
+struct Client {
+    server: Stub,
+    store: Store,
+    session: Session,
+    reply: Reply,
+}
+
+impl Client {
+    fn new(log: Option<Log>) -> Client {
+        let addr: SocketAddr = "127.0.0.1:1".parse().expect("address");
+        Client {
+            server: Stub {
+                config: Config::default_for_tests(),
+                log,
+            },
+            store: Store::new(2, 4),
+            session: Session::new(ClientInfo::new(1, addr, addr, 0), true),
+            reply: Reply::new(Protocol::Resp2),
+        }
+    }
+
+    /// Runs one command and returns its reply.
+    fn run(&mut self, args: &[&str]) -> String {
+        let mut base = Vec::new();
+        let mut ranges = Vec::new();
+        for arg in args {
+            let start = base.len();
+            base.extend_from_slice(arg.as_bytes());
+            ranges.push(start..base.len());
+        }
+        let mut ctx = Ctx {
+            server: &self.server,
+            store: &self.store,
+            session: &mut self.session,
+            reply: &mut self.reply,
+            now: 1_000,
+        };
+        execute(&mut ctx, Request::new(&base, &ranges));
+        let text = String::from_utf8_lossy(self.reply.bytes()).into_owned();
+        self.reply.clear();
+        text
+    }
+
+    fn logged(&self) -> Vec<RequestList> {
+        let log = self.server.log.as_ref().expect("a log");
+        log.records.lock().expect("log").clone()
+    }
+
+    /// Applies logged records as replay does.
+    fn replay(&mut self, records: &[RequestList]) {
+        for record in records {
+            for (db, request) in record.iter() {
+                self.session.db = db;
+                let mut ctx = Ctx {
+                    server: &self.server,
+                    store: &self.store,
+                    session: &mut self.session,
+                    reply: &mut self.reply,
+                    now: 1_000,
+                };
+                replay(&mut ctx, request).expect("a logged write applies");
+                self.reply.clear();
+            }
+        }
+        self.session.db = 0;
+    }
+}
+
+/// The logged commands as text, `db:args`, a LOADCHUNK's binary dump header shown as <header>.
+fn shapes(records: &[RequestList]) -> Vec<Vec<String>> {
+    records
+        .iter()
+        .map(|record| {
+            record
+                .iter()
+                .map(|(db, request)| {
+                    let args: Vec<String> = request
+                        .args()
+                        .enumerate()
+                        .map(|(i, arg)| match i {
+                            3 if request.arg(0).ends_with(b"LOADCHUNK") => "<header>".into(),
+                            _ => String::from_utf8_lossy(arg).into_owned(),
+                        })
+                        .collect();
+                    format!("{db}:{}", args.join(" "))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn an_add_that_creates_its_key_logs_the_filter_shape_first() {
+    let mut client = Client::new(Some(Log::default()));
+    assert_eq!(client.run(&["BF.ADD", "k", "a"]), ":1\r\n");
+    assert_eq!(client.run(&["BF.ADD", "k", "b"]), ":1\r\n");
+    assert_eq!(
+        shapes(&client.logged()),
+        vec![
+            vec!["0:BF.LOADCHUNK k 1 <header>", "0:BF.ADD k a"],
+            vec!["0:BF.ADD k b"],
+        ]
+    );
+}
+
+#[test]
+fn reserve_is_logged_as_the_filter_it_made() {
+    let mut client = Client::new(Some(Log::default()));
+    assert_eq!(client.run(&["CBF.RESERVE", "c", "0.01", "100"]), "+OK\r\n");
+    assert_eq!(
+        client.run(&["CBF.RESERVE", "c", "0.01", "100"]),
+        "-ERR item exists\r\n"
+    );
+    assert_eq!(
+        shapes(&client.logged()),
+        vec![vec!["0:CBF.LOADCHUNK c 1 <header>"]]
+    );
+}
+
+#[test]
+fn replaying_the_log_recreates_the_same_filters_whatever_the_settings() {
+    let mut client = Client::new(Some(Log::default()));
+    client.run(&[
+        "BF.INSERT",
+        "k",
+        "CAPACITY",
+        "7",
+        "ERROR",
+        "0.2",
+        "ITEMS",
+        "x",
+    ]);
+    client.run(&["CBF.ADD", "c", "y"]);
+    for i in 0..50 {
+        client.run(&["BF.ADD", "k", &format!("item-{i}")]);
+    }
+    let expected = (
+        client.run(&["BF.DEBUG", "k"]),
+        client.run(&["CBF.INFO", "c"]),
+    );
+    let mut replica = Client::new(None);
+    replica
+        .server
+        .config
+        .set_many(&[
+            (b"max-filter-memory".as_slice(), b"1024".as_slice()),
+            (b"bf-initial-size", b"3"),
+            (b"bf-layout", b"blocked"),
+        ])
+        .expect("other settings");
+    replica.replay(&client.logged());
+    assert_eq!(
+        (
+            replica.run(&["BF.DEBUG", "k"]),
+            replica.run(&["CBF.INFO", "c"])
+        ),
+        expected
+    );
+    // The limit still holds for new filters.
+    assert!(replica
+        .run(&["BF.RESERVE", "new", "0.001", "100000"])
+        .starts_with("-ERR"));
+}
+
+#[test]
+fn failed_writes_and_reads_log_nothing() {
+    let mut client = Client::new(Some(Log::default()));
+    assert_eq!(client.run(&["SET", "s", "v"]), "+OK\r\n");
+    assert!(client.run(&["BF.ADD", "s", "a"]).starts_with("-WRONGTYPE"));
+    assert_eq!(client.run(&["BF.EXISTS", "k", "a"]), ":0\r\n");
+    assert_eq!(shapes(&client.logged()), vec![vec!["0:SET s v"]]);
+}
+
+#[test]
+fn a_transaction_is_one_record_in_the_databases_its_commands_ran_in() {
+    let mut client = Client::new(Some(Log::default()));
+    assert_eq!(client.run(&["MULTI"]), "+OK\r\n");
+    assert_eq!(client.run(&["SET", "a", "1"]), "+QUEUED\r\n");
+    assert_eq!(client.run(&["SELECT", "1"]), "+QUEUED\r\n");
+    assert_eq!(client.run(&["BF.ADD", "f", "x"]), "+QUEUED\r\n");
+    assert_eq!(client.run(&["EXEC"]), "*3\r\n+OK\r\n+OK\r\n:1\r\n");
+    assert_eq!(
+        shapes(&client.logged()),
+        vec![vec![
+            "0:SET a 1",
+            "1:BF.LOADCHUNK f 1 <header>",
+            "1:BF.ADD f x"
+        ]]
+    );
+}
+
+#[test]
+fn a_refusing_log_refuses_writes_but_not_reads() {
+    let log = Log {
+        refusal: Some("MISCONF test".into()),
+        ..Log::default()
+    };
+    let mut client = Client::new(Some(log));
+    assert_eq!(client.run(&["SET", "a", "1"]), "-MISCONF test\r\n");
+    assert_eq!(client.run(&["GET", "a"]), "$-1\r\n");
+    assert!(client.logged().is_empty());
+}
+
+#[test]
+fn without_a_log_writes_just_run() {
+    let mut client = Client::new(None);
+    assert_eq!(client.run(&["BF.ADD", "k", "a"]), ":1\r\n");
+    assert_eq!(client.run(&["BF.EXISTS", "k", "a"]), ":1\r\n");
+    assert!(client.session.batch.is_empty() && client.session.effects.is_empty());
+}
+
+#[test]
+fn info_asks_the_server_for_the_sections_in_order() {
+    let mut client = Client::new(None);
+    let reply = client.run(&["INFO", "keyspace", "server"]);
+    assert!(reply.ends_with("server,keyspace\r\n"), "{reply}");
+}
