@@ -4,7 +4,9 @@ pub mod cmd;
 pub mod config;
 pub mod config_file;
 pub mod filter;
-#[doc(hidden)]
+/// The fuzz targets' harnesses: public only to the fuzz crate (feature `fuzzing`); the unit
+/// tests replay every input the fuzzers kept through them.
+#[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzz_support;
 pub mod memory;
 pub mod notify;
@@ -14,9 +16,6 @@ pub mod persist;
 pub mod protocol;
 pub mod server;
 pub mod store;
-
-#[global_allocator]
-static ALLOCATOR: memory::CountingAllocator = memory::CountingAllocator;
 
 /// The Redis version sieved reports to clients (HELLO, INFO redis_version): the release whose
 /// commands and replies it follows, so that clients enable the matching features.

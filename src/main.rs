@@ -8,6 +8,10 @@ use sieved::server::Server;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
+/// INFO's used_memory and the maxmemory check count every allocation of the process.
+#[global_allocator]
+static ALLOCATOR: sieved::memory::CountingAllocator = sieved::memory::CountingAllocator;
+
 fn main() -> ExitCode {
     let config = match Config::from_matches(&Flags::command().get_matches()) {
         Ok(config) => config,

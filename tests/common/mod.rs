@@ -16,6 +16,11 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 use std::time::Instant;
 
+/// Servers run inside the test process, so the test installs the allocator the daemon's
+/// binary installs: memory limits and the memory figures tests check count as they do there.
+#[global_allocator]
+static ALLOCATOR: sieved::memory::CountingAllocator = sieved::memory::CountingAllocator;
+
 pub struct TestServer {
     pub addr: SocketAddr,
     /// The TLS port, when the configuration asked for one.
