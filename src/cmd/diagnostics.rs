@@ -12,9 +12,9 @@ use crate::store::Value;
 pub fn sieved_stats(ctx: &mut Ctx, request: Request) -> CmdResult {
     let (health, saturated) = ctx.db().get(request.arg(1), ctx.now, |value| match value {
         None => Err(CmdError::from(BF_NOT_FOUND)),
-        Some(Value::Bloom(chain)) => Ok((Health::of_bloom(chain), None)),
+        Some(Value::Bloom(chain)) => Ok((Health::of(chain), None)),
         Some(Value::Counting(chain)) => {
-            Ok((Health::of_counting(chain), Some(chain.saturated_counters())))
+            Ok((Health::of(chain), Some(chain.saturated_counters())))
         }
         Some(Value::String(_)) => Err(WRONGTYPE.into()),
     })?;

@@ -1,48 +1,136 @@
-//! BF.SCANDUMP / BF.LOADCHUNK: a filter as a versioned, checksummed header followed by its bit
-//! arrays in chunks. The header is validated completely, and its total size checked against the
-//! limit, before anything is allocated.
+//! BF.SCANDUMP / BF.LOADCHUNK and CBF.SCANDUMP / CBF.LOADCHUNK: a filter as a versioned,
+//! checksummed header followed by its arrays in chunks. The same layout serves both filter types
+//! and snapshots (which embed the header and the payload); what differs is the magic, the version
+//! and bytes 10 and 11 (`DumpFormat`). The magics differ, so a plain filter's dump cannot be loaded
+//! as a counting one or the other way round. The header is validated completely, and its total
+//! size checked against the limit, before anything is allocated.
 //!
 //! Header layout (all integers little-endian):
 //! ```text
 //! offset  size  field
-//! 0       8     magic "sievedBF"
-//! 8       2     format version, 2 (1 is still read)
-//! 10      2     flags: bit 0 = non-scaling; bit 1 = blocked layout (version 2 only);
-//!               other bits must be 0
-//! 12      4     expansion (0 for non-scaling)
-//! 16      8     items in the whole chain
-//! 24      4     link count n, at least 1
-//! 28      36·n  per link: capacity u64, error rate f64, hashes u32, bits u64, items u64
+//! 0       8     magic: "sievedBF" (plain), "sievedCB" (counting)
+//! 8       2     format version: plain 2 (1 is still read), counting 1
+//! 10      2     plain: flags u16, bit 0 = non-scaling, bit 1 = blocked layout (version 2 only);
+//!               counting: counter bits u8 (4 or 8), then flags u8, bit 0 = non-scaling;
+//!               other flag bits must be 0
+//! 12      4     expansion (0 exactly when non-scaling)
+//! 16      8     items in the whole chain (the sum of the links' items)
+//! 24      4     link count n, at least 1 (exactly 1 when non-scaling)
+//! 28      36·n  per link: capacity u64, error rate f64, hashes u32, bits (or counters) u64,
+//!               items u64
 //! 28+36n  8     xxh3-64 of every byte before it
 //! ```
-//! Version 1 is version 2 without the layout flag: every filter it describes is classic. Each link
-//! after the first has the capacity of the one before times the expansion and half its error
-//! rate, and the hashes and bits of each must be those its layout gives for its capacity and error
-//! rate.
-//! A blocked link's bits are whole 512-bit blocks, block after block, each block eight
-//! little-endian words.
+//! Plain version 1 is version 2 without the layout flag: every filter it describes is classic.
+//! Each link after the first has the capacity of the one before times the expansion and half its
+//! error rate, and the hashes and bits of each must be those its layout gives for its capacity and
+//! error rate; a counting filter's first link must also be within the 0.25 cap.
+//!
+//! After the header come the arrays, link after link, as 64-bit words each little-endian. A
+//! blocked link's bits are whole 512-bit blocks, block after block, each block eight words. A
+//! counting link's array is `counters × bits / 8` bytes, so with 4-bit counters byte `k` holds
+//! counter `2k` in its low nibble and `2k + 1` in its high nibble; saturated counters are not
+//! stored, loading counts them from the chunks.
 //!
 //! Chunk iterators follow RedisBloom: 0 asks for the header; otherwise iterator − 1 is a byte offset
-//! into the concatenation of all links' bit arrays, and the iterator returned with a chunk is one
+//! into the concatenation of all links' arrays, and the iterator returned with a chunk is one
 //! past its end. A chunk never spans two links and is at most `MAX_CHUNK_BYTES`.
 
-use super::bloom::Link;
-use super::chain::BloomChain;
+use super::bloom::Bits;
+use super::chain::{Chain, MAX_ERROR_RATE};
+use super::counters::{CounterBits, Counters};
+use super::link::{Link, LinkArray};
 use super::sizing::{Layout, LinkSize};
 use super::FilterError;
 use xxhash_rust::xxh3::xxh3_64;
 
 pub const MAX_CHUNK_BYTES: u64 = 16 * 1024 * 1024;
 
-const MAGIC: &[u8; 8] = b"sievedBF";
-const VERSION: u16 = 2;
-/// The version before filters had a layout.
-const VERSION_CLASSIC_ONLY: u16 = 1;
-const FLAG_NON_SCALING: u16 = 1;
-const FLAG_BLOCKED: u16 = 2;
 const FIXED_LEN: usize = 28;
 const LINK_LEN: usize = 36;
 const CHECKSUM_LEN: usize = 8;
+
+/// What the header formats of the link kinds do not share.
+pub trait DumpFormat: LinkArray {
+    const MAGIC: &'static [u8; 8];
+    /// The version written.
+    const VERSION: u16;
+    /// Whether a header's first link must be within `MAX_ERROR_RATE`. Plain headers were never
+    /// held to it, and still load as they did.
+    const FIRST_RATE_CAPPED: bool;
+
+    /// Bytes 10 and 11 for a chain of `kind`.
+    fn encode_kind(kind: Self::Kind, non_scaling: bool) -> [u8; 2];
+    /// The kind and whether the chain is non-scaling, from bytes 10 and 11 of a header of
+    /// `version`; None for an unknown version, width or flag.
+    fn decode_kind(version: u16, field: [u8; 2]) -> Option<(Self::Kind, bool)>;
+}
+
+/// Plain flags: bit 0 non-scaling, bit 1 (version 2 only) blocked.
+const FLAG_NON_SCALING: u16 = 1;
+const FLAG_BLOCKED: u16 = 2;
+/// The plain version before filters had a layout.
+const VERSION_CLASSIC_ONLY: u16 = 1;
+
+impl DumpFormat for Bits {
+    const MAGIC: &'static [u8; 8] = b"sievedBF";
+    const VERSION: u16 = 2;
+    const FIRST_RATE_CAPPED: bool = false;
+
+    fn encode_kind(layout: Layout, non_scaling: bool) -> [u8; 2] {
+        let mut flags = 0;
+        if non_scaling {
+            flags |= FLAG_NON_SCALING;
+        }
+        if layout == Layout::Blocked {
+            flags |= FLAG_BLOCKED;
+        }
+        flags.to_le_bytes()
+    }
+
+    fn decode_kind(version: u16, field: [u8; 2]) -> Option<(Layout, bool)> {
+        let known_flags = match version {
+            Self::VERSION => FLAG_NON_SCALING | FLAG_BLOCKED,
+            VERSION_CLASSIC_ONLY => FLAG_NON_SCALING,
+            _ => return None,
+        };
+        let flags = u16::from_le_bytes(field);
+        if flags & !known_flags != 0 {
+            return None;
+        }
+        let layout = if flags & FLAG_BLOCKED != 0 {
+            Layout::Blocked
+        } else {
+            Layout::Classic
+        };
+        Some((layout, flags & FLAG_NON_SCALING != 0))
+    }
+}
+
+/// Counting flags: bit 0 non-scaling.
+const COUNTING_FLAG_NON_SCALING: u8 = 1;
+
+impl DumpFormat for Counters {
+    const MAGIC: &'static [u8; 8] = b"sievedCB";
+    const VERSION: u16 = 1;
+    const FIRST_RATE_CAPPED: bool = true;
+
+    fn encode_kind(width: CounterBits, non_scaling: bool) -> [u8; 2] {
+        let flags = if non_scaling {
+            COUNTING_FLAG_NON_SCALING
+        } else {
+            0
+        };
+        [width.bits() as u8, flags]
+    }
+
+    fn decode_kind(version: u16, [bits, flags]: [u8; 2]) -> Option<(CounterBits, bool)> {
+        if version != Self::VERSION || flags & !COUNTING_FLAG_NON_SCALING != 0 {
+            return None;
+        }
+        let width = CounterBits::from_bits(u64::from(bits))?;
+        Some((width, flags == COUNTING_FLAG_NON_SCALING))
+    }
+}
 
 /// One answer of SCANDUMP: the iterator to ask with next (0 when done) and the bytes.
 #[derive(Debug, PartialEq)]
@@ -51,19 +139,12 @@ pub struct DumpStep {
     pub data: Vec<u8>,
 }
 
-impl BloomChain {
+impl<A: DumpFormat> Chain<A> {
     pub fn dump_header(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(FIXED_LEN + LINK_LEN * self.links.len() + CHECKSUM_LEN);
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&VERSION.to_le_bytes());
-        let mut flags = 0;
-        if !self.is_scaling() {
-            flags |= FLAG_NON_SCALING;
-        }
-        if self.layout() == Layout::Blocked {
-            flags |= FLAG_BLOCKED;
-        }
-        out.extend_from_slice(&flags.to_le_bytes());
+        out.extend_from_slice(A::MAGIC);
+        out.extend_from_slice(&A::VERSION.to_le_bytes());
+        out.extend_from_slice(&A::encode_kind(self.kind(), !self.is_scaling()));
         out.extend_from_slice(&self.expansion.to_le_bytes());
         out.extend_from_slice(&self.items.to_le_bytes());
         out.extend_from_slice(&(self.links.len() as u32).to_le_bytes());
@@ -79,54 +160,14 @@ impl BloomChain {
         out
     }
 
-    /// The SCANDUMP step for `iterator`.
-    pub fn dump_chunk(&self, iterator: i64) -> DumpStep {
-        if iterator == 0 {
-            return DumpStep {
-                next: 1,
-                data: self.dump_header(),
-            };
-        }
-        payload_step(
-            self.links.iter().map(Link::bytes),
-            iterator,
-            |link, from, len, out| self.links[link].read_bytes(from, len, out),
-        )
-    }
-
-    /// Appends bytes `offset..offset + len` of the links' bit arrays taken end to end (a snapshot's
-    /// payload); false, with nothing appended, if that range is not inside the filter.
-    pub fn read_payload(&self, offset: u64, len: u64, out: &mut Vec<u8>) -> bool {
-        let Some(pieces) = payload_pieces(self.links.iter().map(Link::bytes), offset, len) else {
-            return false;
-        };
-        for (link, from, len) in pieces {
-            self.links[link].read_bytes(from, len, out);
-        }
-        true
-    }
-
-    /// Overwrites payload bytes at `offset`, the counterpart of `read_payload`.
-    pub fn write_payload(&mut self, offset: u64, data: &[u8]) -> Result<(), FilterError> {
-        let pieces = payload_pieces(
-            self.links.iter().map(Link::bytes),
-            offset,
-            data.len() as u64,
-        )
-        .ok_or(FilterError::BadOffset)?;
-        let mut data = data;
-        for (link, from, len) in pieces {
-            let (piece, rest) = data.split_at(len as usize);
-            self.links[link].write_bytes(from, piece);
-            data = rest;
-        }
-        Ok(())
-    }
-
     /// Creates an empty chain from a header, refusing any inconsistency.
-    pub fn from_header(data: &[u8], limit_bytes: u64) -> Result<BloomChain, FilterError> {
-        let header = Header::parse(data)?;
-        let total: u64 = header.links.iter().map(|l| l.size.bytes()).sum();
+    pub fn from_header(data: &[u8], limit_bytes: u64) -> Result<Chain<A>, FilterError> {
+        let header = Header::<A>::parse(data)?;
+        let mut total = 0u64;
+        for spec in &header.links {
+            let bytes = A::bytes_for(header.kind, spec.size).ok_or(FilterError::BadDump)?;
+            total = total.checked_add(bytes).ok_or(FilterError::BadDump)?;
+        }
         if total > limit_bytes {
             return Err(FilterError::TooLarge {
                 bytes: total,
@@ -139,7 +180,7 @@ impl BloomChain {
             .map_err(|_| FilterError::OutOfMemory)?;
         for spec in &header.links {
             let mut link = Link::with_size(
-                header.layout,
+                header.kind,
                 spec.size,
                 spec.capacity,
                 spec.error_rate,
@@ -148,18 +189,84 @@ impl BloomChain {
             link.set_items(spec.items);
             links.push(link);
         }
-        Ok(BloomChain {
+        Ok(Chain {
             links,
-            expansion: header.expansion,
             items: header.items,
+            expansion: header.expansion,
         })
     }
+}
 
-    /// Writes a chunk that SCANDUMP returned together with `iterator`.
+impl<A: LinkArray> Chain<A> {
+    fn link_bytes(&self) -> impl Iterator<Item = u64> + '_ {
+        self.links.iter().map(Link::bytes)
+    }
+
+    /// The SCANDUMP step for `iterator`.
+    pub fn dump_chunk(&self, iterator: i64) -> DumpStep
+    where
+        A: DumpFormat,
+    {
+        if iterator == 0 {
+            return DumpStep {
+                next: 1,
+                data: self.dump_header(),
+            };
+        }
+        let Some((link, start, end)) = locate(self.link_bytes(), iterator) else {
+            return DumpStep {
+                next: 0,
+                data: Vec::new(),
+            };
+        };
+        let len = (end - start).min(MAX_CHUNK_BYTES);
+        let mut data = Vec::new();
+        self.links[link].read_bytes(start, len, &mut data);
+        DumpStep {
+            next: iterator + len as i64,
+            data,
+        }
+    }
+
+    /// Writes a chunk that SCANDUMP returned together with `iterator`, refusing a chunk that
+    /// would not fit wholly inside one link.
     pub fn load_chunk(&mut self, iterator: i64, data: &[u8]) -> Result<(), FilterError> {
-        let (link, offset) =
-            chunk_target(self.links.iter().map(Link::bytes), iterator, data.len())?;
+        let start = i64::try_from(data.len())
+            .ok()
+            .and_then(|len| iterator.checked_sub(len))
+            .filter(|&s| s >= 1)
+            .ok_or(FilterError::BadDump)?;
+        let (link, offset, link_len) =
+            locate(self.link_bytes(), start).ok_or(FilterError::BadOffset)?;
+        if offset + data.len() as u64 > link_len {
+            return Err(FilterError::BadOffset);
+        }
         self.links[link].write_bytes(offset, data);
+        Ok(())
+    }
+
+    /// Appends bytes `offset..offset + len` of the links' arrays taken end to end (a snapshot's
+    /// payload); false, with nothing appended, if that range is not inside the filter.
+    pub fn read_payload(&self, offset: u64, len: u64, out: &mut Vec<u8>) -> bool {
+        let Some(pieces) = payload_pieces(self.link_bytes(), offset, len) else {
+            return false;
+        };
+        for (link, from, len) in pieces {
+            self.links[link].read_bytes(from, len, out);
+        }
+        true
+    }
+
+    /// Overwrites payload bytes at `offset`, the counterpart of `read_payload`.
+    pub fn write_payload(&mut self, offset: u64, data: &[u8]) -> Result<(), FilterError> {
+        let pieces = payload_pieces(self.link_bytes(), offset, data.len() as u64)
+            .ok_or(FilterError::BadOffset)?;
+        let mut data = data;
+        for (link, from, len) in pieces {
+            let (piece, rest) = data.split_at(len as usize);
+            self.links[link].write_bytes(from, piece);
+            data = rest;
+        }
         Ok(())
     }
 }
@@ -179,7 +286,7 @@ fn locate(link_bytes: impl Iterator<Item = u64>, iterator: i64) -> Option<(usize
 
 /// How payload bytes `offset..offset + len` (the links' arrays end to end) fall into links: the
 /// pieces as (link, offset in it, length), or None if the range runs past the last link.
-pub(super) fn payload_pieces(
+fn payload_pieces(
     link_bytes: impl Iterator<Item = u64>,
     offset: u64,
     len: u64,
@@ -198,47 +305,6 @@ pub(super) fn payload_pieces(
     (end <= link_start).then_some(pieces)
 }
 
-/// A SCANDUMP step past the header, for any chain of links whose payloads are `link_bytes` long;
-/// `read` appends `len` bytes of link `link` from offset `from`.
-pub(super) fn payload_step(
-    link_bytes: impl Iterator<Item = u64>,
-    iterator: i64,
-    read: impl FnOnce(usize, u64, u64, &mut Vec<u8>),
-) -> DumpStep {
-    let Some((link, start, end)) = locate(link_bytes, iterator) else {
-        return DumpStep {
-            next: 0,
-            data: Vec::new(),
-        };
-    };
-    let len = (end - start).min(MAX_CHUNK_BYTES);
-    let mut data = Vec::new();
-    read(link, start, len, &mut data);
-    DumpStep {
-        next: iterator + len as i64,
-        data,
-    }
-}
-
-/// Where a chunk of `len` bytes that SCANDUMP returned with `iterator` belongs: its link and the
-/// offset inside it, refusing a chunk that would not fit wholly inside one link.
-pub(super) fn chunk_target(
-    link_bytes: impl Iterator<Item = u64>,
-    iterator: i64,
-    len: usize,
-) -> Result<(usize, u64), FilterError> {
-    let start = i64::try_from(len)
-        .ok()
-        .and_then(|len| iterator.checked_sub(len))
-        .filter(|&s| s >= 1)
-        .ok_or(FilterError::BadDump)?;
-    let (link, offset, link_len) = locate(link_bytes, start).ok_or(FilterError::BadOffset)?;
-    if offset + len as u64 > link_len {
-        return Err(FilterError::BadOffset);
-    }
-    Ok((link, offset))
-}
-
 struct LinkSpec {
     capacity: u64,
     error_rate: f64,
@@ -246,18 +312,18 @@ struct LinkSpec {
     items: u64,
 }
 
-struct Header {
-    layout: Layout,
+struct Header<A: LinkArray> {
+    kind: A::Kind,
     expansion: u32,
     items: u64,
     links: Vec<LinkSpec>,
 }
 
 /// Reads little-endian fields off the front of a header, failing on a short one.
-pub(super) struct Reader<'a>(pub(super) &'a [u8]);
+struct Reader<'a>(&'a [u8]);
 
 impl Reader<'_> {
-    pub(super) fn take<const N: usize>(&mut self) -> Result<[u8; N], FilterError> {
+    fn take<const N: usize>(&mut self) -> Result<[u8; N], FilterError> {
         let (head, rest) = self
             .0
             .split_first_chunk::<N>()
@@ -265,22 +331,22 @@ impl Reader<'_> {
         self.0 = rest;
         Ok(*head)
     }
-    pub(super) fn u16(&mut self) -> Result<u16, FilterError> {
+    fn u16(&mut self) -> Result<u16, FilterError> {
         self.take().map(u16::from_le_bytes)
     }
-    pub(super) fn u32(&mut self) -> Result<u32, FilterError> {
+    fn u32(&mut self) -> Result<u32, FilterError> {
         self.take().map(u32::from_le_bytes)
     }
-    pub(super) fn u64(&mut self) -> Result<u64, FilterError> {
+    fn u64(&mut self) -> Result<u64, FilterError> {
         self.take().map(u64::from_le_bytes)
     }
-    pub(super) fn f64(&mut self) -> Result<f64, FilterError> {
+    fn f64(&mut self) -> Result<f64, FilterError> {
         self.take().map(f64::from_le_bytes)
     }
 }
 
-impl Header {
-    fn parse(data: &[u8]) -> Result<Header, FilterError> {
+impl<A: DumpFormat> Header<A> {
+    fn parse(data: &[u8]) -> Result<Header<A>, FilterError> {
         let body_len = data
             .len()
             .checked_sub(CHECKSUM_LEN)
@@ -290,27 +356,18 @@ impl Header {
             return Err(FilterError::BadDump);
         }
         let mut reader = Reader(body);
-        if &reader.take::<8>()? != MAGIC {
+        if &reader.take::<8>()? != A::MAGIC {
             return Err(FilterError::BadDump);
         }
-        let known_flags = match reader.u16()? {
-            VERSION => FLAG_NON_SCALING | FLAG_BLOCKED,
-            VERSION_CLASSIC_ONLY => FLAG_NON_SCALING,
-            _ => return Err(FilterError::BadDump),
-        };
-        let flags = reader.u16()?;
+        let version = reader.u16()?;
+        let (kind, non_scaling) =
+            A::decode_kind(version, reader.take()?).ok_or(FilterError::BadDump)?;
         let expansion = reader.u32()?;
         let items = reader.u64()?;
         let count = reader.u32()? as usize;
-        let non_scaling = flags & FLAG_NON_SCALING != 0;
-        let layout = if flags & FLAG_BLOCKED != 0 {
-            Layout::Blocked
-        } else {
-            Layout::Classic
-        };
-        if flags & !known_flags != 0
-            || non_scaling != (expansion == 0)
+        if non_scaling != (expansion == 0)
             || count == 0
+            || (non_scaling && count != 1)
             || reader.0.len() != count.checked_mul(LINK_LEN).ok_or(FilterError::BadDump)?
         {
             return Err(FilterError::BadDump);
@@ -325,15 +382,17 @@ impl Header {
             let items = reader.u64()?;
             // Each link is the one before grown (chain.rs): checked first, as it is cheap and
             // bounds how many different rates a header makes the sizing work out.
-            if let Some(previous) = links.last() {
-                if Some(capacity) != previous.capacity.checked_mul(u64::from(expansion))
-                    || error_rate != previous.error_rate * 0.5
-                {
-                    return Err(FilterError::BadDump);
+            let follows_growth = match links.last() {
+                None => !A::FIRST_RATE_CAPPED || error_rate <= MAX_ERROR_RATE,
+                Some(previous) => {
+                    previous.capacity.checked_mul(u64::from(expansion)) == Some(capacity)
+                        && previous.error_rate * 0.5 == error_rate
                 }
+            };
+            if !follows_growth {
+                return Err(FilterError::BadDump);
             }
-            let size =
-                LinkSize::for_layout(layout, capacity, error_rate).ok_or(FilterError::BadDump)?;
+            let size = A::size_for(kind, capacity, error_rate).ok_or(FilterError::BadDump)?;
             if size.hashes != hashes || size.bits != bits {
                 return Err(FilterError::BadDump);
             }
@@ -345,11 +404,11 @@ impl Header {
                 items,
             });
         }
-        if link_items != items || (non_scaling && count != 1) {
+        if link_items != items {
             return Err(FilterError::BadDump);
         }
         Ok(Header {
-            layout,
+            kind,
             expansion,
             items,
             links,
@@ -358,8 +417,8 @@ impl Header {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::chain::ChainOptions;
+mod bloom_tests {
+    use super::super::bloom::{BloomChain, ChainOptions};
     use super::*;
 
     fn filled(capacity: u64, items: u32) -> BloomChain {
@@ -539,5 +598,206 @@ mod tests {
         assert_eq!(chain.load_chunk(5, &[0; 10]), Err(FilterError::BadDump));
         assert_eq!(chain.load_chunk(150, &[0; 10]), Err(FilterError::BadOffset));
         assert_eq!(chain.load_chunk(145, &[0; 144]), Ok(()));
+    }
+}
+
+#[cfg(test)]
+mod counting_tests {
+    use super::super::counters::CounterBits;
+    use super::super::counting::{CountingChain, CountingOptions};
+    use super::super::sizing::LinkSize;
+    use super::*;
+
+    fn filled(capacity: u64, items: u32, counter_bits: CounterBits) -> CountingChain {
+        let options = CountingOptions {
+            error_rate: 0.01,
+            capacity,
+            expansion: 2,
+            counter_bits,
+        };
+        let mut chain = CountingChain::new(options, u64::MAX).unwrap();
+        for i in 0..items {
+            for _ in 0..=i % 3 {
+                chain.add(&i.to_le_bytes(), u64::MAX).unwrap();
+            }
+        }
+        chain
+    }
+
+    fn round_trip(chain: &CountingChain) -> CountingChain {
+        let mut iterator = 0;
+        let mut copy: Option<CountingChain> = None;
+        loop {
+            let step = chain.dump_chunk(iterator);
+            if step.next == 0 {
+                break;
+            }
+            match copy.as_mut() {
+                None => copy = Some(CountingChain::from_header(&step.data, u64::MAX).unwrap()),
+                Some(copy) => copy.load_chunk(step.next, &step.data).unwrap(),
+            }
+            iterator = step.next;
+        }
+        copy.unwrap()
+    }
+
+    #[test]
+    fn round_trips_a_scaled_chain_with_its_counts() {
+        for bits in [CounterBits::Four, CounterBits::Eight] {
+            let mut chain = filled(100, 1000, bits);
+            for _ in 0..300 {
+                chain.add(b"hot", u64::MAX).unwrap();
+            }
+            assert_eq!(chain.links().len(), 5);
+            assert!(chain.saturated_counters() > 0);
+            let mut copy = round_trip(&chain);
+            assert_eq!(copy.dump_header(), chain.dump_header());
+            assert_eq!(copy.saturated_counters(), chain.saturated_counters());
+            assert_eq!(copy.items(), chain.items());
+            for i in 0..1000u32 {
+                assert_eq!(copy.count(&i.to_le_bytes()), chain.count(&i.to_le_bytes()));
+                assert!(copy.count(&i.to_le_bytes()) > u64::from(i % 3));
+            }
+            assert_eq!(copy.count(b"hot"), chain.count(b"hot"));
+            // The copy carries on as the original would.
+            for i in 0..1000u32 {
+                assert!(copy.delete(&i.to_le_bytes()));
+                assert!(copy.contains(&i.to_le_bytes()) || i % 3 == 0);
+            }
+        }
+    }
+
+    #[test]
+    fn iterators_follow_links() {
+        let chain = filled(100, 0, CounterBits::Four);
+        // The plain link for 100 items at 0.005 has 144 bytes; four bits per counter make 576.
+        assert_eq!(chain.dump_chunk(1).next, 577);
+        let step = chain.dump_chunk(5);
+        assert_eq!((step.next, step.data.len()), (577, 572));
+        assert_eq!(
+            chain.dump_chunk(577),
+            DumpStep {
+                next: 0,
+                data: vec![]
+            }
+        );
+        assert_eq!(chain.dump_chunk(-1).next, 0);
+        assert_eq!(
+            chain.dump_header().len(),
+            FIXED_LEN + LINK_LEN + CHECKSUM_LEN
+        );
+    }
+
+    #[test]
+    fn chunks_never_exceed_the_limit() {
+        let options = CountingOptions {
+            error_rate: 0.01,
+            capacity: 4_000_000,
+            expansion: 0,
+            counter_bits: CounterBits::Eight,
+        };
+        let chain = CountingChain::new(options, u64::MAX).unwrap();
+        let step = chain.dump_chunk(1);
+        assert_eq!(step.data.len() as u64, MAX_CHUNK_BYTES);
+        assert_eq!(step.next, 1 + MAX_CHUNK_BYTES as i64);
+    }
+
+    #[test]
+    fn every_corrupted_header_is_rejected() {
+        for bits in [CounterBits::Four, CounterBits::Eight] {
+            let header = filled(100, 1000, bits).dump_header();
+            for at in 0..header.len() {
+                for flip in [0x01, 0x80] {
+                    let mut bad = header.clone();
+                    bad[at] ^= flip;
+                    assert!(
+                        CountingChain::from_header(&bad, u64::MAX).is_err(),
+                        "byte {at}"
+                    );
+                }
+            }
+            for len in 0..header.len() {
+                assert!(CountingChain::from_header(&header[..len], u64::MAX).is_err());
+            }
+            assert!(CountingChain::from_header(&header, u64::MAX).is_ok());
+        }
+    }
+
+    /// Re-signs a header after editing it, to check the rules behind the checksum.
+    fn resigned(mut header: Vec<u8>, edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+        header.truncate(header.len() - CHECKSUM_LEN);
+        edit(&mut header);
+        let checksum = xxh3_64(&header);
+        header.extend_from_slice(&checksum.to_le_bytes());
+        header
+    }
+
+    #[test]
+    fn consistent_checksums_do_not_excuse_bad_fields() {
+        let header = filled(100, 1000, CounterBits::Four).dump_header();
+        type Edit = (&'static str, fn(&mut Vec<u8>));
+        let edits: [Edit; 8] = [
+            ("plain filter magic", |h| {
+                h[..8].copy_from_slice(b"sievedBF")
+            }),
+            ("version 2", |h| h[8] = 2),
+            ("counter bits 5", |h| h[10] = 5),
+            ("unknown flag", |h| h[11] = 2),
+            ("non-scaling with expansion", |h| h[11] = 1),
+            ("expansion 3", |h| h[12] = 3),
+            ("items off by one", |h| h[16] ^= 1),
+            ("second link not grown from the first", |h| h[28 + 36] ^= 1),
+        ];
+        for (what, edit) in edits {
+            let bad = resigned(header.clone(), edit);
+            assert_eq!(
+                CountingChain::from_header(&bad, u64::MAX).err(),
+                Some(FilterError::BadDump),
+                "{what}"
+            );
+        }
+        let single = filled(100, 10, CounterBits::Four).dump_header();
+        let loose = resigned(single, |h| {
+            h[36..44].copy_from_slice(&0.5f64.to_le_bytes());
+        });
+        assert!(CountingChain::from_header(&loose, u64::MAX).is_err());
+    }
+
+    #[test]
+    fn oversized_header_is_refused_before_allocating() {
+        let small = CountingOptions {
+            error_rate: 0.01,
+            capacity: 100,
+            expansion: 0,
+            counter_bits: CounterBits::Eight,
+        };
+        let header = CountingChain::new(small, u64::MAX).unwrap().dump_header();
+        // The same filter for 2^30 items would need about 10 GB of counters.
+        let size = LinkSize::for_capacity(1 << 30, 0.01).unwrap();
+        let huge = resigned(header, |h| {
+            h[28..36].copy_from_slice(&(1u64 << 30).to_le_bytes());
+            h[44..48].copy_from_slice(&size.hashes.to_le_bytes());
+            h[48..56].copy_from_slice(&size.bits.to_le_bytes());
+        });
+        assert_eq!(
+            CountingChain::from_header(&huge, 1 << 20).err(),
+            Some(FilterError::TooLarge {
+                bytes: size.bits,
+                limit: 1 << 20
+            })
+        );
+    }
+
+    #[test]
+    fn chunks_outside_the_filter_are_refused() {
+        let mut chain = filled(100, 0, CounterBits::Four);
+        assert_eq!(chain.load_chunk(578, &[0]), Err(FilterError::BadOffset));
+        assert_eq!(chain.load_chunk(0, &[]), Err(FilterError::BadDump));
+        assert_eq!(chain.load_chunk(5, &[0; 10]), Err(FilterError::BadDump));
+        assert_eq!(chain.load_chunk(582, &[0; 10]), Err(FilterError::BadOffset));
+        assert_eq!(chain.load_chunk(577, &[0xff; 576]), Ok(()));
+        assert_eq!(chain.saturated_counters(), 1152);
+        assert_eq!(chain.load_chunk(577, &[0x0f; 576]), Ok(()));
+        assert_eq!(chain.saturated_counters(), 576);
     }
 }

@@ -10,7 +10,8 @@
 //! the target while the filter fills, and shows the damage when a non-scaling filter is
 //! overfilled or a counting filter's deletions left counters behind.
 
-use super::{BloomChain, CountingChain};
+use super::chain::Chain;
+use super::link::LinkArray;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Health {
@@ -31,68 +32,27 @@ pub struct Health {
     pub bytes: u64,
 }
 
-/// Per link: (slots, slots in use, the chance that an item never added passes its probes).
-fn assess(links: impl Iterator<Item = (u64, u64, f64)>) -> (f64, f64, f64) {
-    let (mut slots, mut used, mut none_answer) = (0u64, 0u64, 1.0f64);
-    let mut newest_fill = 0.0;
-    for (link_slots, link_used, pass_rate) in links {
-        let fill = link_used as f64 / link_slots.max(1) as f64;
-        none_answer *= 1.0 - pass_rate;
-        slots += link_slots;
-        used += link_used;
-        newest_fill = fill;
-    }
-    (
-        used as f64 / slots.max(1) as f64,
-        newest_fill,
-        1.0 - none_answer,
-    )
-}
-
 impl Health {
-    pub fn of_bloom(chain: &BloomChain) -> Health {
+    pub fn of<A: LinkArray>(chain: &Chain<A>) -> Health {
         let links = chain.links();
-        let (fill_ratio, newest_fill_ratio, estimated_error_rate) = assess(
-            links
-                .iter()
-                .map(|l| (l.bits(), l.set_bits(), l.estimated_pass_rate())),
-        );
-        let newest = links.last().expect("a chain always has a link");
-        let first_rate = links[0].error_rate();
-        Health {
-            links: links.len(),
-            capacity: chain.capacity(),
-            items: chain.items(),
-            target_error_rate: if chain.is_scaling() {
-                first_rate * 2.0
-            } else {
-                first_rate
-            },
-            fill_ratio,
-            newest_fill_ratio,
-            estimated_error_rate,
-            items_until_scale_out: newest.capacity().saturating_sub(newest.items()),
-            scaling: chain.is_scaling(),
-            bytes: chain.payload_bytes(),
+        let (mut slots, mut used, mut none_answer) = (0u64, 0u64, 1.0f64);
+        let mut newest_fill_ratio = 0.0;
+        for link in links {
+            let link_used = link.used_slots();
+            none_answer *= 1.0 - link.estimated_pass_rate(link_used);
+            slots += link.bits();
+            used += link_used;
+            newest_fill_ratio = link_used as f64 / link.bits().max(1) as f64;
         }
-    }
-
-    pub fn of_counting(chain: &CountingChain) -> Health {
-        let links = chain.links();
-        let (fill_ratio, newest_fill_ratio, estimated_error_rate) = assess(links.iter().map(|l| {
-            let (counters, nonzero) = (l.counters(), l.nonzero_counters());
-            let fill = nonzero as f64 / counters.max(1) as f64;
-            (counters, nonzero, fill.powi(l.hashes() as i32))
-        }));
         let newest = links.last().expect("a chain always has a link");
         Health {
             links: links.len(),
             capacity: chain.capacity(),
             items: chain.items(),
             target_error_rate: chain.error_rate(),
-            fill_ratio,
+            fill_ratio: used as f64 / slots.max(1) as f64,
             newest_fill_ratio,
-            estimated_error_rate,
+            estimated_error_rate: 1.0 - none_answer,
             items_until_scale_out: newest.capacity().saturating_sub(newest.items()),
             scaling: chain.is_scaling(),
             bytes: chain.payload_bytes(),
@@ -103,7 +63,7 @@ impl Health {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::{ChainOptions, CounterBits, CountingOptions, Layout};
+    use crate::filter::{BloomChain, ChainOptions, CounterBits, CountingChain, CountingOptions, Layout};
 
     #[test]
     fn estimate_follows_the_fill() {
@@ -114,13 +74,13 @@ mod tests {
             layout: Layout::Classic,
         };
         let mut chain = BloomChain::new(options, u64::MAX).unwrap();
-        let empty = Health::of_bloom(&chain);
+        let empty = Health::of(&chain);
         assert_eq!((empty.fill_ratio, empty.estimated_error_rate), (0.0, 0.0));
         assert_eq!(empty.items_until_scale_out, 10_000);
         for i in 0..10_000u32 {
             chain.add(&i.to_le_bytes(), u64::MAX).unwrap();
         }
-        let full = Health::of_bloom(&chain);
+        let full = Health::of(&chain);
         // At capacity a filter sized by the usual formulas is about half full, and the estimate
         // lands on the rate it was built for.
         assert!((full.fill_ratio - 0.5).abs() < 0.02, "{full:?}");
@@ -147,7 +107,7 @@ mod tests {
         }
         // At capacity the expected rate is just under 1%; the estimate from the whole filter's
         // fill alone, fill^k, would say 0.85%.
-        let full = Health::of_bloom(&chain);
+        let full = Health::of(&chain);
         let from_fill = full.fill_ratio.powi(chain.links()[0].hashes() as i32);
         assert!(from_fill < 0.0087, "{from_fill}");
         assert!(
@@ -168,9 +128,9 @@ mod tests {
             let mut chain = CountingChain::new(options, u64::MAX).unwrap();
             chain.add(b"one", u64::MAX).unwrap();
             let link = &chain.links()[0];
-            let health = Health::of_counting(&chain);
+            let health = Health::of(&chain);
             assert_eq!(
-                link.nonzero_counters(),
+                link.used_slots(),
                 u64::from(link.hashes()),
                 "{bits} bits"
             );
@@ -178,7 +138,7 @@ mod tests {
             assert_eq!(health.items_until_scale_out, 999);
             assert_eq!(health.target_error_rate, 0.01);
             chain.delete(b"one");
-            assert_eq!(chain.links()[0].nonzero_counters(), 0);
+            assert_eq!(chain.links()[0].used_slots(), 0);
         }
     }
 }

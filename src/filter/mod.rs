@@ -1,24 +1,29 @@
-//! The data structures only: sizing maths, the bit array, the scaling chain, the counting chain
-//! and their dump formats.
+//! The data structures only: hashing, sizing maths, the bit and counter arrays, the scaling chain
+//! over either, and their dump format.
 //! Nothing here knows about the protocol, the network or the disk.
 
 mod arrays;
-mod blocked;
+mod block_array;
 mod blocked_sizing;
 mod bloom;
 mod chain;
+mod counters;
 mod counting;
-mod counting_dump;
 mod dump;
+mod hash;
 mod health;
+mod link;
 mod sizing;
 
-pub use bloom::{hash_item, HashedChain, ItemHash, Link};
-pub use chain::{BloomChain, ChainOptions};
-pub use counting::{CounterBits, CountingChain, CountingLink, CountingOptions};
-pub use dump::{DumpStep, MAX_CHUNK_BYTES};
-pub use health::Health;
-pub use sizing::{format_g, Layout, LinkSize};
+pub use bloom::{BloomChain, BloomLink, ChainOptions};
+pub use chain::HashedChain;
+pub use counters::{CounterBits, CountingLink};
+pub use counting::{CountingChain, CountingOptions};
+pub(crate) use dump::DumpStep;
+pub use dump::MAX_CHUNK_BYTES;
+pub(crate) use health::Health;
+pub(crate) use sizing::format_g;
+pub use sizing::Layout;
 
 use std::fmt;
 

@@ -3,13 +3,11 @@
 //! probe. The price is a few more bits per item for the same false-positive rate, worked out in
 //! `blocked_sizing`.
 //!
-//! The item's 128-bit hash gives the block (the high half of h1 × blocks, uniform for any block
-//! count) and, independently, the probes: nine bits of h2 each, seven per 64-bit word, then nine
-//! bits at a time from further words drawn from h2 as splitmix64 would. Probes are uniform and
-//! independent, and may coincide, which is what the sizing assumes.
+//! The item's hash gives the block and, independently, the probes inside it (`ItemHash::block`,
+//! `ItemHash::each_block_probe` in `hash.rs`).
 
 use super::arrays::{prefetch_word, zeroed_words};
-use super::bloom::{mix, ItemHash};
+use super::hash::ItemHash;
 use super::FilterError;
 
 const BLOCK_WORDS: usize = 8;
@@ -108,39 +106,6 @@ impl Clone for BlockArray {
     }
 }
 
-const PROBE_BITS: u32 = 9;
-const PROBES_PER_WORD: u32 = 64 / PROBE_BITS;
-/// splitmix64's increment: the fractional part of the golden ratio.
-const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
-
-impl ItemHash {
-    #[inline]
-    fn block(self, blocks: usize) -> usize {
-        ((self.h1 as u128 * blocks as u128) >> 64) as usize
-    }
-
-    /// Calls `probe` on each of the item's bit positions in its block, each below 512: nine bits
-    /// of h2 per probe, seven per word, then nine bits at a time of further words drawn from h2
-    /// as splitmix64 would.
-    #[inline(always)]
-    fn each_probe(self, hashes: u32, mut probe: impl FnMut(usize)) {
-        let (mut left, mut word, mut drawn) = (hashes, self.h2, 0u64);
-        loop {
-            let here = left.min(PROBES_PER_WORD);
-            for _ in 0..here {
-                probe((word & 511) as usize);
-                word >>= PROBE_BITS;
-            }
-            left -= here;
-            if left == 0 {
-                return;
-            }
-            drawn += 1;
-            word = mix(self.h2.wrapping_add(drawn.wrapping_mul(GOLDEN)));
-        }
-    }
-}
-
 /// The probes are gathered into a mask and the block compared with it word by word: no branch
 /// depends on the bits, which a look-up of an item not in the filter would mispredict half the
 /// time.
@@ -148,7 +113,7 @@ impl ItemHash {
 pub(super) fn contains(blocks: &BlockArray, hash: ItemHash, hashes: u32) -> bool {
     let block = blocks.block(hash.block(blocks.len()));
     let mut mask = [0u64; 8];
-    hash.each_probe(hashes, |bit| mask[bit >> 6] |= 1 << (bit & 63));
+    hash.each_block_probe(hashes, |bit| mask[bit >> 6] |= 1 << (bit & 63));
     let missing = block
         .iter()
         .zip(mask)
@@ -163,7 +128,7 @@ pub(super) fn contains(blocks: &BlockArray, hash: ItemHash, hashes: u32) -> bool
 pub(super) fn insert(blocks: &mut BlockArray, hash: ItemHash, hashes: u32) -> bool {
     let block = blocks.block_mut(hash.block(blocks.len()));
     let mut missing = 0;
-    hash.each_probe(hashes, |bit| {
+    hash.each_block_probe(hashes, |bit| {
         let word = &mut block[bit >> 6];
         let mask = 1 << (bit & 63);
         missing |= mask & !*word;
@@ -180,7 +145,7 @@ pub(super) fn prefetch(blocks: &BlockArray, hash: ItemHash) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::bloom::hash_item;
+    use super::super::hash::hash_item;
     use super::*;
 
     #[test]
@@ -195,26 +160,6 @@ mod tests {
             let copy = array.clone();
             assert_eq!(copy.words(), array.words());
             assert_eq!(copy.words().as_ptr() as usize % 64, 0);
-        }
-    }
-
-    #[test]
-    fn probes_are_spread_evenly() {
-        // Where the probe at each of the first 20 places lands, over 100,000 items.
-        let mut counts = [[0u32; 512]; 20];
-        for i in 0..100_000u32 {
-            let mut place = 0;
-            hash_item(&i.to_le_bytes()).each_probe(20, |bit| {
-                counts[place][bit] += 1;
-                place += 1;
-            });
-        }
-        // 195 a bit on average, σ ≈ 14.
-        for counts in &counts {
-            assert!(
-                counts.iter().all(|&c| (120..270).contains(&c)),
-                "{counts:?}"
-            );
         }
     }
 
