@@ -13,9 +13,7 @@ pub fn sieved_stats(ctx: &mut Ctx, request: Request) -> CmdResult {
     let (health, saturated) = ctx.db().get(request.arg(1), ctx.now, |value| match value {
         None => Err(CmdError::from(BF_NOT_FOUND)),
         Some(Value::Bloom(chain)) => Ok((Health::of(chain), None)),
-        Some(Value::Counting(chain)) => {
-            Ok((Health::of(chain), Some(chain.saturated_counters())))
-        }
+        Some(Value::Counting(chain)) => Ok((Health::of(chain), Some(chain.saturated_counters()))),
         Some(Value::String(_)) => Err(WRONGTYPE.into()),
     })?;
     let reply = &mut *ctx.reply;

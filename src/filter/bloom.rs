@@ -10,14 +10,12 @@ use super::block_array::{self, BlockArray};
 use super::blocked_sizing::BLOCK_BITS;
 use super::chain::Chain;
 use super::hash::ItemHash;
-use super::link::{Link, LinkArray};
+use super::link::LinkArray;
 use super::sizing::{Layout, LinkSize};
 use super::FilterError;
 
 /// A scalable Bloom filter (BF.*).
 pub type BloomChain = Chain<Bits>;
-/// One link of a `BloomChain`.
-pub type BloomLink = Link<Bits>;
 
 /// How a new filter is shaped. `expansion` 0 means non-scaling.
 #[derive(Debug, Clone, Copy)]
@@ -181,7 +179,7 @@ impl LinkArray for Bits {
 
 impl BloomChain {
     /// The layout its links share.
-    pub fn layout(&self) -> Layout {
+    pub(crate) fn layout(&self) -> Layout {
         self.kind()
     }
 }
@@ -189,7 +187,10 @@ impl BloomChain {
 #[cfg(test)]
 mod tests {
     use super::super::hash::hash_item;
+    use super::super::link::Link;
     use super::*;
+
+    type BloomLink = Link<Bits>;
 
     #[test]
     fn byte_view_round_trips_at_any_alignment() {

@@ -136,12 +136,12 @@ impl<A: LinkArray> Chain<A> {
         self.items
     }
 
-    pub fn expansion(&self) -> Option<u32> {
+    pub(crate) fn expansion(&self) -> Option<u32> {
         self.is_scaling().then_some(self.expansion)
     }
 
     /// The error rate the filter was created with (after the cap), recovered from its first link.
-    pub fn error_rate(&self) -> f64 {
+    pub(crate) fn error_rate(&self) -> f64 {
         let first = self.links[0].error_rate();
         if self.is_scaling() {
             first * 2.0
@@ -160,7 +160,7 @@ impl<A: LinkArray> Chain<A> {
     }
 
     /// What the filter really occupies: its arrays plus the structures that hold them.
-    pub fn memory_bytes(&self) -> u64 {
+    pub(crate) fn memory_bytes(&self) -> u64 {
         let fixed = std::mem::size_of::<Self>() as u64;
         let per_link = std::mem::size_of::<Link<A>>() as u64;
         let arrays: u64 = self.links.iter().map(Link::allocated_bytes).sum();

@@ -83,7 +83,7 @@ impl CountingChain {
         self.links.iter().position(|link| link.contains(hash))
     }
 
-    pub fn counter_bits(&self) -> CounterBits {
+    pub(crate) fn counter_bits(&self) -> CounterBits {
         self.kind()
     }
 
@@ -95,9 +95,9 @@ impl CountingChain {
 #[cfg(test)]
 mod tests {
     use super::super::bloom::{BloomChain, ChainOptions};
-    use super::super::FilterError;
     use super::super::hash::hash_item;
     use super::super::sizing::Layout;
+    use super::super::FilterError;
     use super::*;
 
     fn options(

@@ -416,9 +416,62 @@ impl<A: DumpFormat> Header<A> {
     }
 }
 
+/// What the tests of both formats share.
+#[cfg(test)]
+mod test_support {
+    use super::*;
+
+    /// A copy of `chain` made the way BF.SCANDUMP and BF.LOADCHUNK make one.
+    pub(super) fn round_trip<A: DumpFormat>(chain: &Chain<A>) -> Chain<A> {
+        let mut iterator = 0;
+        let mut copy: Option<Chain<A>> = None;
+        loop {
+            let step = chain.dump_chunk(iterator);
+            if step.next == 0 {
+                break;
+            }
+            match copy.as_mut() {
+                None => copy = Some(Chain::from_header(&step.data, u64::MAX).unwrap()),
+                Some(copy) => copy.load_chunk(step.next, &step.data).unwrap(),
+            }
+            iterator = step.next;
+        }
+        copy.unwrap()
+    }
+
+    /// Every bit flip and every truncation of a good header is refused, and the header itself
+    /// loads.
+    pub(super) fn every_corruption_is_rejected<A: DumpFormat>(header: &[u8]) {
+        for at in 0..header.len() {
+            for flip in [0x01, 0x80] {
+                let mut bad = header.to_vec();
+                bad[at] ^= flip;
+                assert!(
+                    Chain::<A>::from_header(&bad, u64::MAX).is_err(),
+                    "byte {at}"
+                );
+            }
+        }
+        for len in 0..header.len() {
+            assert!(Chain::<A>::from_header(&header[..len], u64::MAX).is_err());
+        }
+        assert!(Chain::<A>::from_header(header, u64::MAX).is_ok());
+    }
+
+    /// Re-signs a header after editing it, to check the rules behind the checksum.
+    pub(super) fn resigned(header: &[u8], edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+        let mut body = header[..header.len() - CHECKSUM_LEN].to_vec();
+        edit(&mut body);
+        let checksum = xxh3_64(&body);
+        body.extend_from_slice(&checksum.to_le_bytes());
+        body
+    }
+}
+
 #[cfg(test)]
 mod bloom_tests {
     use super::super::bloom::{BloomChain, ChainOptions};
+    use super::test_support::*;
     use super::*;
 
     fn filled(capacity: u64, items: u32) -> BloomChain {
@@ -437,23 +490,6 @@ mod bloom_tests {
             chain.add(&i.to_le_bytes(), u64::MAX).unwrap();
         }
         chain
-    }
-
-    fn round_trip(chain: &BloomChain) -> BloomChain {
-        let mut iterator = 0;
-        let mut copy: Option<BloomChain> = None;
-        loop {
-            let step = chain.dump_chunk(iterator);
-            if step.next == 0 {
-                break;
-            }
-            match copy.as_mut() {
-                None => copy = Some(BloomChain::from_header(&step.data, u64::MAX).unwrap()),
-                Some(copy) => copy.load_chunk(step.next, &step.data).unwrap(),
-            }
-            iterator = step.next;
-        }
-        copy.unwrap()
     }
 
     #[test]
@@ -486,11 +522,9 @@ mod bloom_tests {
 
     /// `header` with its version replaced and its checksum made good again.
     fn with_version(header: &[u8], version: u16) -> Vec<u8> {
-        let mut body = header[..header.len() - CHECKSUM_LEN].to_vec();
-        body[8..10].copy_from_slice(&version.to_le_bytes());
-        let checksum = xxh3_64(&body);
-        body.extend_from_slice(&checksum.to_le_bytes());
-        body
+        resigned(header, |body| {
+            body[8..10].copy_from_slice(&version.to_le_bytes())
+        })
     }
 
     #[test]
@@ -515,10 +549,9 @@ mod bloom_tests {
         let header = filled_with(Layout::Blocked, 100, 1000).dump_header();
         let second_link = FIXED_LEN + LINK_LEN;
         for (field, value) in [(0, 300u64.to_le_bytes()), (8, 0.001f64.to_le_bytes())] {
-            let mut bad = header[..header.len() - CHECKSUM_LEN].to_vec();
-            bad[second_link + field..second_link + field + 8].copy_from_slice(&value);
-            let checksum = xxh3_64(&bad);
-            bad.extend_from_slice(&checksum.to_le_bytes());
+            let bad = resigned(&header, |body| {
+                body[second_link + field..second_link + field + 8].copy_from_slice(&value)
+            });
             assert!(BloomChain::from_header(&bad, u64::MAX).is_err(), "{field}");
         }
     }
@@ -561,23 +594,7 @@ mod bloom_tests {
     #[test]
     fn every_corrupted_header_is_rejected() {
         for layout in [Layout::Classic, Layout::Blocked] {
-            every_corruption_is_rejected(&filled_with(layout, 100, 1000).dump_header());
-        }
-    }
-
-    fn every_corruption_is_rejected(header: &[u8]) {
-        for at in 0..header.len() {
-            for flip in [0x01, 0x80] {
-                let mut bad = header.to_vec();
-                bad[at] ^= flip;
-                assert!(
-                    BloomChain::from_header(&bad, u64::MAX).is_err(),
-                    "byte {at}"
-                );
-            }
-        }
-        for len in 0..header.len() {
-            assert!(BloomChain::from_header(&header[..len], u64::MAX).is_err());
+            every_corruption_is_rejected::<Bits>(&filled_with(layout, 100, 1000).dump_header());
         }
     }
 
@@ -606,6 +623,7 @@ mod counting_tests {
     use super::super::counters::CounterBits;
     use super::super::counting::{CountingChain, CountingOptions};
     use super::super::sizing::LinkSize;
+    use super::test_support::*;
     use super::*;
 
     fn filled(capacity: u64, items: u32, counter_bits: CounterBits) -> CountingChain {
@@ -622,23 +640,6 @@ mod counting_tests {
             }
         }
         chain
-    }
-
-    fn round_trip(chain: &CountingChain) -> CountingChain {
-        let mut iterator = 0;
-        let mut copy: Option<CountingChain> = None;
-        loop {
-            let step = chain.dump_chunk(iterator);
-            if step.next == 0 {
-                break;
-            }
-            match copy.as_mut() {
-                None => copy = Some(CountingChain::from_header(&step.data, u64::MAX).unwrap()),
-                Some(copy) => copy.load_chunk(step.next, &step.data).unwrap(),
-            }
-            iterator = step.next;
-        }
-        copy.unwrap()
     }
 
     #[test]
@@ -705,31 +706,8 @@ mod counting_tests {
     #[test]
     fn every_corrupted_header_is_rejected() {
         for bits in [CounterBits::Four, CounterBits::Eight] {
-            let header = filled(100, 1000, bits).dump_header();
-            for at in 0..header.len() {
-                for flip in [0x01, 0x80] {
-                    let mut bad = header.clone();
-                    bad[at] ^= flip;
-                    assert!(
-                        CountingChain::from_header(&bad, u64::MAX).is_err(),
-                        "byte {at}"
-                    );
-                }
-            }
-            for len in 0..header.len() {
-                assert!(CountingChain::from_header(&header[..len], u64::MAX).is_err());
-            }
-            assert!(CountingChain::from_header(&header, u64::MAX).is_ok());
+            every_corruption_is_rejected::<Counters>(&filled(100, 1000, bits).dump_header());
         }
-    }
-
-    /// Re-signs a header after editing it, to check the rules behind the checksum.
-    fn resigned(mut header: Vec<u8>, edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
-        header.truncate(header.len() - CHECKSUM_LEN);
-        edit(&mut header);
-        let checksum = xxh3_64(&header);
-        header.extend_from_slice(&checksum.to_le_bytes());
-        header
     }
 
     #[test]
@@ -749,7 +727,7 @@ mod counting_tests {
             ("second link not grown from the first", |h| h[28 + 36] ^= 1),
         ];
         for (what, edit) in edits {
-            let bad = resigned(header.clone(), edit);
+            let bad = resigned(&header, edit);
             assert_eq!(
                 CountingChain::from_header(&bad, u64::MAX).err(),
                 Some(FilterError::BadDump),
@@ -757,7 +735,7 @@ mod counting_tests {
             );
         }
         let single = filled(100, 10, CounterBits::Four).dump_header();
-        let loose = resigned(single, |h| {
+        let loose = resigned(&single, |h| {
             h[36..44].copy_from_slice(&0.5f64.to_le_bytes());
         });
         assert!(CountingChain::from_header(&loose, u64::MAX).is_err());
@@ -774,7 +752,7 @@ mod counting_tests {
         let header = CountingChain::new(small, u64::MAX).unwrap().dump_header();
         // The same filter for 2^30 items would need about 10 GB of counters.
         let size = LinkSize::for_capacity(1 << 30, 0.01).unwrap();
-        let huge = resigned(header, |h| {
+        let huge = resigned(&header, |h| {
             h[28..36].copy_from_slice(&(1u64 << 30).to_le_bytes());
             h[44..48].copy_from_slice(&size.hashes.to_le_bytes());
             h[48..56].copy_from_slice(&size.bits.to_le_bytes());

@@ -63,7 +63,9 @@ impl Health {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::{BloomChain, ChainOptions, CounterBits, CountingChain, CountingOptions, Layout};
+    use crate::filter::{
+        BloomChain, ChainOptions, CounterBits, CountingChain, CountingOptions, Layout,
+    };
 
     #[test]
     fn estimate_follows_the_fill() {
@@ -129,11 +131,7 @@ mod tests {
             chain.add(b"one", u64::MAX).unwrap();
             let link = &chain.links()[0];
             let health = Health::of(&chain);
-            assert_eq!(
-                link.used_slots(),
-                u64::from(link.hashes()),
-                "{bits} bits"
-            );
+            assert_eq!(link.used_slots(), u64::from(link.hashes()), "{bits} bits");
             assert!(health.scaling);
             assert_eq!(health.items_until_scale_out, 999);
             assert_eq!(health.target_error_rate, 0.01);

@@ -139,16 +139,16 @@ impl<A: LinkArray> Link<A> {
         self.items >= self.capacity
     }
 
-    pub fn capacity(&self) -> u64 {
+    pub(crate) fn capacity(&self) -> u64 {
         self.capacity
     }
 
-    pub fn error_rate(&self) -> f64 {
+    pub(crate) fn error_rate(&self) -> f64 {
         self.error_rate
     }
 
     /// Items held; for a counting link adds minus deletes, with multiplicity.
-    pub fn items(&self) -> u64 {
+    pub(crate) fn items(&self) -> u64 {
         self.items
     }
 
@@ -170,7 +170,7 @@ impl<A: LinkArray> Link<A> {
     }
 
     /// Bytes of payload: the bit or counter array alone.
-    pub fn bytes(&self) -> u64 {
+    pub(crate) fn bytes(&self) -> u64 {
         self.array.words().len() as u64 * 8
     }
 

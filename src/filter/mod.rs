@@ -15,9 +15,9 @@ mod health;
 mod link;
 mod sizing;
 
-pub use bloom::{BloomChain, BloomLink, ChainOptions};
+pub use bloom::{BloomChain, ChainOptions};
 pub use chain::HashedChain;
-pub use counters::{CounterBits, CountingLink};
+pub use counters::CounterBits;
 pub use counting::{CountingChain, CountingOptions};
 pub(crate) use dump::DumpStep;
 pub use dump::MAX_CHUNK_BYTES;
