@@ -14,6 +14,8 @@ use super::FilterError;
 /// RedisBloom 8 caps the requested error rate here; a looser filter is rarely what anyone meant.
 pub(super) const MAX_ERROR_RATE: f64 = 0.25;
 
+/// A scalable filter over links of `A`: `BloomChain` or `CountingChain`. It always has a link;
+/// `items` is the sum of the links' items, and `expansion` 0 means non-scaling.
 #[derive(Debug, Clone)]
 pub struct Chain<A> {
     pub(super) links: Vec<Link<A>>,

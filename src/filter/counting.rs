@@ -1,6 +1,7 @@
 //! Counting Bloom filters (CBF.*): a chain of counting links (`counters.rs`), to which an item can
 //! be added several times and from which it can be deleted again. Adds and look-ups are the
-//! chain's (`chain.rs`); deletes and counts, and the rule that keeps them safe, are here.
+//! chain's (`chain.rs`, where `LinkArray::COUNTS_COPIES` selects the add half of the rule below);
+//! deletes and counts, and the rule that keeps them safe, are here.
 //!
 //! # Which link an add or a delete acts on
 //!

@@ -160,6 +160,29 @@ impl<A: DumpFormat> Chain<A> {
         out
     }
 
+    /// The SCANDUMP step for `iterator`.
+    pub fn dump_chunk(&self, iterator: i64) -> DumpStep {
+        if iterator == 0 {
+            return DumpStep {
+                next: 1,
+                data: self.dump_header(),
+            };
+        }
+        let Some((link, start, end)) = locate(self.link_bytes(), iterator) else {
+            return DumpStep {
+                next: 0,
+                data: Vec::new(),
+            };
+        };
+        let len = (end - start).min(MAX_CHUNK_BYTES);
+        let mut data = Vec::new();
+        self.links[link].read_bytes(start, len, &mut data);
+        DumpStep {
+            next: iterator + len as i64,
+            data,
+        }
+    }
+
     /// Creates an empty chain from a header, refusing any inconsistency.
     pub fn from_header(data: &[u8], limit_bytes: u64) -> Result<Chain<A>, FilterError> {
         let header = Header::<A>::parse(data)?;
@@ -198,34 +221,9 @@ impl<A: DumpFormat> Chain<A> {
 }
 
 impl<A: LinkArray> Chain<A> {
+    /// Each link's payload length, in order: the sections of the chain's payload.
     fn link_bytes(&self) -> impl Iterator<Item = u64> + '_ {
         self.links.iter().map(Link::bytes)
-    }
-
-    /// The SCANDUMP step for `iterator`.
-    pub fn dump_chunk(&self, iterator: i64) -> DumpStep
-    where
-        A: DumpFormat,
-    {
-        if iterator == 0 {
-            return DumpStep {
-                next: 1,
-                data: self.dump_header(),
-            };
-        }
-        let Some((link, start, end)) = locate(self.link_bytes(), iterator) else {
-            return DumpStep {
-                next: 0,
-                data: Vec::new(),
-            };
-        };
-        let len = (end - start).min(MAX_CHUNK_BYTES);
-        let mut data = Vec::new();
-        self.links[link].read_bytes(start, len, &mut data);
-        DumpStep {
-            next: iterator + len as i64,
-            data,
-        }
     }
 
     /// Writes a chunk that SCANDUMP returned together with `iterator`, refusing a chunk that

@@ -55,6 +55,8 @@ pub trait LinkArray: Sized {
     fn write_bytes(&mut self, from: u64, data: &[u8]);
 }
 
+/// A link: its array and what it was sized for. `size` is what `A::size_for` gave for the
+/// array's kind, `capacity` and `error_rate`.
 #[derive(Debug, Clone)]
 pub struct Link<A> {
     pub(super) array: A,

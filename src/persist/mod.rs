@@ -24,7 +24,7 @@
 //! 16      K     key
 //! 16+K    4     header length H
 //! 20+K    H     header: empty for a string; for a filter its SCANDUMP header, itself
-//!               versioned and checksummed (filter/dump.rs, filter/counting_dump.rs)
+//!               versioned and checksummed (filter/dump.rs, for both filter types)
 //! 20+K+H  8     payload length P
 //! 28+K+H  P     payload: the string, or the filter's bit (or counter) arrays end to end
 //! 28+K+H+P 8    xxh3-64 of the record, from its tag to the end of the payload
