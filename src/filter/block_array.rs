@@ -69,6 +69,12 @@ impl BlockArray {
             .expect("a block index is below the block count")
     }
 
+    /// The blocks' words, without the padding.
+    #[inline]
+    pub(super) fn payload_words(&self) -> usize {
+        self.len() * BLOCK_WORDS
+    }
+
     pub(super) fn allocated_bytes(&self) -> u64 {
         std::mem::size_of_val(&*self.words) as u64
     }
@@ -76,12 +82,12 @@ impl BlockArray {
     /// The blocks' words, block after block.
     pub(super) fn words(&self) -> &[u64] {
         let start = self.start();
-        &self.words[start..start + self.len() * BLOCK_WORDS]
+        &self.words[start..start + self.payload_words()]
     }
 
     pub(super) fn words_mut(&mut self) -> &mut [u64] {
-        let (start, len) = (self.start(), self.len());
-        &mut self.words[start..start + len * BLOCK_WORDS]
+        let (start, len) = (self.start(), self.payload_words());
+        &mut self.words[start..start + len]
     }
 
     /// Bits set in each block, for estimating the false-positive rate from the fill.

@@ -38,6 +38,16 @@ enum BitArray {
     Blocked(BlockArray),
 }
 
+impl Bits {
+    /// The payload: the classic array, or the blocks one after another.
+    fn words(&self) -> &[u64] {
+        match &self.0 {
+            BitArray::Classic(words) => words,
+            BitArray::Blocked(blocks) => blocks.words(),
+        }
+    }
+}
+
 impl LinkArray for Bits {
     type Kind = Layout;
     type Options = ChainOptions;
@@ -148,10 +158,10 @@ impl LinkArray for Bits {
         }
     }
 
-    fn words(&self) -> &[u64] {
+    fn payload_words(&self) -> usize {
         match &self.0 {
-            BitArray::Classic(words) => words,
-            BitArray::Blocked(blocks) => blocks.words(),
+            BitArray::Classic(words) => words.len(),
+            BitArray::Blocked(blocks) => blocks.payload_words(),
         }
     }
 

@@ -217,8 +217,8 @@ impl LinkArray for Counters {
         fill.powi(size.hashes as i32)
     }
 
-    fn words(&self) -> &[u64] {
-        &self.words
+    fn payload_words(&self) -> usize {
+        self.words.len()
     }
 
     fn allocated_bytes(&self) -> u64 {

@@ -45,8 +45,9 @@ pub trait LinkArray: Sized {
     /// The chance that an item never added passes every probe, estimated from the fill;
     /// `used_slots` is what `used_slots` counted.
     fn estimated_pass_rate(&self, size: LinkSize, used_slots: u64) -> f64;
-    /// The payload words, little-endian in dumps; their count is what prefetching goes by.
-    fn words(&self) -> &[u64];
+    /// How many 64-bit words the payload has (little-endian in dumps); cheap, as prefetching
+    /// asks on every add.
+    fn payload_words(&self) -> usize;
     /// The bytes the array takes from the allocator.
     fn allocated_bytes(&self) -> u64;
     /// Appends `len` bytes of the payload from byte `from`, words little-endian.
@@ -116,7 +117,7 @@ impl<A: LinkArray> Link<A> {
     /// second computation of the probe positions would cost more than it saves.
     #[inline]
     fn worth_prefetching(&self) -> bool {
-        self.array.words().len() >= PREFETCH_MIN_WORDS
+        self.array.payload_words() >= PREFETCH_MIN_WORDS
     }
 
     #[inline]
@@ -173,7 +174,7 @@ impl<A: LinkArray> Link<A> {
 
     /// Bytes of payload: the bit or counter array alone.
     pub(crate) fn bytes(&self) -> u64 {
-        self.array.words().len() as u64 * 8
+        self.array.payload_words() as u64 * 8
     }
 
     pub(crate) fn allocated_bytes(&self) -> u64 {
