@@ -147,8 +147,14 @@ impl Filter for CountingChain {
     forward_filter_operations!();
 }
 
+/// A new filter. Growth past what can be represented is `CannotScale` for a filter that grows;
+/// for one being created it means the error rate asked for cannot be met.
 fn new_value<F: Filter>(options: F::Options, settings: &Settings) -> Result<Value, CmdError> {
-    Ok(F::create(options, settings.max_filter_memory)?.into_value())
+    match F::create(options, settings.max_filter_memory) {
+        Ok(filter) => Ok(filter.into_value()),
+        Err(FilterError::CannotScale) => Err(BF_RATE_UNREACHABLE.into()),
+        Err(error) => Err(error.into()),
+    }
 }
 
 pub(super) fn default_options<F: Filter>(ctx: &Ctx) -> F::Options {
