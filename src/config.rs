@@ -82,6 +82,18 @@ pub struct Flags {
     /// Longest bulk string a request may carry, in bytes.
     #[arg(long, env = "SIEVED_PROTO_MAX_BULK_LEN", default_value_t = 512 * 1024 * 1024)]
     pub proto_max_bulk_len: u64,
+    /// Most bytes one client's unfinished request may hold; past it the client is closed, as in
+    /// Redis.
+    #[arg(long, env = "SIEVED_CLIENT_QUERY_BUFFER_LIMIT", default_value_t = 1024 * 1024 * 1024)]
+    pub client_query_buffer_limit: u64,
+    /// Most bytes the request buffers of all clients may hold together; a client whose request
+    /// would take them past it is closed. 0 for no limit.
+    #[arg(
+        long,
+        env = "SIEVED_MAX_QUERY_BUFFERS_MEMORY",
+        default_value_t = 2 * 1024 * 1024 * 1024
+    )]
+    pub max_query_buffers_memory: u64,
     /// Snapshot rules as in Redis: "<seconds> <changes> ...", a snapshot when at least <changes>
     /// writes happened within <seconds>; "" turns periodic snapshots off.
     #[arg(long, env = "SIEVED_SAVE", default_value = "3600 1 300 100 60 10000")]
@@ -295,6 +307,8 @@ pub struct Settings {
     pub bf_layout: Layout,
     pub max_filter_memory: u64,
     pub proto_max_bulk_len: u64,
+    pub client_query_buffer_limit: u64,
+    pub max_query_buffers_memory: u64,
     pub save: SaveRules,
     pub protected_mode: bool,
     pub maxclients: u64,
@@ -317,6 +331,8 @@ impl Settings {
             bf_layout: Layout::Classic,
             max_filter_memory: 0,
             proto_max_bulk_len: 0,
+            client_query_buffer_limit: 0,
+            max_query_buffers_memory: 0,
             save: SaveRules::default(),
             protected_mode: true,
             maxclients: 0,
@@ -370,6 +386,14 @@ impl Config {
             ("bf-layout", flags.bf_layout.clone()),
             ("max-filter-memory", flags.max_filter_memory.to_string()),
             ("proto-max-bulk-len", flags.proto_max_bulk_len.to_string()),
+            (
+                "client-query-buffer-limit",
+                flags.client_query_buffer_limit.to_string(),
+            ),
+            (
+                "max-query-buffers-memory",
+                flags.max_query_buffers_memory.to_string(),
+            ),
             ("save", flags.save.clone()),
             ("protected-mode", flags.protected_mode.clone()),
             ("maxclients", flags.maxclients.to_string()),
@@ -824,6 +848,22 @@ const DIRECTIVES: &[Directive] = &[
         },
     },
     Directive {
+        name: "client-query-buffer-limit",
+        flag: "client_query_buffer_limit",
+        apply: |f, v| {
+            f.client_query_buffer_limit = parsed(v)?;
+            Ok(())
+        },
+    },
+    Directive {
+        name: "max-query-buffers-memory",
+        flag: "max_query_buffers_memory",
+        apply: |f, v| {
+            f.max_query_buffers_memory = parsed(v)?;
+            Ok(())
+        },
+    },
+    Directive {
         name: "slowlog-log-slower-than",
         flag: "slowlog_log_slower_than",
         apply: |f, v| {
@@ -1254,6 +1294,26 @@ const PARAMS: &[Param] = &[
         get: |_, s| s.proto_max_bulk_len.to_string(),
         set: Some(|s, v| {
             s.proto_max_bulk_len = parse_number(v, 1024 * 1024, i64::MAX as u64)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "client-query-buffer-limit",
+        get: |_, s| s.client_query_buffer_limit.to_string(),
+        set: Some(|s, v| {
+            s.client_query_buffer_limit = parse_number(v, 1024 * 1024, i64::MAX as u64)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "max-query-buffers-memory",
+        get: |_, s| s.max_query_buffers_memory.to_string(),
+        set: Some(|s, v| {
+            let limit = parse_number(v, 0, i64::MAX as u64)?;
+            if limit != 0 && limit < 1024 * 1024 {
+                return Err("argument must be 0 (no limit) or at least 1048576".into());
+            }
+            s.max_query_buffers_memory = limit;
             Ok(())
         }),
     },

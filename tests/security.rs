@@ -193,3 +193,40 @@ fn a_client_that_does_not_read_cannot_pile_up_replies() {
         assert!(client.read_reply().len() > 16_000_000);
     }
 }
+
+#[test]
+fn clearing_requirepass_lets_in_connections_that_never_authenticated() {
+    let _serial = serial();
+    let server = with_password("s3cret");
+    let mut waiting = server.client();
+    assert_eq!(
+        waiting.cmd(&["PING"]),
+        b"-NOAUTH Authentication required.\r\n"
+    );
+    let mut admin = server.client();
+    assert_eq!(admin.cmd(&["AUTH", "s3cret"]), b"+OK\r\n");
+    assert_eq!(admin.cmd(&["CONFIG", "SET", "requirepass", ""]), b"+OK\r\n");
+    // As in Redis, authentication is asked for only while a password is set.
+    assert_eq!(waiting.cmd(&["PING"]), b"+PONG\r\n");
+    assert!(waiting.cmd(&["HELLO", "2"]).starts_with(b"*14\r\n"));
+    assert_eq!(
+        admin.cmd(&["CONFIG", "SET", "requirepass", "again"]),
+        b"+OK\r\n"
+    );
+    // It never authenticated, so a new password shuts it out again, as in Redis.
+    assert_eq!(
+        waiting.cmd(&["PING"]),
+        b"-NOAUTH Authentication required.\r\n"
+    );
+}
+
+#[test]
+fn protected_mode_on_a_dual_stack_socket_accepts_ipv4_loopback() {
+    let _serial = serial();
+    let mut config = Config::default_for_tests();
+    config.bind = "::".to_string();
+    let server = TestServer::start_with(config);
+    let ipv4: std::net::SocketAddr = ([127, 0, 0, 1], server.addr.port()).into();
+    let mut client = common::RawClient::connect(ipv4);
+    assert_eq!(client.cmd(&["PING"]), b"+PONG\r\n");
+}

@@ -469,3 +469,43 @@ fn a_transaction_runs_in_isolation_and_watch_sees_other_clients() {
     watcher.cmd(&["BF.ADD", "left", "x"]);
     assert_eq!(watcher.cmd(&["EXEC"]), b"*-1\r\n");
 }
+
+#[test]
+fn shutdown_and_save_are_refused_inside_multi() {
+    let server = TestServer::start();
+    let mut client = server.client();
+    assert_eq!(client.cmd(&["MULTI"]), b"+OK\r\n");
+    assert_eq!(client.cmd(&["SET", "k", "v"]), b"+QUEUED\r\n");
+    assert_eq!(
+        client.cmd(&["SHUTDOWN"]),
+        b"-ERR Command not allowed inside a transaction\r\n"
+    );
+    assert_eq!(
+        client.cmd(&["SAVE"]),
+        b"-ERR Command not allowed inside a transaction\r\n"
+    );
+    assert_eq!(
+        client.cmd(&["EXEC"]),
+        b"-EXECABORT Transaction discarded because of previous errors.\r\n"
+    );
+    assert_eq!(client.cmd(&["GET", "k"]), b"$-1\r\n");
+    assert_eq!(client.cmd(&["PING"]), b"+PONG\r\n");
+}
+
+#[test]
+fn an_error_rate_the_layout_cannot_meet_is_named_as_such() {
+    let server = TestServer::start();
+    let mut client = server.client();
+    assert_eq!(
+        client.cmd(&["CONFIG", "SET", "bf-layout", "blocked"]),
+        b"+OK\r\n"
+    );
+    let refusal = b"-ERR error rate too small: no filter of this layout can meet it\r\n";
+    assert_eq!(client.cmd(&["BF.RESERVE", "k", "1e-31", "100"]), refusal);
+    assert_eq!(
+        client.cmd(&["BF.INSERT", "k", "ERROR", "1e-31", "ITEMS", "a"]),
+        refusal
+    );
+    assert_eq!(client.cmd(&["EXISTS", "k"]), b":0\r\n");
+    assert_eq!(client.cmd(&["BF.RESERVE", "k", "1e-29", "100"]), b"+OK\r\n");
+}

@@ -78,7 +78,7 @@ pub fn hello(ctx: &mut Ctx, request: Request) -> CmdResult {
             return Err(syntax());
         }
     }
-    if !ctx.session.authenticated {
+    if ctx.session.must_authenticate(ctx.config()) {
         return Err(HELLO_NOAUTH.into());
     }
     if let Some(name) = name {

@@ -114,6 +114,12 @@ pub struct Session {
 }
 
 impl Session {
+    /// Whether the client must still authenticate. Like Redis, a password is asked for only while
+    /// one is set: clearing `requirepass` lets in the connections that never gave it.
+    pub fn must_authenticate(&self, config: &Config) -> bool {
+        !self.authenticated && config.requires_password()
+    }
+
     pub fn new(client: Arc<ClientInfo>, authenticated: bool) -> Session {
         Session {
             db: 0,

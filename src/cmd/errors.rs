@@ -44,6 +44,10 @@ pub const BF_SCANDUMP_NOT_NUMERIC: &str = "Second argument must be numeric";
 pub const BF_LOADCHUNK_NOT_NUMERIC: &str = "ERR Second argument must be numeric";
 pub const BF_BAD_DATA: &str = "ERR received bad data";
 pub const BF_BAD_OFFSET: &str = "ERR invalid offset - no link found";
+/// Creating a filter whose first link cannot be sized: only a rate below what the layout
+/// supports does that (the blocked layout's floor), since capacities are capped.
+pub const BF_RATE_UNREACHABLE: &str =
+    "ERR error rate too small: no filter of this layout can meet it";
 pub const BF_NO_MEMORY: &str = "ERR Insufficient memory to create filter";
 pub const BF_CANNOT_SCALE: &str = "ERR filter cannot grow any further";
 

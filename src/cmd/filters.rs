@@ -169,6 +169,16 @@ fn header_of<F: Filter>(filter: &F) -> Vec<u8> {
     filter.dump_chunk(0).data
 }
 
+/// A new filter. Growth past what can be represented is `CannotScale` for a filter that grows;
+/// for one being created it means the error rate asked for cannot be met.
+fn create_filter<F: Filter>(options: F::Options, limit_bytes: u64) -> Result<F, CmdError> {
+    match F::create(options, limit_bytes) {
+        Ok(filter) => Ok(filter),
+        Err(FilterError::CannotScale) => Err(BF_RATE_UNREACHABLE.into()),
+        Err(error) => Err(error.into()),
+    }
+}
+
 pub(super) fn default_options<F: Filter>(ctx: &Ctx) -> F::Options {
     F::default_options(&ctx.config().settings())
 }
@@ -183,7 +193,7 @@ pub(super) fn reserve<F: Filter>(ctx: &mut Ctx, key: &[u8], options: F::Options)
         Some(false) => return Err(WRONGTYPE.into()),
         None => {}
     }
-    let filter = F::create(options, ctx.filter_memory_limit())?;
+    let filter = create_filter::<F>(options, ctx.filter_memory_limit())?;
     let header = header_of(&filter);
     if !ctx.db().insert_new(key, filter.into_value(), ctx.now) {
         return Err(BF_ITEM_EXISTS.into());
@@ -236,7 +246,7 @@ fn with_filter_for_add<F: Filter, R>(
         Some(options) => db.get_or_create(
             key,
             ctx.now,
-            || F::create(options, limit).map(F::into_value),
+            || create_filter::<F>(options, limit).map(F::into_value),
             apply,
         )??,
         None => db.get_mut(key, ctx.now, |value| match value {

@@ -222,7 +222,9 @@ pub fn execute(ctx: &mut Ctx, request: Request) -> Outcome {
         ctx.reply.error(CmdError::arity(spec.name).message());
         return Outcome::Rejected(index);
     }
-    if !ctx.session.authenticated && !matches!(spec.name, "auth" | "hello" | "quit" | "reset") {
+    if ctx.session.must_authenticate(ctx.config())
+        && !matches!(spec.name, "auth" | "hello" | "quit" | "reset")
+    {
         fail_transaction(ctx);
         ctx.reply.error(errors::NOAUTH);
         return Outcome::Rejected(index);
@@ -236,6 +238,11 @@ pub fn execute(ctx: &mut Ctx, request: Request) -> Outcome {
         }
     }
     if let Some(queue) = ctx.session.transaction.as_mut() {
+        if transaction::refused_inside_multi(spec.name) {
+            queue.fail();
+            ctx.reply.error(transaction::NOT_IN_MULTI);
+            return Outcome::Rejected(index);
+        }
         if !transaction::runs_inside_multi(spec.name) {
             if queue.queue(request) {
                 ctx.reply.simple("QUEUED");

@@ -44,6 +44,14 @@ pub fn runs_inside_multi(name: &str) -> bool {
     )
 }
 
+/// Commands Redis flags `no-multi`: refused rather than queued, and the transaction fails, as in
+/// Redis. A queued SHUTDOWN would end the server halfway through EXEC's reply.
+pub fn refused_inside_multi(name: &str) -> bool {
+    matches!(name, "shutdown" | "save")
+}
+
+pub const NOT_IN_MULTI: &str = "ERR Command not allowed inside a transaction";
+
 pub const QUEUE_TOO_LARGE: &str =
     "ERR transaction too large: more than 512 MiB of queued arguments";
 

@@ -71,12 +71,13 @@ fn section(report: &Report, name: &str, out: &mut String) {
                 out,
                 "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{}\r\n\
                  used_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nmaxmemory:{}\r\n\
-                 maxmemory_human:{}\r\nmaxmemory_policy:noeviction\r\n",
+                 maxmemory_human:{}\r\nmaxmemory_policy:noeviction\r\nmem_query_buffers:{}\r\n",
                 human_bytes(used),
                 memory.rss,
                 human_bytes(peak),
                 memory.maxmemory,
                 human_bytes(memory.maxmemory),
+                Stats::get(&report.stats.query_buffers),
             )
         }
         "persistence" => write!(

@@ -165,6 +165,11 @@ pub fn render(report: &Report) -> String {
             "Resident set size.",
             report.memory.rss,
         ),
+        (
+            "sieved_query_buffers_bytes",
+            "Bytes the clients' request buffers hold.",
+            Stats::get(&report.stats.query_buffers),
+        ),
     ] {
         family(out, name, "gauge", help, &one(value));
     }

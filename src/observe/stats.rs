@@ -18,6 +18,8 @@ pub struct Stats {
     pub net_output_bytes: AtomicU64,
     pub expired_keys: AtomicU64,
     pub rejected_connections: AtomicU64,
+    /// Bytes the connections' request buffers hold now: a gauge, which RESETSTAT leaves alone.
+    pub query_buffers: AtomicU64,
     ops_samples: Mutex<OpsSamples>,
 }
 

@@ -46,6 +46,12 @@ fn violation(reason: impl Into<String>) -> ProtocolError {
     ProtocolError(reason.into())
 }
 
+/// What a client that still has to authenticate may send, as in Redis since CVE-2021-32675: a
+/// request that says it is larger is refused from its header, before its payload is buffered, so
+/// a client that knows no password cannot make the server hold more than this.
+const UNAUTHENTICATED_MAX_ARGS: i64 = 10;
+const UNAUTHENTICATED_MAX_BULK_LEN: i64 = 16 * 1024;
+
 /// Arguments beyond this count are not reserved up front: a `*1000000000` header costs nothing
 /// until the arguments themselves arrive.
 const MAX_PREALLOCATED_ARGS: usize = 1024;
@@ -95,6 +101,8 @@ enum State {
 #[derive(Debug)]
 pub struct RequestParser {
     limits: Limits,
+    /// False while the client has to authenticate: requests are held to the smaller limits.
+    authenticated: bool,
     state: State,
     /// Offset in the caller's buffer where parsing resumes.
     pos: usize,
@@ -145,6 +153,7 @@ impl RequestParser {
     pub fn new(limits: Limits) -> Self {
         RequestParser {
             limits,
+            authenticated: true,
             state: State::Start,
             pos: 0,
             request_start: 0,
@@ -154,6 +163,12 @@ impl RequestParser {
             consumed: 0,
             wanted: 0,
         }
+    }
+
+    /// Whether the client has authenticated (or needs not); until it has, requests are held to
+    /// the unauthenticated limits. Set before each `parse`: AUTH changes it between requests.
+    pub fn set_authenticated(&mut self, authenticated: bool) {
+        self.authenticated = authenticated;
     }
 
     /// After `parse` returned, how many bytes the caller must drop from the front of its buffer.
@@ -207,6 +222,9 @@ impl RequestParser {
                         if count > i32::MAX as i64 || count as usize > self.limits.max_args {
                             return Err(violation("invalid multibulk length"));
                         }
+                        if !self.authenticated && count > UNAUTHENTICATED_MAX_ARGS {
+                            return Err(violation("unauthenticated multibulk length"));
+                        }
                         let count = count as usize;
                         self.ranges.reserve(count.min(MAX_PREALLOCATED_ARGS));
                         self.state = State::BulkHeader { remaining: count };
@@ -231,6 +249,9 @@ impl RequestParser {
                     };
                     if len < 0 || len as u64 > self.limits.max_bulk_len as u64 {
                         return Err(violation("invalid bulk length"));
+                    }
+                    if !self.authenticated && len > UNAUTHENTICATED_MAX_BULK_LEN {
+                        return Err(violation("unauthenticated bulk length"));
                     }
                     self.state = State::BulkBody {
                         remaining,
@@ -574,6 +595,35 @@ mod tests {
             parse_all(&header),
             Err(violation("too big mbulk count string"))
         );
+    }
+
+    #[test]
+    fn unauthenticated_requests_are_refused_from_their_headers() {
+        let mut parser = RequestParser::new(Limits::default());
+        parser.set_authenticated(false);
+        let ten = b"*10\r\n$16384\r\n";
+        assert!(parser.parse(ten).unwrap().is_none());
+        let mut parser = RequestParser::new(Limits::default());
+        parser.set_authenticated(false);
+        assert_eq!(
+            parser.parse(b"*11\r\n").unwrap_err(),
+            violation("unauthenticated multibulk length")
+        );
+        let mut parser = RequestParser::new(Limits::default());
+        parser.set_authenticated(false);
+        assert_eq!(
+            parser.parse(b"*1\r\n$16385\r\n").unwrap_err(),
+            violation("unauthenticated bulk length")
+        );
+        // Lengths that are invalid for anyone are reported as such, as Redis does.
+        let mut parser = RequestParser::new(Limits::default());
+        parser.set_authenticated(false);
+        assert_eq!(
+            parser.parse(b"*1\r\n$-5\r\n").unwrap_err(),
+            violation("invalid bulk length")
+        );
+        let mut parser = RequestParser::new(Limits::default());
+        assert!(parser.parse(b"*11\r\n$400000000\r\n").unwrap().is_none());
     }
 
     #[test]

@@ -2,13 +2,13 @@
 //! and send all their replies with one write. The same loop serves plain TCP and TLS streams.
 //! Nothing here holds a lock across an await.
 
+use super::query_buffer::{OverCeiling, QueryBuffer};
 use super::Shared;
 use crate::cmd::{self, ClientInfo, Ctx, Outcome, Session};
 use crate::config::Config;
 use crate::observe::{Call, Stats, Tally};
 use crate::protocol::{Limits, Protocol, Reply, Request, RequestParser};
 use crate::store::now_ms;
-use bytes::{Buf, BytesMut};
 use std::io;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -19,11 +19,8 @@ const READ_CHUNK: usize = 16 * 1024;
 /// Most that is reserved ahead for a large bulk string the client has announced: the buffer then
 /// grows with what actually arrives, so an announced size costs nothing until it is sent.
 const MAX_READ_AHEAD: usize = 1024 * 1024;
-/// Buffers that grew past this for one large request or reply are released once it is done.
+/// Reply buffers that grew past this for one large reply are released once it is sent.
 const KEEP_BUFFER: usize = 256 * 1024;
-/// Most bytes one client may have buffered for an unfinished request, like Redis's
-/// client-query-buffer-limit.
-const MAX_QUERY_BUFFER: usize = 1024 * 1024 * 1024;
 /// Replies are written once this much is pending, before the rest of a pipeline executes, so a
 /// pipeline of large replies (SCANDUMP chunks, say) never piles up in memory: a client that does
 /// not read holds the server to this much.
@@ -115,7 +112,7 @@ where
         max_bulk_len: settings.proto_max_bulk_len.min(usize::MAX as u64) as usize,
         ..Limits::default()
     });
-    let mut input = BytesMut::with_capacity(READ_CHUNK);
+    let mut input = QueryBuffer::new(READ_CHUNK, &shared.stats.query_buffers);
     let mut reply = Reply::new(Protocol::Resp2);
     let mut session = Session::new(client, !shared.config.requires_password());
     let mut tally = Tally::default();
@@ -124,17 +121,30 @@ where
     // The append-only file position this connection's replies were last known durable to.
     let mut durable_seen = 0;
     loop {
+        // Read each time round, so that CONFIG SET reaches clients already connected.
+        let settings = shared.config.settings();
+        let client_limit = settings.client_query_buffer_limit.min(usize::MAX as u64) as usize;
         if !unfinished {
             let room = READ_CHUNK.max(parser.bytes_wanted().min(MAX_READ_AHEAD));
-            if input.capacity() - input.len() < room / 2 {
-                input.reserve(room);
+            let ceiling = settings.max_query_buffers_memory;
+            if let Err(OverCeiling(held)) = input.make_room(room, client_limit, ceiling) {
+                tracing::warn!(
+                    client = session.client.id,
+                    addr = %session.client.addr(),
+                    pending = input.len(),
+                    held,
+                    ceiling,
+                    "closing client: its request would take the request buffers of all clients \
+                     past max-query-buffers-memory"
+                );
+                return Ok(());
             }
             // Biased: shutdown is noticed even by a client that never stops sending, and data
             // that is there already is read without arming the idle timer.
             let read = tokio::select! {
                 biased;
                 _ = shared.shutdown.requested() => return Ok(()),
-                read = stream.read_buf(&mut input) => match read {
+                read = stream.read_buf(input.for_reading()) => match read {
                     Ok(read) => read,
                     // A TLS client that hangs up without close_notify, as most do: requests
                     // carry their own lengths, so nothing can have been cut short unnoticed.
@@ -152,23 +162,21 @@ where
             Stats::add(&shared.stats.net_input_bytes, read as u64);
         }
 
-        let (commands, failure) = execute_all(
+        let (commands, failure, consumed) = execute_all(
             shared,
             &mut parser,
-            &mut input,
+            input.pending(),
             &mut session,
             &mut reply,
             &mut tally,
         );
+        input.consume(consumed);
         unfinished = failure.is_none() && !session.close && reply.len() >= MAX_PENDING_REPLY;
         Stats::add(&shared.stats.commands_processed, commands);
         tally.flush(&shared.commands);
         shared
             .saver
             .add_changes(std::mem::take(&mut session.writes));
-        if input.len() > MAX_QUERY_BUFFER && failure.is_none() {
-            reply.error("ERR Protocol error: query buffer limit reached");
-        }
         if let Some(aof) = shared.aof.as_ref() {
             // With appendfsync always, no write is acknowledged before it is on disk.
             if session.logged_up_to > durable_seen {
@@ -189,17 +197,26 @@ where
             tracing::debug!(client = session.client.id, %error, "protocol error; closing");
             return Ok(());
         }
-        if session.close || input.len() > MAX_QUERY_BUFFER {
+        if session.close {
             return Ok(());
         }
-        if input.is_empty() && input.capacity() > KEEP_BUFFER {
-            input = BytesMut::with_capacity(READ_CHUNK);
+        if input.len() > client_limit {
+            // As Redis does: a warning in the log, and no reply.
+            tracing::warn!(
+                client = session.client.id,
+                addr = %session.client.addr(),
+                pending = input.len(),
+                limit = client_limit,
+                "closing client that reached client-query-buffer-limit"
+            );
+            return Ok(());
         }
     }
 }
 
-/// Executes every complete request in `input`, appending replies; returns how many ran and the
-/// protocol error that ended the batch, if one did (its reply is already appended).
+/// Executes every complete request in `input`, appending replies; returns how many ran, the
+/// protocol error that ended the batch, if one did (its reply is already appended), and how many
+/// bytes of `input` the requests that ran took up.
 ///
 /// Each command is timed from the end of the one before (from the start of the batch for the
 /// first), so the clock is read once per command; the time includes framing the request, which
@@ -207,18 +224,20 @@ where
 fn execute_all(
     shared: &Arc<Shared>,
     parser: &mut RequestParser,
-    input: &mut BytesMut,
+    input: &[u8],
     session: &mut Session,
     reply: &mut Reply,
     tally: &mut Tally,
-) -> (u64, Option<String>) {
+) -> (u64, Option<String>, usize) {
     let now = now_ms();
     let mut commands = 0;
     // Held for the whole batch, so that a transaction elsewhere never interleaves with it.
     let mut batch = Some(shared.isolation.shared());
     let mut started = Instant::now();
+    let mut consumed = 0;
     loop {
-        let parsed = parser.parse(input);
+        parser.set_authenticated(!session.must_authenticate(&shared.config));
+        let parsed = parser.parse(&input[consumed..]);
         let more = match parsed {
             Ok(Some(request)) => {
                 let exclusive = cmd::is_exec(session, &request);
@@ -256,12 +275,12 @@ fn execute_all(
             Err(error) => {
                 let message = error.to_string();
                 reply.error(&message);
-                return (commands, Some(message));
+                return (commands, Some(message), consumed);
             }
         };
-        input.advance(parser.take_consumed());
+        consumed += parser.take_consumed();
         if !more || session.close || reply.len() >= MAX_PENDING_REPLY {
-            return (commands, None);
+            return (commands, None, consumed);
         }
     }
 }

@@ -28,7 +28,10 @@ fn refusal(shared: &Shared, addr: &SocketAddr) -> Option<&'static str> {
     if shared.clients.count() as u64 >= settings.maxclients {
         return Some(errors::MAX_CLIENTS);
     }
-    if settings.protected_mode && !addr.ip().is_loopback() && !shared.config.requires_password() {
+    // An IPv4 client of a dual-stack (`::`) socket arrives as ::ffff:a.b.c.d; its canonical
+    // form is the IPv4 address, so 127.0.0.1 stays loopback there too.
+    let loopback = addr.ip().to_canonical().is_loopback();
+    if settings.protected_mode && !loopback && !shared.config.requires_password() {
         return Some(errors::DENIED);
     }
     None
@@ -272,10 +275,14 @@ mod tests {
         let remote: SocketAddr = "10.1.2.3:5000".parse().expect("address");
         let local: SocketAddr = "127.0.0.1:5000".parse().expect("address");
         let local6: SocketAddr = "[::1]:5000".parse().expect("address");
+        let mapped_local: SocketAddr = "[::ffff:127.0.0.1]:5000".parse().expect("address");
+        let mapped_remote: SocketAddr = "[::ffff:10.1.2.3]:5000".parse().expect("address");
         let open = shared_with("", "yes");
         assert_eq!(refusal(&open, &remote), Some(errors::DENIED));
         assert_eq!(refusal(&open, &local), None);
         assert_eq!(refusal(&open, &local6), None);
+        assert_eq!(refusal(&open, &mapped_local), None);
+        assert_eq!(refusal(&open, &mapped_remote), Some(errors::DENIED));
         assert_eq!(refusal(&shared_with("pw", "yes"), &remote), None);
         assert_eq!(refusal(&shared_with("", "no"), &remote), None);
     }

@@ -8,6 +8,7 @@ mod expiry;
 mod isolation;
 mod listener;
 mod metrics;
+mod query_buffer;
 mod saver;
 mod shutdown;
 mod stats;
