@@ -116,7 +116,9 @@ fn info_reports_the_workload() {
         .unwrap()
         .parse()
         .unwrap();
-    assert!(per_call > 0.0, "{bf_add}");
+    // Calls are timed in whole microseconds, so eleven fast adds may total 0: the field must be
+    // a number, not a particular one (tests assert nothing on wall-clock time).
+    assert!(per_call >= 0.0, "{bf_add}");
     assert!(field(&stats, "cmdstat_cbf.add").starts_with("calls=20,"));
     assert!(field(&stats, "cmdstat_bf.madd").starts_with("calls=1,"));
     assert!(
