@@ -105,17 +105,20 @@ impl Client {
             base.extend_from_slice(arg.as_bytes());
             ranges.push(start..base.len());
         }
-        let mut ctx = Ctx {
+        self.with_ctx(|ctx| execute(ctx, Request::new(&base, &ranges)));
+        let text = String::from_utf8_lossy(self.reply.bytes()).into_owned();
+        self.reply.clear();
+        text
+    }
+
+    fn with_ctx<R>(&mut self, f: impl FnOnce(&mut Ctx) -> R) -> R {
+        f(&mut Ctx {
             server: &self.server,
             store: &self.store,
             session: &mut self.session,
             reply: &mut self.reply,
             now: 1_000,
-        };
-        execute(&mut ctx, Request::new(&base, &ranges));
-        let text = String::from_utf8_lossy(self.reply.bytes()).into_owned();
-        self.reply.clear();
-        text
+        })
     }
 
     fn logged(&self) -> Vec<RequestList> {
@@ -128,14 +131,8 @@ impl Client {
         for record in records {
             for (db, request) in record.iter() {
                 self.session.db = db;
-                let mut ctx = Ctx {
-                    server: &self.server,
-                    store: &self.store,
-                    session: &mut self.session,
-                    reply: &mut self.reply,
-                    now: 1_000,
-                };
-                replay(&mut ctx, request).expect("a logged write applies");
+                self.with_ctx(|ctx| replay(ctx, request))
+                    .expect("a logged write applies");
                 self.reply.clear();
             }
         }
