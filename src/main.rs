@@ -122,7 +122,6 @@ async fn serve(config: Config) -> std::io::Result<()> {
             segments = log.segments,
             records = log.records,
             commands = log.commands,
-            failed = log.failed,
             bytes = log.bytes,
             "replayed the append-only file"
         );

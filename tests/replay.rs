@@ -6,8 +6,11 @@
 
 mod common;
 
-use common::{free_port, spawn_server, DataDir, RawClient};
+use common::{
+    free_port, output_of_refused_start, sieved_command, spawn_server, DataDir, RawClient,
+};
 use std::net::SocketAddr;
+use std::process::Stdio;
 
 fn addr(port: u16) -> SocketAddr {
     format!("127.0.0.1:{port}").parse().expect("address")
@@ -193,4 +196,41 @@ fn info_with_card(info: &[u8], card: &[u8]) -> Vec<u8> {
         lines[at + 1] = format!(":{card}");
     }
     lines.join("\r\n").into_bytes()
+}
+
+#[test]
+fn writes_logged_for_a_database_that_is_gone_stop_start_up() {
+    let dir = DataDir::new("replay-databases");
+    let port = free_port();
+    let server = spawn_server(&dir.0, port, &flags(&[]));
+    let mut client = RawClient::connect(addr(port));
+    assert_eq!(client.cmd(&["SELECT", "9"]), b"+OK\r\n");
+    assert_eq!(client.cmd(&["BF.ADD", "k", "x"]), b":1\r\n");
+    server.kill();
+
+    let child = sieved_command(&dir.0, port, &flags(&["--databases", "4"]))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start sieved");
+    let output = output_of_refused_start(child);
+    assert!(!output.status.success());
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        said.contains("sieved-1.aof")
+            && said.contains("a write logged for database 9, but there are only 4")
+            && said.contains("--databases 10"),
+        "{said}"
+    );
+    // Nothing was lost: with enough databases the write comes back.
+    let server = spawn_server(&dir.0, port, &flags(&[]));
+    let mut client = RawClient::connect(addr(port));
+    assert_eq!(client.cmd(&["SELECT", "9"]), b"+OK\r\n");
+    assert_eq!(client.cmd(&["BF.EXISTS", "k", "x"]), b":1\r\n");
+    server.kill();
 }

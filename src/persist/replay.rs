@@ -20,9 +20,6 @@ pub struct ReplayReport {
     pub segments: usize,
     pub records: u64,
     pub commands: u64,
-    /// Commands that failed when replayed (they had succeeded when they first ran): a sign the
-    /// settings changed, such as a lower max-filter-memory.
-    pub failed: u64,
     pub bytes: u64,
 }
 
@@ -304,8 +301,11 @@ impl<'a> Replayer<'a> {
             .map_err(|(offset, why)| load_error(path, offset, why))?;
         report.segments += 1;
         let stop = loop {
+            let start = reader.offset;
             match reader.next_record() {
-                Ok(record) => self.apply(&record, report),
+                Ok(record) => self
+                    .apply(&record, report)
+                    .map_err(|reason| load_error(path, start, reason))?,
                 Err(stop) => break stop,
             }
             progress(reader.offset);
@@ -314,13 +314,19 @@ impl<'a> Replayer<'a> {
         Ok(stop)
     }
 
-    fn apply(&mut self, record: &Record, report: &mut ReplayReport) {
+    /// Applies a record's commands; a command that cannot be applied is an error, never a
+    /// silent skip: what was acknowledged once must come back, or start-up must say why not.
+    fn apply(&mut self, record: &Record, report: &mut ReplayReport) -> Result<(), String> {
         report.records += 1;
         for (db, ranges) in &record.commands {
             report.commands += 1;
             if *db >= self.store.databases() {
-                report.failed += 1;
-                continue;
+                return Err(format!(
+                    "a write logged for database {db}, but there are only {} (start with \
+                     --databases {} or more)",
+                    self.store.databases(),
+                    db + 1
+                ));
             }
             self.session.db = *db;
             let request = Request::new(&record.body, ranges);
@@ -331,15 +337,16 @@ impl<'a> Replayer<'a> {
                 reply: &mut self.reply,
                 now: record.time_ms,
             };
-            if let Err(error) = cmd::replay(&mut ctx, request) {
-                report.failed += 1;
-                tracing::warn!(
-                    command = %String::from_utf8_lossy(request.arg(0)),
-                    error = error.message(),
-                    "a logged write failed when replayed"
-                );
-            }
+            let applied = cmd::replay(&mut ctx, request);
             self.reply.clear();
+            if let Err(error) = applied {
+                return Err(format!(
+                    "the logged write {} cannot be applied: {}",
+                    String::from_utf8_lossy(request.arg(0)),
+                    error.message()
+                ));
+            }
         }
+        Ok(())
     }
 }
