@@ -11,6 +11,15 @@ use common::{
 };
 use std::net::SocketAddr;
 use std::process::Stdio;
+use std::sync::{Mutex, MutexGuard};
+
+/// The tests of this file run one at a time: each picks a free port and then starts a server
+/// on it, and two tests picking at once could be handed the same port.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 fn addr(port: u16) -> SocketAddr {
     format!("127.0.0.1:{port}").parse().expect("address")
@@ -57,6 +66,7 @@ fn items(prefix: &str, n: usize) -> Vec<String> {
 
 #[test]
 fn implicit_filters_come_back_with_the_shape_they_were_created_with() {
+    let _serial = one_at_a_time();
     let dir = DataDir::new("replay-implicit");
     let port = free_port();
     let server = spawn_server(&dir.0, port, &flags(&["--bf-initial-size", "50"]));
@@ -103,6 +113,7 @@ fn implicit_filters_come_back_with_the_shape_they_were_created_with() {
 
 #[test]
 fn filters_grown_past_a_lowered_limit_come_back_whole() {
+    let _serial = one_at_a_time();
     let dir = DataDir::new("replay-limit");
     let port = free_port();
     let server = spawn_server(&dir.0, port, &flags(&["--max-filter-memory", "100000"]));
@@ -138,6 +149,7 @@ fn filters_grown_past_a_lowered_limit_come_back_whole() {
 
 #[test]
 fn counting_deletes_replay_against_the_same_counters() {
+    let _serial = one_at_a_time();
     let dir = DataDir::new("replay-cbf");
     let port = free_port();
     let server = spawn_server(&dir.0, port, &flags(&["--bf-initial-size", "3000"]));
@@ -200,6 +212,7 @@ fn info_with_card(info: &[u8], card: &[u8]) -> Vec<u8> {
 
 #[test]
 fn writes_logged_for_a_database_that_is_gone_stop_start_up() {
+    let _serial = one_at_a_time();
     let dir = DataDir::new("replay-databases");
     let port = free_port();
     let server = spawn_server(&dir.0, port, &flags(&[]));
