@@ -2,7 +2,6 @@
 
 pub mod cmd;
 pub mod config;
-pub mod config_file;
 pub mod filter;
 /// The fuzz targets' harnesses: public only to the fuzz crate (feature `fuzzing`); the unit
 /// tests replay every input the fuzzers kept through them.

@@ -8,6 +8,7 @@
 //! client that arrived during one sync share the next one (group commit).
 
 use super::{AOF_MAGIC, AOF_VERSION};
+use crate::config::Fsync;
 use crate::protocol::Request;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufReader, Read, Write};
@@ -29,36 +30,6 @@ const RECORD_TAIL_LEN: usize = 8;
 const BODY_FIXED_LEN: usize = 12;
 /// A writer that failed waits this long before it tries again.
 const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(1);
-
-/// When the log is synced to disk, as Redis's `appendfsync`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fsync {
-    /// After every write, before any of the writes it holds is acknowledged.
-    Always,
-    /// Once a second: at most about a second of acknowledged writes is at risk.
-    EverySec,
-    /// When the operating system decides.
-    No,
-}
-
-impl Fsync {
-    pub fn parse(text: &str) -> Option<Fsync> {
-        match text.to_ascii_lowercase().as_str() {
-            "always" => Some(Fsync::Always),
-            "everysec" => Some(Fsync::EverySec),
-            "no" => Some(Fsync::No),
-            _ => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Fsync::Always => "always",
-            Fsync::EverySec => "everysec",
-            Fsync::No => "no",
-        }
-    }
-}
 
 /// `<dir>/sieved-<n>.aof`: segments are numbered from 1, and a snapshot names the first one
 /// that is not folded into it.

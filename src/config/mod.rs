@@ -4,12 +4,16 @@
 //! Sources, later ones winning: built-in defaults, the configuration file, environment
 //! variables, command-line flags.
 
-use crate::config_file::{self, Update};
+mod file;
+mod fsync;
+
+pub use fsync::Fsync;
+
 use crate::filter::Layout;
-use crate::persist::aof::Fsync;
 use crate::store::glob_match;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
+use file::Update;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
@@ -618,8 +622,7 @@ impl Config {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
             Err(e) => return Err(fail(e.to_string())),
         };
-        let directives =
-            config_file::parse(&text).map_err(|e| fail(format!("{}:{e}", path.display())))?;
+        let directives = file::parse(&text).map_err(|e| fail(format!("{}:{e}", path.display())))?;
         let settings = self.settings();
         let canonical = |param: &Param, value: &str| {
             let mut scratch = settings;
@@ -644,8 +647,8 @@ impl Config {
             })
             .collect();
         updates.push(self.requirepass_update(&directives).map_err(fail)?);
-        let rewritten = config_file::rewrite_text(&text, &directives, &updates);
-        config_file::write_atomically(path, &rewritten).map_err(|e| fail(e.to_string()))?;
+        let rewritten = file::rewrite_text(&text, &directives, &updates);
+        file::write_atomically(path, &rewritten).map_err(|e| fail(e.to_string()))?;
         tracing::info!(file = %path.display(), "configuration rewritten");
         Ok(())
     }
@@ -653,7 +656,7 @@ impl Config {
     /// CONFIG REWRITE's line for `requirepass`, which lives outside the parameter table. A
     /// password that is not UTF-8 cannot be written so that it reads back the same: it stops
     /// the rewrite rather than lock every client out at the next start.
-    fn requirepass_update(&self, directives: &[config_file::Directive]) -> Result<Update, String> {
+    fn requirepass_update(&self, directives: &[file::Directive]) -> Result<Update, String> {
         let password = self
             .requirepass
             .read()
@@ -971,7 +974,7 @@ const DIRECTIVES: &[Directive] = &[
 
 /// The value the file gives a directive, with the 1-based line that settles it: the last line
 /// wins, except for `save`, whose lines add rules until one (`save ""`) clears them, as in Redis.
-fn file_value(directives: &[config_file::Directive], name: &str) -> Option<(String, usize)> {
+fn file_value(directives: &[file::Directive], name: &str) -> Option<(String, usize)> {
     let mut found: Option<(String, usize)> = None;
     for directive in directives.iter().filter(|d| d.name == name) {
         let words = directive.args.join(" ");
@@ -987,7 +990,7 @@ fn file_value(directives: &[config_file::Directive], name: &str) -> Option<(Stri
 }
 
 fn apply_file(flags: &mut Flags, matches: &ArgMatches, text: &str) -> Result<(), String> {
-    let directives = config_file::parse(text)?;
+    let directives = file::parse(text)?;
     for directive in &directives {
         let known = DIRECTIVES.iter().find(|d| d.name == directive.name);
         let line = directive.line + 1;
@@ -1044,7 +1047,7 @@ fn directive_line(name: &str, value: &str) -> String {
     if name == "save" && !value.is_empty() {
         format!("save {value}")
     } else {
-        format!("{name} {}", config_file::quote(value))
+        format!("{name} {}", file::quote(value))
     }
 }
 
