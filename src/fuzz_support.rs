@@ -4,7 +4,7 @@
 use crate::cmd::{self, Ctx, Session};
 use crate::config::Config;
 use crate::filter::{BloomChain, CountingChain};
-use crate::persist::load::{self, LoadLimits};
+use crate::persist::{aof, snapshot};
 use crate::protocol::{Limits, Protocol, Reply, RequestParser};
 use crate::server::Shared;
 use crate::store::{now_ms, Store};
@@ -157,20 +157,17 @@ fn dump_all(mut step: impl FnMut(i64) -> i64) {
 pub fn snapshot_file(data: &[u8]) {
     let dir = std::env::temp_dir().join(format!("sieved-fuzz-snapshot-{}", std::process::id()));
     if std::fs::create_dir_all(&dir).is_err()
-        || std::fs::write(dir.join(crate::persist::FILE_NAME), data).is_err()
+        || std::fs::write(dir.join(snapshot::FILE_NAME), data).is_err()
     {
         return;
     }
-    let limits = LoadLimits {
-        max_filter_bytes: FUZZ_FILTER_LIMIT,
-        max_string_bytes: 1 << 20,
-    };
-    let _ = load::load(&Store::new(16, 4), &dir, limits, |_, _| {});
-    let segment = crate::persist::aof::segment_path(&dir, 1);
+    // No setting bounds a load: the file's own size does.
+    let _ = snapshot::load(&Store::new(16, 4), &dir, |_, _| {});
+    let segment = aof::segment_path(&dir, 1);
     if std::fs::write(&segment, data).is_err() {
         return;
     }
-    if let Ok(mut reader) = crate::persist::aof::SegmentReader::open(&segment, 1) {
+    if let Ok(mut reader) = aof::SegmentReader::open(&segment, 1) {
         while let Ok(record) = reader.next_record() {
             for (_, args) in &record.commands {
                 assert!(args.iter().all(|range| range.end <= record.body.len()));

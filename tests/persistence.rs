@@ -4,18 +4,11 @@
 mod common;
 
 use common::{binary, encode_command, free_port, spawn_server, DataDir, RawClient, TestServer};
-use sieved::persist::load::{self, LoadLimits};
+use sieved::persist::snapshot;
 use sieved::store::Store;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn limits() -> LoadLimits {
-    LoadLimits {
-        max_filter_bytes: 1 << 30,
-        max_string_bytes: 512 << 20,
-    }
-}
 
 fn fill(client: &mut RawClient) {
     client.cmd(&["SET", "plain", "value"]);
@@ -214,7 +207,7 @@ fn every_damaged_byte_is_detected() {
     std::fs::create_dir_all(&damaged).expect("dir");
     let attempt = |bytes: &[u8]| {
         std::fs::write(damaged.join("sieved.snap"), bytes).expect("write");
-        load::load(&Store::new(16, 4), &damaged, limits(), |_, _| {})
+        snapshot::load(&Store::new(16, 4), &damaged, |_, _| {})
     };
     assert_eq!(
         attempt(&good)

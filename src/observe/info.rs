@@ -57,7 +57,13 @@ fn section(report: &Report, name: &str, out: &mut String) {
             report.threads,
             std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
             report.config_file.as_deref().map(|p| p.display().to_string()).unwrap_or_default(),
-        ),
+        )
+        .and_then(|()| {
+            report
+                .background
+                .iter()
+                .try_for_each(|(name, state)| write!(out, "background_{name}:{state}\r\n"))
+        }),
         "clients" => write!(
             out,
             "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:0\r\n",

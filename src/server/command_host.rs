@@ -1,13 +1,16 @@
-//! The server as commands see it: `cmd::Server` and `cmd::WriteLog`, implemented over `Shared`.
+//! The server as commands see it: `cmd::Server` and `cmd::WriteLog`, implemented over `Shared`;
+//! and the commands as persistence sees them: `ApplyLogged`, which runs a logged write.
 
 use super::saver::{self, Saver};
 use super::Shared;
 use crate::cmd::errors::MISCONF_AOF;
-use crate::cmd::{self, ExitSave, SaveError, WriteLog};
+use crate::cmd::{self, Ctx, ExitSave, SaveError, Session, WriteLog};
 use crate::config::Config;
 use crate::observe;
 use crate::persist::aof::{Aof, PendingTransaction};
-use crate::protocol::{Reply, RequestList};
+use crate::persist::recovery::ApplyLogged;
+use crate::protocol::{Protocol, Reply, Request, RequestList};
+use crate::store::{now_ms, Store};
 use std::sync::Arc;
 
 /// On the `Arc` rather than on `Shared`: a background save needs a handle of its own to the
@@ -126,5 +129,45 @@ impl WriteLog for Aof {
         };
         batch.clear();
         position
+    }
+}
+
+/// Runs logged writes as a client that is always allowed, at start-up and in compactions.
+pub struct LoggedWrites<'a> {
+    shared: &'a Arc<Shared>,
+    session: Session,
+    reply: Reply,
+}
+
+impl<'a> LoggedWrites<'a> {
+    pub fn new(shared: &'a Arc<Shared>) -> LoggedWrites<'a> {
+        let client = shared.clients.detached(shared.addr, now_ms());
+        LoggedWrites {
+            shared,
+            session: Session::new(client, true),
+            reply: Reply::new(Protocol::Resp2),
+        }
+    }
+}
+
+impl ApplyLogged for LoggedWrites<'_> {
+    fn apply(
+        &mut self,
+        store: &Store,
+        db: usize,
+        request: Request,
+        time_ms: u64,
+    ) -> Result<(), String> {
+        self.session.db = db;
+        let mut ctx = Ctx {
+            server: self.shared,
+            store,
+            session: &mut self.session,
+            reply: &mut self.reply,
+            now: time_ms,
+        };
+        let applied = cmd::replay(&mut ctx, request);
+        self.reply.clear();
+        applied.map_err(|error| error.message().to_string())
     }
 }

@@ -1,10 +1,12 @@
+use super::background;
+use super::command_host::LoggedWrites;
 use super::tls::{self, HandshakeFailure, HANDSHAKE_TIMEOUT};
-use super::{connection, expiry, metrics, saver, shutdown, stats, Shared, Stats};
+use super::{connection, saver, Disk, Shared, Stats};
 use crate::cmd::errors;
 use crate::cmd::ExitSave;
 use crate::config::Config;
-use crate::persist::load::LoadError;
-use crate::persist::replay::{self, Recovery};
+use crate::persist::recovery::{self, Recovery};
+use crate::persist::snapshot::LoadError;
 use crate::store::now_ms;
 use std::io;
 use std::net::SocketAddr;
@@ -125,6 +127,11 @@ pub struct Server {
 
 impl Server {
     pub async fn bind(config: Config) -> io::Result<Server> {
+        Server::bind_with(config, Disk::real()).await
+    }
+
+    /// `bind`, keeping the data on `disk`: tests give a file system that fails on demand.
+    pub async fn bind_with(config: Config, disk: Disk) -> io::Result<Server> {
         std::fs::create_dir_all(&config.dir)?;
         let listener = TcpListener::bind((config.bind.as_str(), config.port)).await?;
         let addr = listener.local_addr()?;
@@ -144,7 +151,7 @@ impl Server {
                 io::Error::new(e.kind(), format!("metrics-addr {metrics_addr}: {e}"))
             })?),
         };
-        let mut shared = Shared::new(config, addr);
+        let mut shared = Shared::with_disk(config, addr, disk);
         shared.metrics_addr = metrics.as_ref().map(TcpListener::local_addr).transpose()?;
         shared.tls_addr = tls.as_ref().map(|t| t.listener.local_addr()).transpose()?;
         Ok(Server {
@@ -169,20 +176,44 @@ impl Server {
     }
 
     /// Loads the snapshot in the data directory, if there is one, and replays the append-only
-    /// file after it, before any client is served. Progress is logged about once a second.
+    /// file after it, before any client is served; then starts the log's writer. Progress is
+    /// logged about once a second.
     pub fn load(&self) -> Result<Recovery, LoadError> {
+        let shared = &self.shared;
+        let config = &shared.config;
+        let options = recovery::Options {
+            dir: &config.dir,
+            fs: shared.fs.as_ref(),
+            log_on: shared.aof.is_some(),
+            load_damaged: config.aof_load_damaged,
+        };
         let mut last_report = std::time::Instant::now();
-        replay::recover(&self.shared, |what, done, total| {
-            if last_report.elapsed() >= Duration::from_secs(1) {
-                last_report = std::time::Instant::now();
-                let percent = done as f64 * 100.0 / total.max(1) as f64;
-                tracing::info!("loading the {what}: {done} of {total} bytes ({percent:.0}%)");
-                // Progress buys more time from systemd's start timeout.
-                crate::notify::tell(&format!(
-                    "STATUS=loading the {what}: {percent:.0}%\nEXTEND_TIMEOUT_USEC=30000000"
-                ));
-            }
-        })
+        let mut applier = LoggedWrites::new(shared);
+        let mut recovery = recovery::recover(
+            &options,
+            &shared.store,
+            &mut applier,
+            |what, done, total| {
+                if last_report.elapsed() >= Duration::from_secs(1) {
+                    last_report = std::time::Instant::now();
+                    let percent = done as f64 * 100.0 / total.max(1) as f64;
+                    tracing::info!("loading the {what}: {done} of {total} bytes ({percent:.0}%)");
+                    // Progress buys more time from systemd's start timeout.
+                    crate::notify::tell(&format!(
+                        "STATUS=loading the {what}: {percent:.0}%\nEXTEND_TIMEOUT_USEC=30000000"
+                    ));
+                }
+            },
+        )?;
+        shared.saver.set_first_segment(recovery.first_segment);
+        if let Some(open) = recovery.append_to.take() {
+            background::start_log_writer(shared, open).map_err(|e| LoadError {
+                path: config.dir.clone(),
+                offset: 0,
+                reason: format!("cannot start the log writer: {e}"),
+            })?;
+        }
+        Ok(recovery)
     }
 
     /// Accepts connections until shutdown is requested, waits for them to finish, then writes
@@ -190,16 +221,7 @@ impl Server {
     pub async fn run(self, handle_signals: bool) -> io::Result<()> {
         let shared = self.shared;
         let mut tasks = JoinSet::new();
-        tasks.spawn(expiry::run(shared.clone()));
-        tasks.spawn(saver::run_schedule(shared.clone()));
-        tasks.spawn(stats::run_sampler(shared.clone()));
-        if let Some(listener) = self.metrics {
-            tasks.spawn(metrics::serve(shared.clone(), listener));
-        }
-        if handle_signals {
-            let shared = shared.clone();
-            tasks.spawn(async move { shutdown::on_signals(&shared.shutdown).await });
-        }
+        background::start_tasks(&shared, &mut tasks, self.metrics, handle_signals);
         loop {
             let (accepted, acceptor) = tokio::select! {
                 accepted = self.listener.accept() => (accepted, None),

@@ -1,6 +1,7 @@
 //! The network side: the listener, one task per connection, background housekeeping, and an
 //! orderly shutdown. Protocol and command logic live elsewhere; this module moves bytes.
 
+mod background;
 mod clients;
 mod command_host;
 mod connection;
@@ -23,9 +24,13 @@ pub use shutdown::Shutdown;
 use crate::cmd::COMMANDS;
 use crate::config::Config;
 use crate::observe::{self, CommandStats, SlowLog, Stats};
-use crate::persist::aof::Aof;
+use crate::persist::aof::{Aof, OnFatal};
+use crate::persist::fs::{self, FileSystem};
+use crate::persist::snapshot;
 use crate::store::{now_ms, Store};
+use background::Background;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Everything connections share.
@@ -44,6 +49,9 @@ pub struct Shared {
     pub saver: Saver,
     /// The append-only file, when `appendonly` is on.
     pub aof: Option<Aof>,
+    /// Where snapshots and the log are written: the operating system's files, or a test's.
+    pub fs: Arc<dyn FileSystem>,
+    pub background: Background,
     pub isolation: Isolation,
     pub clients: Clients,
     pub shutdown: Shutdown,
@@ -52,12 +60,42 @@ pub struct Shared {
     pub run_id: String,
 }
 
+/// Where a server keeps its data, and what it does when the log cannot be written under
+/// `appendfsync always`.
+pub struct Disk {
+    pub fs: Arc<dyn FileSystem>,
+    pub on_fatal: OnFatal,
+}
+
+impl Disk {
+    /// The operating system's files; a log that cannot be written stops the process, as Redis.
+    pub fn real() -> Disk {
+        Disk {
+            fs: fs::real(),
+            on_fatal: Box::new(|_| {
+                tracing::error!("exiting: acknowledged writes could not be made durable");
+                std::process::exit(1)
+            }),
+        }
+    }
+}
+
 impl Shared {
     pub fn new(config: Config, addr: SocketAddr) -> Shared {
+        Shared::with_disk(config, addr, Disk::real())
+    }
+
+    pub fn with_disk(config: Config, addr: SocketAddr, disk: Disk) -> Shared {
         let store = Store::new(config.databases, config.shards);
-        let aof = config
-            .appendonly
-            .then(|| Aof::new(config.dir.clone(), config.settings().appendfsync));
+        let Disk { fs, on_fatal } = disk;
+        let aof = config.appendonly.then(|| {
+            Aof::new(
+                config.dir.clone(),
+                config.settings().appendfsync,
+                fs.clone(),
+                on_fatal,
+            )
+        });
         let started_ms = now_ms();
         let run_id = (0..5)
             .map(|i| xxhash_rust::xxh3::xxh3_64_with_seed(&started_ms.to_le_bytes(), i))
@@ -75,6 +113,8 @@ impl Shared {
             metrics_addr: None,
             saver: Saver::new(started_ms),
             aof,
+            fs,
+            background: Background::default(),
             isolation: Isolation::default(),
             clients: Clients::default(),
             shutdown: Shutdown::new(),
@@ -111,7 +151,7 @@ impl Shared {
                 last_ok: self.saver.last_ok(),
                 last_duration_ms: self.saver.last_duration_ms(),
                 saves: self.saver.saves(),
-                file_bytes: std::fs::metadata(self.config.dir.join(crate::persist::FILE_NAME))
+                file_bytes: std::fs::metadata(self.config.dir.join(snapshot::FILE_NAME))
                     .map_or(0, |m| m.len()),
             },
             aof: self.aof.as_ref().map(|aof| observe::AofState {
@@ -127,6 +167,7 @@ impl Shared {
                 .map(|(index, totals)| (COMMANDS[index].name, totals))
                 .collect(),
             slowlog_len: self.slowlog.len(),
+            background: self.background.states(),
             store: &self.store,
         }
     }

@@ -1,10 +1,12 @@
 //! When snapshots happen: on the save rules' schedule, on SAVE and BGSAVE, and at shutdown.
 //! One snapshot runs at a time; its progress and outcome are what INFO persistence reports.
 
+use super::background::Work;
+use super::command_host::LoggedWrites;
 use super::Shared;
-use crate::persist::replay;
-use crate::persist::snapshot::{self, SnapshotStats};
-use crate::store::now_ms;
+use crate::persist::compaction;
+use crate::persist::snapshot::{self, Expired, SnapshotStats};
+use crate::store::{now_ms, Store};
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -121,22 +123,31 @@ impl Saver {
         let started = now_ms();
         self.last_attempt_ms.store(started, Ordering::Relaxed);
         tracing::info!(dir = %shared.config.dir.display(), "snapshot started");
-        let dir = &shared.config.dir;
+        let _running = shared.background.running(Work::Save);
+        let (fs, dir) = (shared.fs.as_ref(), &shared.config.dir);
         let result = match shared.aof.as_ref() {
             Some(aof) if aof.is_closed() => {
                 // The server is stopping and nothing writes any more: the live keyspace holds
                 // exactly what every segment does.
                 let first_kept = aof.segment() + 1;
-                snapshot::write(&shared.store, dir, first_kept).and_then(|stats| {
-                    replay::remove_segments_before(dir, first_kept)?;
-                    Ok(stats)
-                })
+                snapshot::write(fs, &shared.store, dir, first_kept, Expired::Drop).and_then(
+                    |stats| {
+                        compaction::remove_segments_before(fs, dir, first_kept)?;
+                        Ok(stats)
+                    },
+                )
             }
-            Some(aof) => replay::compact(shared, aof),
+            Some(aof) => {
+                let scratch = Store::new(shared.config.databases, shared.config.shards);
+                let mut applier = LoggedWrites::new(shared);
+                compaction::compact(fs, dir, aof, &scratch, &mut applier)
+            }
             None => snapshot::write(
+                fs,
                 &shared.store,
                 dir,
                 self.first_segment.load(Ordering::Relaxed),
+                Expired::Drop,
             ),
         };
         match &result {

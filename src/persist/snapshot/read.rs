@@ -1,8 +1,12 @@
-//! Loading a snapshot at start-up. Every length is checked against what the file can hold and
-//! against the configured limits before anything is allocated; any damage is reported with the
-//! file name and the byte offset where it was found.
+//! Loading a snapshot. Every length is checked against what the rest of the file can hold before
+//! anything is allocated; any damage is reported with the file name and the byte offset where it
+//! was found.
+//!
+//! No setting limits what loads: a snapshot holds what was acknowledged, and lowering
+//! `max-filter-memory` or `proto-max-bulk-len` since must not lose it. The file itself is the
+//! bound: a value can be no larger than the bytes that hold it.
 
-use super::{FILE_NAME, MAGIC, PIECE, TAG_END, TAG_KEY, VERSION, VERSION_CLASSIC_ONLY};
+use super::format::{FILE_NAME, MAGIC, PIECE, TAG_END, TAG_KEY, VERSION, VERSION_CLASSIC_ONLY};
 use crate::filter::FilterError;
 use crate::store::{now_ms, Store, Value, ValueKind};
 use std::fmt;
@@ -44,19 +48,11 @@ impl fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
-/// Limits a snapshot must respect, the same as for requests.
-#[derive(Debug, Clone, Copy)]
-pub struct LoadLimits {
-    pub max_filter_bytes: u64,
-    pub max_string_bytes: u64,
-}
-
 /// Loads `<dir>/sieved.snap` into an empty `store`; Ok(None) if there is no snapshot.
 /// `progress` is called with (bytes read, file size) as the load advances.
 pub fn load(
     store: &Store,
     dir: &Path,
-    limits: LoadLimits,
     mut progress: impl FnMut(u64, u64),
 ) -> Result<Option<LoadReport>, LoadError> {
     let path = dir.join(FILE_NAME);
@@ -80,7 +76,7 @@ pub fn load(
         file_hash: Xxh3::new(),
         record_hash: Xxh3::new(),
     };
-    let result = load_records(store, &mut reader, limits, &mut progress);
+    let result = load_records(store, &mut reader, &mut progress);
     let offset = reader.offset;
     result
         .map(|(first_segment, keys, expired)| {
@@ -143,13 +139,13 @@ impl Reader {
         self.array().map(u64::from_le_bytes)
     }
 
-    /// A length field, refused if larger than `max` or than what is left of the file.
-    fn length(&mut self, what: &str, max: u64) -> Result<u64, String> {
+    /// A length field, refused if larger than what is left of the file.
+    fn length(&mut self, what: &str) -> Result<u64, String> {
         let len = self.u64()?;
         let left = self.size.saturating_sub(self.offset);
-        if len > max || len > left {
+        if len > left {
             return Err(format!(
-                "{what} length {len} is impossible here (limit {max}, {left} bytes left)"
+                "{what} length {len} is longer than the rest of the file ({left} bytes)"
             ));
         }
         Ok(len)
@@ -176,11 +172,10 @@ impl Reader {
     }
 }
 
-fn describe(error: FilterError, limits: &LoadLimits) -> String {
+fn describe(error: FilterError, payload_len: u64) -> String {
     match error {
         FilterError::TooLarge { bytes, .. } => format!(
-            "a filter of {bytes} bytes exceeds max-filter-memory ({} bytes); raise --max-filter-memory to load it",
-            limits.max_filter_bytes
+            "a filter header describes {bytes} bytes of arrays, but its payload holds {payload_len}"
         ),
         FilterError::OutOfMemory => "not enough memory for a filter".to_string(),
         _ => "a filter header is invalid".to_string(),
@@ -190,7 +185,6 @@ fn describe(error: FilterError, limits: &LoadLimits) -> String {
 fn load_records(
     store: &Store,
     reader: &mut Reader,
-    limits: LoadLimits,
     progress: &mut impl FnMut(u64, u64),
 ) -> Result<(u64, u64, u64), String> {
     if &reader.array::<8>()? != MAGIC {
@@ -230,14 +224,10 @@ fn load_records(
         let key = reader.bytes(reader_len_checked(reader, key_len, "key")?)?;
         let header_len = reader.u32()? as u64;
         let header = reader.bytes(reader_len_checked(reader, header_len, "header")?)?;
-        let max_payload = match kind {
-            ValueKind::String => limits.max_string_bytes,
-            ValueKind::Bloom | ValueKind::Counting => limits.max_filter_bytes,
-        };
-        let payload_len = reader.length("payload", max_payload)?;
-        let mut value =
-            Value::from_snapshot_header(kind, &header, payload_len, limits.max_filter_bytes)
-                .map_err(|error| describe(error, &limits))?;
+        let payload_len = reader.length("payload")?;
+        // A filter's arrays are exactly its payload, so the payload's length is its limit.
+        let mut value = Value::from_snapshot_header(kind, &header, payload_len, payload_len)
+            .map_err(|error| describe(error, payload_len))?;
         let mut offset = 0;
         while offset < payload_len {
             let len = PIECE.min(payload_len - offset) as usize;

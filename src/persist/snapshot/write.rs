@@ -1,8 +1,12 @@
-//! Writing a snapshot: see the module documentation of `persist` for the format.
+//! Writing a snapshot (the format is in `format.rs`): to a temporary file, synced, renamed
+//! over the previous snapshot, and the directory synced, so that a crash at any instant leaves
+//! either the old snapshot or the new one.
 
-use super::{FILE_NAME, LOCKED_PIECE, MAGIC, PIECE, TAG_END, TAG_KEY, VERSION};
+use super::format::{
+    is_temp_file, temp_path, FILE_NAME, LOCKED_PIECE, MAGIC, PIECE, TAG_END, TAG_KEY, VERSION,
+};
+use crate::persist::fs::{self, DataFile, FileSystem};
 use crate::store::{now_ms, read, Store, ValueHandle};
-use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -15,16 +19,33 @@ pub struct SnapshotStats {
     pub duration: Duration,
 }
 
+/// Which keys a snapshot holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expired {
+    /// Leaves out keys whose time has passed: the snapshot is all there is.
+    Drop,
+    /// Keeps every key, expired or not: log segments replayed on top of the snapshot may hold a
+    /// write (a PERSIST, a longer EXPIRE) that found the key alive when it ran.
+    Keep,
+}
+
 /// Writes a snapshot of `store` to `dir`, replacing the previous one only once the new one is
 /// complete and on disk. `first_segment` is the first append-only file segment it does not hold.
-pub fn write(store: &Store, dir: &Path, first_segment: u64) -> io::Result<SnapshotStats> {
+pub fn write(
+    fs: &dyn FileSystem,
+    store: &Store,
+    dir: &Path,
+    first_segment: u64,
+    expired: Expired,
+) -> io::Result<SnapshotStats> {
     let started = Instant::now();
+    remove_leftovers(fs, dir)?;
     let final_path = dir.join(FILE_NAME);
-    let temp_path = dir.join(format!("{FILE_NAME}.tmp-{}", std::process::id()));
-    let written = write_file(store, &temp_path, first_segment).and_then(|(keys, bytes)| {
-        fs::rename(&temp_path, &final_path)?;
-        File::open(dir)?.sync_all()?;
-        Ok((keys, bytes))
+    let temp_path = temp_path(dir);
+    let written = write_file(fs, store, &temp_path, first_segment, expired).and_then(|counts| {
+        fs.rename(&temp_path, &final_path)?;
+        fs.sync_dir(dir)?;
+        Ok(counts)
     });
     match written {
         Ok((keys, bytes)) => Ok(SnapshotStats {
@@ -33,21 +54,39 @@ pub fn write(store: &Store, dir: &Path, first_segment: u64) -> io::Result<Snapsh
             duration: started.elapsed(),
         }),
         Err(error) => {
-            let _ = fs::remove_file(&temp_path);
+            let _ = fs::remove_if_present(fs, &temp_path);
             Err(error)
         }
     }
 }
 
+/// Removes the temporary files that snapshots cut short by a crash left in `dir`: they are of
+/// no use, and each is as large as the data set.
+pub fn remove_leftovers(fs: &dyn FileSystem, dir: &Path) -> io::Result<()> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(error) => return Err(error),
+    };
+    for entry in entries {
+        let entry = entry?;
+        if entry.file_name().to_str().is_some_and(is_temp_file) {
+            tracing::info!(file = %entry.path().display(), "removing a snapshot left unfinished");
+            fs::remove_if_present(fs, &entry.path())?;
+        }
+    }
+    Ok(())
+}
+
 /// A writer that checksums everything it writes, per record and for the whole file.
-struct Checksummed {
-    out: BufWriter<File>,
+struct Checksummed<'a> {
+    out: BufWriter<fs::Writer<'a>>,
     file_hash: Xxh3,
     record_hash: Xxh3,
     bytes: u64,
 }
 
-impl Checksummed {
+impl Checksummed<'_> {
     fn put(&mut self, data: &[u8]) -> io::Result<()> {
         self.file_hash.update(data);
         self.record_hash.update(data);
@@ -64,15 +103,26 @@ impl Checksummed {
     }
 }
 
-fn write_file(store: &Store, path: &Path, first_segment: u64) -> io::Result<(u64, u64)> {
-    let file = File::create(path)?;
+fn write_file(
+    fs: &dyn FileSystem,
+    store: &Store,
+    path: &Path,
+    first_segment: u64,
+    expired: Expired,
+) -> io::Result<(u64, u64)> {
+    let mut file: Box<dyn DataFile> = fs.create(path)?;
     let mut out = Checksummed {
-        out: BufWriter::with_capacity(PIECE as usize, file),
+        out: BufWriter::with_capacity(PIECE as usize, fs::Writer(file.as_mut())),
         file_hash: Xxh3::new(),
         record_hash: Xxh3::new(),
         bytes: 0,
     };
     let now = now_ms();
+    // Time 0 finds every key alive.
+    let alive_at = match expired {
+        Expired::Drop => now,
+        Expired::Keep => 0,
+    };
     out.put(MAGIC)?;
     out.put(&VERSION.to_le_bytes())?;
     let first_segment = u32::try_from(first_segment)
@@ -83,7 +133,7 @@ fn write_file(store: &Store, path: &Path, first_segment: u64) -> io::Result<(u64
     let mut piece = Vec::with_capacity(LOCKED_PIECE as usize);
     for (index, db) in store.dbs().enumerate() {
         for shard in 0..db.shard_count() {
-            for (key, expires_at, value) in db.shard_entries(shard, now) {
+            for (key, expires_at, value) in db.shard_entries(shard, alive_at) {
                 write_record(&mut out, index as u16, &key, expires_at, &value, &mut piece)?;
                 keys += 1;
             }
@@ -94,13 +144,14 @@ fn write_file(store: &Store, path: &Path, first_segment: u64) -> io::Result<(u64
     let checksum = out.file_hash.digest();
     out.put_checksum(checksum)?;
     let bytes = out.bytes;
-    let file = out.out.into_inner().map_err(|e| e.into_error())?;
-    file.sync_all()?;
+    out.out.flush()?;
+    drop(out);
+    file.sync()?;
     Ok((keys, bytes))
 }
 
 fn write_record(
-    out: &mut Checksummed,
+    out: &mut Checksummed<'_>,
     db: u16,
     key: &[u8],
     expires_at: u64,

@@ -1,0 +1,12 @@
+//! The append-only file: its format (`format`), the log commands append to (`log`), and the
+//! thread that writes it out (`writer`).
+
+pub mod format;
+pub mod log;
+pub mod writer;
+
+pub use format::{
+    list_segments, segment_path, PendingTransaction, Record, SegmentReader, Stop, FILE_HEADER_LEN,
+};
+pub use log::{Aof, OnFatal, OpenSegment};
+pub use writer::create_segment;

@@ -1,0 +1,110 @@
+//! The snapshot file, byte by byte.
+//!
+//! `<dir>/sieved.snap`; all integers little-endian.
+//!
+//! ```text
+//! offset  size  field
+//! 0       8     magic "SIEVEDSN"
+//! 8       4     format version, 2 (1 is still read)
+//! 12      4     first log segment: the number of the first append-only file segment whose
+//!               writes this snapshot does not hold (those before it are folded in); 0 if no
+//!               segment was ever folded in (version 1 files have 0 here)
+//! 16      8     creation time, Unix milliseconds
+//! 24      ...   records, then the end record
+//!
+//! key record
+//! 0       1     tag 0x01
+//! 1       2     database index
+//! 3       8     expiry time, Unix milliseconds; 0 for none
+//! 11      1     value kind: 0 = string, 1 = Bloom filter, 2 = counting Bloom filter
+//! 12      4     key length K
+//! 16      K     key
+//! 16+K    4     header length H
+//! 20+K    H     header: empty for a string; for a filter its SCANDUMP header, itself
+//!               versioned and checksummed (filter/dump.rs, for both filter types)
+//! 20+K+H  8     payload length P
+//! 28+K+H  P     payload: the string, or the filter's bit (or counter) arrays end to end
+//! 28+K+H+P 8    xxh3-64 of the record, from its tag to the end of the payload
+//!
+//! end record
+//! 0       1     tag 0xFF
+//! 1       8     number of key records
+//! 9       8     xxh3-64 of the whole file before this field
+//! ```
+//!
+//! Version 2 differs from version 1 only in the filter headers it may hold: a Bloom filter's is
+//! dump format 2, which has its layout (classic or blocked). A version 1 file holds dump format 1
+//! headers, all of classic filters, and loads as it always did. The file version was raised with
+//! the header's so that a build that cannot read the headers says so up front.
+//!
+//! Nothing may follow the end record. A snapshot is written to a temporary file in the same
+//! directory, fsynced, renamed over `sieved.snap`, and the directory is fsynced: a crash at any
+//! instant leaves either the old snapshot or the new one.
+//!
+//! # What a snapshot contains
+//!
+//! Every write acknowledged before the snapshot started. Each key is captured when the writer
+//! reaches it: its expiry, its header (the shape of a filter, its item counts) and its length
+//! are read at one instant. A large filter's bits are then copied in 64 KiB pieces, each under a
+//! brief read lock so that writers to that filter wait for one piece at most; bits set by adds that
+//! race with the copy may or may not be included. Bits are only ever set, so an item whose add
+//! was acknowledged before the snapshot started is always in it. A counting filter's counters
+//! also go down, but while an item is held each of its counters stays at one or more at every
+//! instant, so an item held throughout the snapshot is in it too. An add or delete racing with
+//! the copy may be captured in part, as if it had not been acknowledged.
+//!
+//! # Temporary files
+//!
+//! A snapshot is first written to `sieved.snap.tmp-<pid>`. A crash leaves that file behind; the
+//! next start-up and every new save remove such leftovers, and only files of exactly that form.
+
+use std::path::{Path, PathBuf};
+
+pub const FILE_NAME: &str = "sieved.snap";
+pub(super) const MAGIC: &[u8; 8] = b"SIEVEDSN";
+pub(super) const VERSION: u32 = 2;
+/// The version before Bloom filters had a layout.
+pub(super) const VERSION_CLASSIC_ONLY: u32 = 1;
+pub(super) const TAG_KEY: u8 = 0x01;
+pub(super) const TAG_END: u8 = 0xFF;
+/// Payloads are read and written through buffers of this size.
+pub(super) const PIECE: u64 = 1024 * 1024;
+/// A snapshot copies a value's payload in pieces of this size, each under the value's read lock:
+/// a few microseconds, so that a writer rarely finds the lock held, and when the saver thread is
+/// preempted while holding it (on a busy machine) that is rare too.
+pub(super) const LOCKED_PIECE: u64 = 64 * 1024;
+
+const TEMP_PREFIX: &str = "sieved.snap.tmp-";
+
+/// Where this process writes a snapshot before renaming it into place.
+pub(super) fn temp_path(dir: &Path) -> PathBuf {
+    dir.join(format!("{TEMP_PREFIX}{}", std::process::id()))
+}
+
+/// Whether `name` is a snapshot's temporary file, of this process or of an earlier one.
+pub(crate) fn is_temp_file(name: &str) -> bool {
+    name.strip_prefix(TEMP_PREFIX)
+        .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_exact_temporary_names_are_leftovers() {
+        let own = temp_path(Path::new("/d"));
+        assert!(is_temp_file(own.file_name().unwrap().to_str().unwrap()));
+        assert!(is_temp_file("sieved.snap.tmp-1"));
+        for other in [
+            "sieved.snap",
+            "sieved.snap.tmp-",
+            "sieved.snap.tmp-12a",
+            "sieved.snap.tmp-1.bak",
+            "xsieved.snap.tmp-1",
+            "sieved-1.aof",
+        ] {
+            assert!(!is_temp_file(other), "{other}");
+        }
+    }
+}

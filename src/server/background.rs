@@ -1,0 +1,144 @@
+//! Everything that runs beside the connections, started in one place. Each piece of work has a
+//! name, ends when shutdown is requested (the log writer when it is closed, after the
+//! connections), and shows its state in INFO server as `background_<name>`.
+
+use super::{expiry, metrics, saver, shutdown, stats, Shared};
+use crate::persist::aof::OpenSegment;
+use std::io;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio::task::JoinSet;
+
+/// The background work, in the order INFO lists it.
+#[derive(Debug, Clone, Copy)]
+pub enum Work {
+    /// Thread `sieved-aof`: moves appended writes to the append-only file and syncs it.
+    AofWriter,
+    /// Thread `sieved-save`, while a snapshot or a compaction runs, at a lower priority.
+    Save,
+    /// Starts a background save when the save rules or the log's growth call for one.
+    SaveSchedule,
+    /// Removes expired keys nobody reads again, a few shards per tick.
+    Expiry,
+    /// Samples the command counter for INFO's instantaneous rate.
+    OpsSampler,
+    /// The Prometheus endpoint, when `metrics-addr` is set.
+    Metrics,
+    /// SIGTERM and SIGINT, which request shutdown.
+    Signals,
+}
+
+const WORK: [(Work, &str); 7] = [
+    (Work::AofWriter, "aof_writer"),
+    (Work::Save, "save"),
+    (Work::SaveSchedule, "save_schedule"),
+    (Work::Expiry, "expiry"),
+    (Work::OpsSampler, "ops_sampler"),
+    (Work::Metrics, "metrics"),
+    (Work::Signals, "signals"),
+];
+
+/// 0, the default, is "off": not started.
+const RUNNING: u8 = 1;
+const STOPPED: u8 = 2;
+
+/// What each piece of background work is doing.
+#[derive(Default)]
+pub struct Background {
+    states: [AtomicU8; WORK.len()],
+}
+
+impl Background {
+    /// Marks `work` running until the returned guard is dropped, when it ends however it ends.
+    pub fn running(&self, work: Work) -> Running<'_> {
+        self.states[work as usize].store(RUNNING, Ordering::Relaxed);
+        Running {
+            background: self,
+            work,
+        }
+    }
+
+    /// Each piece of work's name and state (`off` while it has not run), for INFO.
+    pub fn states(&self) -> Vec<(&'static str, &'static str)> {
+        WORK.iter()
+            .map(|&(work, name)| {
+                let state = match self.states[work as usize].load(Ordering::Relaxed) {
+                    RUNNING => "running",
+                    STOPPED => "stopped",
+                    _ => "off",
+                };
+                (name, state)
+            })
+            .collect()
+    }
+}
+
+pub struct Running<'a> {
+    background: &'a Background,
+    work: Work,
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.background.states[self.work as usize].store(STOPPED, Ordering::Relaxed);
+    }
+}
+
+/// Starts the append-only file's writer on its own thread: it blocks on the disk, which no
+/// runtime worker should.
+pub fn start_log_writer(shared: &Arc<Shared>, open: OpenSegment) -> io::Result<()> {
+    let Some(aof) = shared.aof.as_ref() else {
+        return Ok(());
+    };
+    aof.will_run_writer(&open);
+    let writer = shared.clone();
+    std::thread::Builder::new()
+        .name("sieved-aof".into())
+        .spawn(move || {
+            let _running = writer.background.running(Work::AofWriter);
+            if let Some(aof) = writer.aof.as_ref() {
+                aof.run_writer(open);
+            }
+        })
+        .map(|_| ())
+}
+
+/// Starts the tasks that run on the runtime beside the connections; each returns once shutdown
+/// is requested.
+pub fn start_tasks(
+    shared: &Arc<Shared>,
+    tasks: &mut JoinSet<()>,
+    metrics: Option<TcpListener>,
+    handle_signals: bool,
+) {
+    spawn(tasks, shared, Work::Expiry, expiry::run);
+    spawn(tasks, shared, Work::SaveSchedule, saver::run_schedule);
+    spawn(tasks, shared, Work::OpsSampler, stats::run_sampler);
+    if let Some(listener) = metrics {
+        spawn(tasks, shared, Work::Metrics, move |shared| {
+            metrics::serve(shared, listener)
+        });
+    }
+    if handle_signals {
+        spawn(
+            tasks,
+            shared,
+            Work::Signals,
+            |shared: Arc<Shared>| async move { shutdown::on_signals(&shared.shutdown).await },
+        );
+    }
+}
+
+fn spawn<F, Fut>(tasks: &mut JoinSet<()>, shared: &Arc<Shared>, work: Work, run: F)
+where
+    F: FnOnce(Arc<Shared>) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let task = run(shared.clone());
+    let shared = shared.clone();
+    tasks.spawn(async move {
+        let _running = shared.background.running(work);
+        task.await
+    });
+}
