@@ -16,6 +16,10 @@
 
 pub mod aof;
 pub mod compaction;
+#[cfg(test)]
+pub(crate) mod faults;
 pub mod fs;
 pub mod recovery;
 pub mod snapshot;
+#[cfg(test)]
+mod tests;

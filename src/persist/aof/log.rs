@@ -154,6 +154,12 @@ impl Aof {
         let _ = durable.wait_for(|&at| at >= position).await;
     }
 
+    /// How far the log is durable, as a position in the log.
+    #[cfg(test)]
+    pub fn durable_position(&self) -> u64 {
+        *self.durable.borrow()
+    }
+
     pub fn segment(&self) -> u64 {
         self.lock().segment
     }

@@ -1,0 +1,411 @@
+//! Persistence on its own, with a stand-in for the commands (`SET key value` and `DEL key`):
+//! round trips through recovery and compaction, and the fault walk: every change a snapshot,
+//! a log append, a compaction and a start-up make to the data directory is made to fail (EIO,
+//! ENOSPC) or to crash in turn; after each, a start-up on a sound disk must succeed with every
+//! acknowledged write, and no file persistence does not own may have been touched.
+
+use super::aof::{Aof, OnFatal, PendingTransaction};
+use super::compaction;
+use super::faults::{Fault, FaultyFs};
+use super::fs::{self, FileSystem};
+use super::recovery::{self, ApplyLogged, Options, Recovery};
+use super::snapshot::{self, Expired};
+use crate::config::Fsync;
+use crate::protocol::Request;
+use crate::store::{Store, Value};
+use std::io;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Applies `SET key value` and `DEL key`; anything else cannot be applied.
+struct Stub;
+
+impl ApplyLogged for Stub {
+    fn apply(
+        &mut self,
+        store: &Store,
+        db: usize,
+        request: Request,
+        time_ms: u64,
+    ) -> Result<(), String> {
+        match request.arg(0) {
+            b"SET" => {
+                store
+                    .db(db)
+                    .insert(request.arg(1), Value::String(request.arg(2).to_vec()), 0)
+            }
+            b"DEL" => {
+                store.db(db).remove(request.arg(1), time_ms);
+            }
+            other => return Err(format!("unknown {}", String::from_utf8_lossy(other))),
+        }
+        Ok(())
+    }
+}
+
+/// Encodes `args` as a request over one buffer.
+fn request(args: &[&[u8]]) -> (Vec<u8>, Vec<Range<usize>>) {
+    let mut body = Vec::new();
+    let mut ranges = Vec::new();
+    for arg in args {
+        ranges.push(body.len()..body.len() + arg.len());
+        body.extend_from_slice(arg);
+    }
+    (body, ranges)
+}
+
+fn value_of(store: &Store, key: &[u8]) -> Option<Vec<u8>> {
+    store.db(0).get(key, 0, |value| match value {
+        Some(Value::String(bytes)) => Some(bytes.clone()),
+        _ => None,
+    })
+}
+
+/// A data directory on a RAM disk when there is one: the walk syncs thousands of times.
+fn scratch_dir(name: &str) -> PathBuf {
+    let base = Path::new("/dev/shm");
+    let base = if base.is_dir() {
+        base.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    };
+    let dir = base.join(format!("sieved-persist-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    dir
+}
+
+/// Files a person keeps beside the data: persistence must never touch them.
+const BYSTANDERS: &[(&str, &[u8])] = &[
+    ("notes.txt", b"mine"),
+    ("sieved.snap.bak", b"an old copy"),
+    ("sieved.snap.tmp-", b"not a pid"),
+    ("other-1.aof", b"someone else's"),
+];
+
+fn place_bystanders(dir: &Path) {
+    for (name, bytes) in BYSTANDERS {
+        std::fs::write(dir.join(name), bytes).expect("bystander");
+    }
+}
+
+fn assert_bystanders_untouched(dir: &Path) {
+    for (name, bytes) in BYSTANDERS {
+        assert_eq!(
+            std::fs::read(dir.join(name)).ok().as_deref(),
+            Some(*bytes),
+            "{name}"
+        );
+    }
+}
+
+fn recover_with(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    store: &Store,
+    log_on: bool,
+) -> Result<Recovery, String> {
+    let options = Options {
+        dir,
+        fs,
+        log_on,
+        load_damaged: false,
+    };
+    recovery::recover(&options, store, &mut Stub, |_, _, _| {}).map_err(|e| e.to_string())
+}
+
+/// Starts a log on `dir` as a server would, with its writer on a thread.
+fn start_log(fs: Arc<dyn FileSystem>, dir: &Path, store: &Store) -> Result<Arc<Aof>, String> {
+    let mut recovered = recover_with(fs.as_ref(), dir, store, true)?;
+    let on_fatal: OnFatal = Box::new(|_| {});
+    let aof = Arc::new(Aof::new(dir.to_path_buf(), Fsync::Always, fs, on_fatal));
+    let open = recovered.append_to.take().expect("a segment to append to");
+    aof.will_run_writer(&open);
+    let writer = aof.clone();
+    std::thread::spawn(move || writer.run_writer(open));
+    Ok(aof)
+}
+
+/// Appends `SET key value` and waits until it is durable or the writer has stopped: true when
+/// the write is acknowledged, as a client's reply would be.
+fn set_logged(aof: &Aof, store: &Store, key: &str, value: &str) -> bool {
+    let (body, ranges) = request(&[b"SET", key.as_bytes(), value.as_bytes()]);
+    let position = {
+        let order = aof.order();
+        Stub.apply(store, 0, Request::new(&body, &ranges), 1)
+            .expect("apply");
+        order.append(1, 0, &Request::new(&body, &ranges))
+    };
+    loop {
+        if aof.durable_position() >= position {
+            return true;
+        }
+        if aof.is_closed() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+/// The scenario the walk runs: a log started on a directory holding a snapshot, writes, a
+/// compaction in the middle, more writes, a transaction, and a clean close. Returns the
+/// acknowledged writes.
+fn log_scenario(fs: Arc<dyn FileSystem>, dir: &Path) -> Vec<(String, String)> {
+    let store = Store::new(1, 4);
+    let mut acknowledged = Vec::new();
+    let Ok(aof) = start_log(fs.clone(), dir, &store) else {
+        return acknowledged;
+    };
+    for round in 0..3 {
+        for i in 0..6 {
+            let (key, value) = (format!("k{round}-{i}"), format!("v{round}-{i}"));
+            if set_logged(&aof, &store, &key, &value) {
+                acknowledged.push((key, value));
+            }
+        }
+        if round == 1 {
+            let scratch = Store::new(1, 4);
+            let _ = compaction::compact(fs.as_ref(), dir, &aof, &scratch, &mut Stub);
+        }
+    }
+    let mut transaction = PendingTransaction::default();
+    let (body, ranges) = request(&[b"SET", b"tx", b"whole"]);
+    transaction.push(0, &Request::new(&body, &ranges));
+    let position = aof.order().append_transaction(2, &transaction);
+    aof.close();
+    if aof.durable_position() >= position {
+        acknowledged.push(("tx".into(), "whole".into()));
+    }
+    acknowledged
+}
+
+/// A directory with a snapshot of two keys, as the log scenario starts from.
+fn seeded_dir(name: &str) -> PathBuf {
+    let dir = scratch_dir(name);
+    place_bystanders(&dir);
+    let store = Store::new(1, 4);
+    store
+        .db(0)
+        .insert(b"seed-a", Value::String(b"A".to_vec()), 0);
+    store
+        .db(0)
+        .insert(b"seed-b", Value::String(b"B".to_vec()), 0);
+    snapshot::write(&fs::RealFs, &store, &dir, 0, Expired::Drop).expect("seed snapshot");
+    dir
+}
+
+/// After a fault: start-up on a sound disk succeeds and holds everything acknowledged.
+fn assert_recovers(dir: &Path, acknowledged: &[(String, String)], what: &str) {
+    let store = Store::new(1, 4);
+    recover_with(&fs::RealFs, dir, &store, true)
+        .unwrap_or_else(|e| panic!("{what}: start-up failed: {e}"));
+    for key in ["seed-a", "seed-b"] {
+        assert!(
+            value_of(&store, key.as_bytes()).is_some(),
+            "{what}: {key} lost"
+        );
+    }
+    for (key, value) in acknowledged {
+        assert_eq!(
+            value_of(&store, key.as_bytes()).as_deref(),
+            Some(value.as_bytes()),
+            "{what}: acknowledged {key} lost"
+        );
+    }
+    assert_bystanders_untouched(dir);
+}
+
+#[test]
+fn every_fault_in_log_appends_compaction_and_start_up_keeps_what_was_acknowledged() {
+    let attic = scratch_dir("attic");
+    let counting = FaultyFs::new(&attic);
+    let dir = seeded_dir("count");
+    let acknowledged = log_scenario(Arc::new(counting.clone()), &dir);
+    assert_eq!(
+        acknowledged.len(),
+        19,
+        "without faults every write is acknowledged"
+    );
+    assert_recovers(&dir, &acknowledged, "no fault");
+    let points = counting.points();
+    assert!(points > 20, "the scenario makes {points} changes");
+    let faults = [
+        Fault::Crash,
+        Fault::Fail(io::ErrorKind::Other),
+        Fault::Fail(io::ErrorKind::StorageFull),
+    ];
+    let mut walked = 0;
+    for point in 1..=points {
+        for fault in faults {
+            let dir = seeded_dir("walk");
+            let faulty = FaultyFs::new(&attic);
+            faulty.set_fault(point, fault);
+            let acknowledged = log_scenario(Arc::new(faulty.clone()), &dir);
+            let what = format!("{fault:?} at change {point} of {points}");
+            assert!(
+                faulty.trespasses().is_empty(),
+                "{what}: touched {:?}",
+                faulty.trespasses()
+            );
+            assert_recovers(&dir, &acknowledged, &what);
+            walked += 1;
+        }
+    }
+    eprintln!("fault walk: {walked} runs over {points} changes");
+    let _ = std::fs::remove_dir_all(&attic);
+}
+
+#[test]
+fn every_fault_in_a_start_up_that_repairs_and_folds_the_log_keeps_what_was_acknowledged() {
+    let attic = scratch_dir("start-up-attic");
+    let prepare = || {
+        let dir = seeded_dir("start-up");
+        let acknowledged = log_scenario(fs::real(), &dir);
+        // A write cut short by a crash at the end of the last segment.
+        let (_, last) = super::aof::list_segments(&dir)
+            .expect("segments")
+            .pop()
+            .expect("a segment");
+        let mut bytes = std::fs::read(&last).expect("segment");
+        let mut record = Vec::new();
+        let (body, ranges) = request(&[b"SET", b"torn", b"never acknowledged"]);
+        let mut transaction = PendingTransaction::default();
+        transaction.push(0, &Request::new(&body, &ranges));
+        transaction.encode(&mut record, 3);
+        bytes.extend_from_slice(&record[..record.len() / 2]);
+        std::fs::write(&last, bytes).expect("torn tail");
+        (dir, acknowledged)
+    };
+    for log_on in [false, true] {
+        let counting = FaultyFs::new(&attic);
+        let (dir, _) = prepare();
+        recover_with(&counting, &dir, &Store::new(1, 4), log_on).expect("start-up");
+        for point in 1..=counting.points() {
+            for fault in [Fault::Crash, Fault::Fail(io::ErrorKind::StorageFull)] {
+                let (dir, acknowledged) = prepare();
+                let faulty = FaultyFs::new(&attic);
+                faulty.set_fault(point, fault);
+                let _ = recover_with(&faulty, &dir, &Store::new(1, 4), log_on);
+                let what = format!("log {log_on}, {fault:?} at change {point}");
+                assert!(faulty.trespasses().is_empty(), "{what}");
+                assert_recovers(&dir, &acknowledged, &what);
+            }
+        }
+    }
+}
+
+#[test]
+fn every_fault_in_a_snapshot_leaves_the_previous_one_or_the_new_one() {
+    let attic = scratch_dir("snapshot-attic");
+    let store = Store::new(1, 4);
+    for i in 0..200 {
+        store.db(0).insert(
+            format!("new{i}").as_bytes(),
+            Value::String(vec![b'x'; 1000]),
+            0,
+        );
+    }
+    let counting = FaultyFs::new(&attic);
+    let dir = seeded_dir("snapshot-count");
+    snapshot::write(&counting, &store, &dir, 0, Expired::Drop).expect("snapshot");
+    for point in 1..=counting.points() {
+        for fault in [Fault::Crash, Fault::Fail(io::ErrorKind::StorageFull)] {
+            let dir = seeded_dir("snapshot-walk");
+            let faulty = FaultyFs::new(&attic);
+            faulty.set_fault(point, fault);
+            let written = snapshot::write(&faulty, &store, &dir, 0, Expired::Drop).is_ok();
+            let loaded = Store::new(1, 4);
+            recover_with(&fs::RealFs, &dir, &loaded, false).expect("start-up");
+            let new = value_of(&loaded, b"new199").is_some();
+            let old = value_of(&loaded, b"seed-a").is_some();
+            assert!(
+                new != old,
+                "{fault:?} at {point}: exactly one snapshot, not a mix"
+            );
+            if written && !faulty.crashed() {
+                assert!(
+                    new,
+                    "{fault:?} at {point}: a save that succeeded is what loads"
+                );
+            }
+            let leftovers: Vec<_> = std::fs::read_dir(&dir)
+                .expect("dir")
+                .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|name| snapshot::format::is_temp_file(name))
+                .collect();
+            assert!(
+                leftovers.is_empty(),
+                "{fault:?} at {point}: left {leftovers:?}"
+            );
+            assert_bystanders_untouched(&dir);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&attic);
+}
+
+#[test]
+fn a_compaction_keeps_expired_keys_that_later_writes_may_revive() {
+    let dir = scratch_dir("expired");
+    let store = Store::new(1, 4);
+    // Expired long ago by the wall clock, but the segment after the compaction may hold a write
+    // that ran while it was alive.
+    store
+        .db(0)
+        .insert(b"sliding", Value::String(b"kept".to_vec()), 5);
+    snapshot::write(&fs::RealFs, &store, &dir, 0, Expired::Keep).expect("snapshot");
+    let reloaded = Store::new(1, 4);
+    let report = snapshot::load(&reloaded, &dir, |_, _| {})
+        .expect("load")
+        .expect("a snapshot");
+    assert_eq!(report.expired, 1);
+    assert_eq!(reloaded.db(0).expires_at(b"sliding", 1), Some(5));
+    snapshot::write(&fs::RealFs, &store, &dir, 0, Expired::Drop).expect("snapshot");
+    let dropped = Store::new(1, 4);
+    snapshot::load(&dropped, &dir, |_, _| {}).expect("load");
+    assert_eq!(dropped.db(0).len(), 0);
+}
+
+#[test]
+fn leftovers_of_crashed_saves_are_removed_and_nothing_else() {
+    let dir = scratch_dir("leftovers");
+    place_bystanders(&dir);
+    for pid in [1, 99999] {
+        std::fs::write(dir.join(format!("sieved.snap.tmp-{pid}")), vec![0u8; 4096])
+            .expect("leftover");
+    }
+    let store = Store::new(1, 4);
+    recover_with(&fs::RealFs, &dir, &store, false).expect("start-up");
+    assert!(!dir.join("sieved.snap.tmp-1").exists());
+    assert!(!dir.join("sieved.snap.tmp-99999").exists());
+    assert_bystanders_untouched(&dir);
+}
+
+#[test]
+fn a_fatal_log_error_is_reported_once_and_stops_the_writer() {
+    let dir = scratch_dir("fatal");
+    let attic = scratch_dir("fatal-attic");
+    let faulty = FaultyFs::new(&attic);
+    let store = Store::new(1, 4);
+    let mut recovered = recover_with(&faulty, &dir, &store, true).expect("start-up");
+    let fatal = Arc::new(AtomicBool::new(false));
+    let seen = fatal.clone();
+    let on_fatal: OnFatal = Box::new(move |_| seen.store(true, Ordering::SeqCst));
+    let aof = Arc::new(Aof::new(
+        dir.clone(),
+        Fsync::Always,
+        Arc::new(faulty.clone()),
+        on_fatal,
+    ));
+    let open = recovered.append_to.take().expect("segment");
+    aof.will_run_writer(&open);
+    let writer = aof.clone();
+    let thread = std::thread::spawn(move || writer.run_writer(open));
+    faulty.set_fault(faulty.points() + 1, Fault::Fail(io::ErrorKind::StorageFull));
+    assert!(!set_logged(&aof, &store, "k", "v"));
+    thread.join().expect("writer");
+    assert!(fatal.load(Ordering::SeqCst));
+    assert!(aof.failure().is_some());
+}
