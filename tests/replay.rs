@@ -247,3 +247,99 @@ fn writes_logged_for_a_database_that_is_gone_stop_start_up() {
     assert_eq!(client.cmd(&["BF.EXISTS", "k", "x"]), b":1\r\n");
     server.kill();
 }
+
+/// Waits until no compaction or snapshot is running.
+fn wait_for_saves(client: &mut RawClient) {
+    for _ in 0..2000 {
+        let info = String::from_utf8_lossy(&client.cmd(&["INFO", "persistence"])).into_owned();
+        if info.contains("aof_rewrite_in_progress:0") && info.contains("rdb_bgsave_in_progress:0") {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    panic!("a save did not end");
+}
+
+#[test]
+fn a_ttl_changed_after_a_compaction_began_survives_the_compaction() {
+    let _serial = one_at_a_time();
+    let dir = DataDir::new("replay-sliding-ttl");
+    let port = free_port();
+    let items = items("kept", 1000);
+    // Writes for the compaction to replay, so that it is still running when the key's first
+    // deadline passes.
+    let filler = self::items("filler", 100_000);
+    for round in 0..3 {
+        let server = spawn_server(&dir.0, port, &flags(&[]));
+        let mut client = RawClient::connect(addr(port));
+        let key = format!("sliding{round}");
+        add_all(&mut client, "BF.MADD", &format!("filler{round}"), &filler);
+        add_all(&mut client, "BF.MADD", &key, &items);
+        assert_eq!(client.cmd(&["PEXPIRE", &key, "40"]), b":1\r\n");
+        assert!(client
+            .cmd(&["BGREWRITEAOF"])
+            .starts_with(b"+Background append only file rewriting"));
+        std::thread::sleep(std::time::Duration::from_millis(8));
+        // Persisted while alive: the compaction's snapshot is written after the key's first
+        // deadline has passed, and must not leave it out.
+        assert_eq!(client.cmd(&["PERSIST", &key]), b":1\r\n");
+        wait_for_saves(&mut client);
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        server.kill();
+
+        let server = spawn_server(&dir.0, port, &flags(&[]));
+        let mut client = RawClient::connect(addr(port));
+        assert_eq!(client.cmd(&["TTL", &key]), b":-1\r\n", "round {round}");
+        assert_eq!(missing(&mut client, "BF.MEXISTS", &key, &items), 0);
+        server.kill();
+    }
+}
+
+#[test]
+fn start_up_removes_unfinished_snapshots_of_earlier_runs_and_nothing_else() {
+    let _serial = one_at_a_time();
+    let dir = DataDir::new("replay-leftovers");
+    std::fs::create_dir_all(&dir.0).expect("dir");
+    let leftover = dir.0.join("sieved.snap.tmp-4242");
+    std::fs::write(&leftover, vec![0u8; 1 << 20]).expect("leftover");
+    let keep = ["sieved.snap.tmp-4242.bak", "notes.txt", "sieved.snap.old"];
+    for name in keep {
+        std::fs::write(dir.0.join(name), name).expect("bystander");
+    }
+    let port = free_port();
+    let server = spawn_server(&dir.0, port, &flags(&[]));
+    let mut client = RawClient::connect(addr(port));
+    assert_eq!(client.cmd(&["PING"]), b"+PONG\r\n");
+    assert!(!leftover.exists());
+    for name in keep {
+        assert_eq!(
+            std::fs::read_to_string(dir.0.join(name)).ok().as_deref(),
+            Some(name)
+        );
+    }
+    server.kill();
+}
+
+#[test]
+fn a_snapshot_loads_whole_under_a_lower_max_filter_memory() {
+    let _serial = one_at_a_time();
+    let dir = DataDir::new("replay-snapshot-limit");
+    let port = free_port();
+    let server = spawn_server(&dir.0, port, &["--max-filter-memory", "10000000"]);
+    let mut client = RawClient::connect(addr(port));
+    assert_eq!(
+        client.cmd(&["BF.RESERVE", "big", "0.001", "1000000"]),
+        b"+OK\r\n"
+    );
+    let urls = items("snap", 5000);
+    add_all(&mut client, "BF.MADD", "big", &urls);
+    assert_eq!(client.cmd(&["SAVE"]), b"+OK\r\n");
+    let info = client.cmd(&["BF.INFO", "big"]);
+    server.kill();
+
+    let server = spawn_server(&dir.0, port, &["--max-filter-memory", "100000"]);
+    let mut client = RawClient::connect(addr(port));
+    assert_eq!(missing(&mut client, "BF.MEXISTS", "big", &urls), 0);
+    assert_eq!(client.cmd(&["BF.INFO", "big"]), info);
+    server.kill();
+}
