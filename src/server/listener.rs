@@ -1,7 +1,7 @@
 use super::background;
 use super::command_host::LoggedWrites;
 use super::tls::{self, HandshakeFailure, HANDSHAKE_TIMEOUT};
-use super::{connection, saver, Disk, Shared, Stats};
+use super::{client_io, saver, Disk, Shared, Stats};
 use crate::cmd::errors;
 use crate::cmd::ExitSave;
 use crate::config::Config;
@@ -94,14 +94,14 @@ async fn serve(
     let registration = shared.clients.register(addr, local, now_ms());
     let info = registration.info.clone();
     let served = match acceptor {
-        None => connection::serve(&shared, stream, info).await,
+        None => client_io::serve(&shared, stream, info).await,
         Some(acceptor) => {
             let handshake = tokio::select! {
                 handshake = tls::handshake(&acceptor, stream, handshake_limit(&shared)) => handshake,
                 _ = shared.shutdown.requested() => return,
             };
             match handshake {
-                Ok(stream) => connection::serve(&shared, stream, info).await,
+                Ok(stream) => client_io::serve(&shared, stream, info).await,
                 Err(HandshakeFailure::TimedOut) => {
                     tracing::debug!(%addr, "TLS handshake timed out; closing");
                     return;

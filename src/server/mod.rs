@@ -2,9 +2,9 @@
 //! orderly shutdown. Protocol and command logic live elsewhere; this module moves bytes.
 
 mod background;
+mod client_io;
 mod clients;
 mod command_host;
-mod connection;
 mod expiry;
 mod isolation;
 mod listener;
