@@ -233,6 +233,11 @@ fn execute_all(
     let mut commands = 0;
     // Held for the whole batch, so that a transaction elsewhere never interleaves with it.
     let mut batch = Some(shared.isolation.shared());
+    // The server stopped while this batch waited: nothing more runs.
+    if shared.shutdown.is_stopping() {
+        session.close = true;
+        return (0, None, 0);
+    }
     let mut started = Instant::now();
     let mut consumed = 0;
     loop {

@@ -88,7 +88,7 @@ impl cmd::Server for Arc<Shared> {
     }
 
     fn shutdown(&self, exit_save: ExitSave) {
-        self.shutdown.request_with(exit_save);
+        self.shutdown.request_with(exit_save, false);
     }
 }
 

@@ -1,7 +1,7 @@
 use super::background;
 use super::command_host::LoggedWrites;
 use super::tls::{self, HandshakeFailure, HANDSHAKE_TIMEOUT};
-use super::{client_io, saver, Disk, Shared, Stats};
+use super::{client_io, saver, shutdown, Disk, Shared, Stats};
 use crate::cmd::errors;
 use crate::cmd::ExitSave;
 use crate::config::Config;
@@ -118,6 +118,48 @@ async fn serve(
     }
 }
 
+/// Acts on a shutdown request: pauses every command, writes the exit snapshot if one is wanted,
+/// and says whether to stop. The server stops while commands are still paused, so that no write
+/// is acknowledged after the snapshot; a save that fails refuses the request (unless FORCE), as
+/// Redis does, and serving goes on.
+async fn stops(shared: &Arc<Shared>, request: shutdown::Request) -> bool {
+    let save = match request.exit_save {
+        ExitSave::Save => true,
+        ExitSave::NoSave => false,
+        ExitSave::Default => !shared.config.settings().save.is_empty(),
+    };
+    let worker = shared.clone();
+    let decided = tokio::task::spawn_blocking(move || {
+        let _paused = worker.isolation.exclusive();
+        let saved = if save {
+            saver::save_at_exit(&worker)
+        } else {
+            Ok(())
+        };
+        match saved {
+            Ok(()) => {
+                worker.shutdown.proceed();
+                true
+            }
+            Err(error) if request.force => {
+                tracing::error!(%error, "the exit snapshot failed; stopping anyway (FORCE)");
+                worker.shutdown.proceed();
+                true
+            }
+            Err(error) => {
+                tracing::error!(%error, "the exit snapshot failed, so the server does not stop");
+                worker.shutdown.refuse();
+                false
+            }
+        }
+    })
+    .await;
+    decided.unwrap_or_else(|_| {
+        shared.shutdown.refuse();
+        false
+    })
+}
+
 pub struct Server {
     shared: Arc<Shared>,
     listener: TcpListener,
@@ -226,7 +268,12 @@ impl Server {
             let (accepted, acceptor) = tokio::select! {
                 accepted = self.listener.accept() => (accepted, None),
                 accepted = accept_tls(self.tls.as_ref()) => accepted,
-                _ = shared.shutdown.requested() => break,
+                request = shared.shutdown.asked() => {
+                    if stops(&shared, request).await {
+                        break;
+                    }
+                    continue;
+                }
             };
             match accepted {
                 Ok((stream, addr)) => {
@@ -264,14 +311,6 @@ impl Server {
         // Everything appended reaches the file, synced, whatever the fsync policy.
         if let Some(aof) = shared.aof.as_ref() {
             aof.close();
-        }
-        let save = match shared.shutdown.exit_save() {
-            ExitSave::Save => true,
-            ExitSave::NoSave => false,
-            ExitSave::Default => !shared.config.settings().save.is_empty(),
-        };
-        if save {
-            saver::save_at_exit(&shared).await?;
         }
         Ok(())
     }

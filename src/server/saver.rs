@@ -96,7 +96,7 @@ impl Saver {
     /// Writes a snapshot on this thread (which it blocks for the duration).
     pub fn save(&self, shared: &Arc<Shared>) -> Result<SnapshotStats, SaveError> {
         self.claim()?;
-        self.save_claimed(shared)
+        self.save_claimed(shared, Keyspace::Changing)
     }
 
     /// Starts a snapshot on a thread of its own and returns at once. The thread runs at a lower
@@ -109,7 +109,7 @@ impl Saver {
             .name("sieved-save".into())
             .spawn(move || {
                 lower_this_threads_priority();
-                let _ = worker.saver.save_claimed(&worker);
+                let _ = worker.saver.save_claimed(&worker, Keyspace::Changing);
             });
         if let Err(error) = started {
             shared.saver.in_progress.store(false, Ordering::Release);
@@ -118,7 +118,11 @@ impl Saver {
         Ok(())
     }
 
-    fn save_claimed(&self, shared: &Arc<Shared>) -> Result<SnapshotStats, SaveError> {
+    fn save_claimed(
+        &self,
+        shared: &Arc<Shared>,
+        keyspace: Keyspace,
+    ) -> Result<SnapshotStats, SaveError> {
         let changes_before = self.changes();
         let started = now_ms();
         self.last_attempt_ms.store(started, Ordering::Relaxed);
@@ -126,16 +130,16 @@ impl Saver {
         let _running = shared.background.running(Work::Save);
         let (fs, dir) = (shared.fs.as_ref(), &shared.config.dir);
         let result = match shared.aof.as_ref() {
-            Some(aof) if aof.is_closed() => {
-                // The server is stopping and nothing writes any more: the live keyspace holds
-                // exactly what every segment does.
-                let first_kept = aof.segment() + 1;
-                snapshot::write(fs, &shared.store, dir, first_kept, Expired::Drop).and_then(
-                    |stats| {
-                        compaction::remove_segments_before(fs, dir, first_kept)?;
-                        Ok(stats)
-                    },
-                )
+            Some(aof) if keyspace == Keyspace::Paused => {
+                // No command runs: the live keyspace holds exactly what the segments up to the
+                // one just ended do. It keeps expired keys, in case a write lands in the new
+                // segment after all.
+                let ended = aof.rotate();
+                aof.wait_sealed(ended).and_then(|()| {
+                    let stats = snapshot::write(fs, &shared.store, dir, ended + 1, Expired::Keep)?;
+                    compaction::remove_segments_before(fs, dir, ended + 1)?;
+                    Ok(stats)
+                })
             }
             Some(aof) => {
                 let scratch = Store::new(shared.config.databases, shared.config.shards);
@@ -232,17 +236,24 @@ pub async fn run_schedule(shared: Arc<Shared>) {
     }
 }
 
-/// The snapshot taken when the server stops: waits for one in progress, then writes its own.
-pub async fn save_at_exit(shared: &Arc<Shared>) -> io::Result<()> {
+/// Whether commands may change the keyspace while a snapshot is taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keyspace {
+    Changing,
+    /// Every command is paused: the server is stopping.
+    Paused,
+}
+
+/// The snapshot taken when the server stops, with every command paused: waits for one in
+/// progress, then writes its own. Blocks the calling thread.
+pub fn save_at_exit(shared: &Arc<Shared>) -> io::Result<()> {
     loop {
-        let worker = shared.clone();
-        let result = tokio::task::spawn_blocking(move || worker.saver.save(&worker))
-            .await
-            .map_err(io::Error::other)?;
+        let claimed = shared.saver.claim();
+        let result = claimed.and_then(|()| shared.saver.save_claimed(shared, Keyspace::Paused));
         match result {
             Ok(_) => return Ok(()),
             Err(SaveError::Failed(error)) => return Err(error),
-            Err(SaveError::InProgress) => tokio::time::sleep(Duration::from_millis(50)).await,
+            Err(SaveError::InProgress) => std::thread::sleep(Duration::from_millis(50)),
         }
     }
 }

@@ -81,7 +81,10 @@ impl TestServer {
 
 impl Drop for TestServer {
     fn drop(&mut self) {
-        self.shared.shutdown.request();
+        // As SIGTERM would, but a test's server stops even if its exit snapshot fails.
+        self.shared
+            .shutdown
+            .request_with(sieved::cmd::ExitSave::Default, true);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
