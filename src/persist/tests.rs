@@ -409,3 +409,19 @@ fn a_fatal_log_error_is_reported_once_and_stops_the_writer() {
     assert!(fatal.load(Ordering::SeqCst));
     assert!(aof.failure().is_some());
 }
+
+#[test]
+fn a_version_1_segment_is_replayed_and_never_appended_to() {
+    let dir = scratch_dir("version-1");
+    let mut bytes = super::aof::format::file_header(1).to_vec();
+    bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+    std::fs::write(super::aof::segment_path(&dir, 1), &bytes).expect("segment");
+    let store = Store::new(1, 4);
+    let recovered = recover_with(&fs::RealFs, &dir, &store, true).expect("start-up");
+    assert_eq!(recovered.log.segments, 1);
+    assert_eq!(recovered.append_to.expect("a segment").segment, 2);
+    assert_eq!(
+        std::fs::read(super::aof::segment_path(&dir, 1)).expect("kept"),
+        bytes
+    );
+}
