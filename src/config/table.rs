@@ -268,6 +268,11 @@ parameters! {
                least that many writes happened within that many seconds; \"\" turns periodic \
                snapshots off.",
     }
+    runtime stop_writes_on_bgsave_error: bool {
+        name: "stop-writes-on-bgsave-error", default: "yes", check: any,
+        help: "yes: refuse writes with -MISCONF while save points are configured and the last \
+               background save failed",
+    }
     runtime maxmemory: u64 {
         name: "maxmemory", default: "0", check: |n| within(*n, 0, u64::MAX / 2),
         help: "Refuse writes that may allocate once the server uses this many bytes; 0 for no \
