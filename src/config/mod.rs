@@ -265,6 +265,36 @@ mod tests {
     }
 
     #[test]
+    fn stop_writes_on_bgsave_error_reads_from_flags_and_config_set() {
+        let config = Config::default_for_tests();
+        assert!(config.settings().stop_writes_on_bgsave_error);
+        config
+            .set_many(&[(b"stop-writes-on-bgsave-error", b"no")])
+            .unwrap();
+        assert!(!config.settings().stop_writes_on_bgsave_error);
+        assert_eq!(
+            config.get_matching(b"stop-writes-*"),
+            [("stop-writes-on-bgsave-error", "no".to_string())]
+        );
+        assert_eq!(
+            config
+                .set_many(&[(b"stop-writes-on-bgsave-error", b"maybe")])
+                .unwrap_err(),
+            "ERR CONFIG SET failed (possibly related to argument 'stop-writes-on-bgsave-error') \
+             - argument must be 'yes' or 'no'"
+        );
+        let flagged = Config::from_args([
+            "sieved",
+            "--port",
+            "0",
+            "--stop-writes-on-bgsave-error",
+            "NO",
+        ])
+        .unwrap();
+        assert!(!flagged.settings().stop_writes_on_bgsave_error);
+    }
+
+    #[test]
     fn passwords_compare_exactly() {
         let config = Config::default_for_tests();
         assert!(!config.requires_password());
