@@ -143,25 +143,15 @@ macro_rules! parameters {
         parameters!(@munch
             [$($s)* $field: $ty = $name $default $help;]
             [$($f)*]
-            [$($p)* Param {
-                name: $name,
-                flag: parameters!(@flag $name $($flag)?),
-                default: $default,
-                kind: <$ty as Value>::KIND,
-                list: <$ty as Value>::LIST,
-                help: $help,
-                load: |values, text| {
-                    values.settings.$field = checked::<$ty>(text, $check)?;
-                    Ok(())
-                },
-                access: Access::Runtime {
+            [$($p)* parameters!(@param $name [$($flag)?] $default, $ty, $help,
+                settings.$field, $check,
+                Access::Runtime {
                     get: |settings| settings.$field.show(),
                     set: |settings, text| {
                         settings.$field = checked::<$ty>(text, $check)?;
                         Ok(())
                     },
-                },
-            },]
+                }),]
             $($rest)*);
     };
     (@munch [$($s:tt)*] [$($f:tt)*] [$($p:tt)*]
@@ -173,20 +163,25 @@ macro_rules! parameters {
         parameters!(@munch
             [$($s)*]
             [$($f)* $field: $ty = $name $default;]
-            [$($p)* Param {
-                name: $name,
-                flag: parameters!(@flag $name $($flag)?),
-                default: $default,
-                kind: <$ty as Value>::KIND,
-                list: <$ty as Value>::LIST,
-                help: $help,
-                load: |values, text| {
-                    values.startup.$field = checked::<$ty>(text, $check)?;
-                    Ok(())
-                },
-                access: parameters!(@access $access $($get)?),
-            },]
+            [$($p)* parameters!(@param $name [$($flag)?] $default, $ty, $help,
+                startup.$field, $check, parameters!(@access $access $($get)?)),]
             $($rest)*);
+    };
+    (@param $name:literal [$($flag:literal)?] $default:literal, $ty:ty, $help:literal,
+        $store:ident.$field:ident, $check:expr, $access:expr) => {
+        Param {
+            name: $name,
+            flag: parameters!(@flag $name $($flag)?),
+            default: $default,
+            kind: <$ty as Value>::KIND,
+            list: <$ty as Value>::LIST,
+            help: $help,
+            load: |values, text| {
+                values.$store.$field = checked::<$ty>(text, $check)?;
+                Ok(())
+            },
+            access: $access,
+        }
     };
     (@flag $name:literal) => { $name };
     (@flag $name:literal $flag:literal) => { $flag };

@@ -56,36 +56,26 @@ pub(crate) trait Value: Sized {
     fn show(&self) -> String;
 }
 
-macro_rules! integer_values {
-    ($($ty:ty),*) => {$(
+/// Numbers, read by `FromStr` and shown by `Display`.
+macro_rules! number_values {
+    ($($kind:literal, $unparsable:literal: $($ty:ty),*;)*) => {$($(
         impl Value for $ty {
-            const KIND: &'static str = "integer";
+            const KIND: &'static str = $kind;
 
             fn parse(text: &str) -> Result<Self, Invalid> {
-                text.parse()
-                    .map_err(|_| Invalid::Unparsable("argument couldn't be parsed into an integer"))
+                text.parse().map_err(|_| Invalid::Unparsable($unparsable))
             }
 
             fn show(&self) -> String {
                 self.to_string()
             }
         }
-    )*};
+    )*)*};
 }
 
-integer_values!(u16, u32, u64, i64, usize);
-
-impl Value for f64 {
-    const KIND: &'static str = "number";
-
-    fn parse(text: &str) -> Result<f64, Invalid> {
-        text.parse()
-            .map_err(|_| Invalid::Unparsable("argument couldn't be parsed into a number"))
-    }
-
-    fn show(&self) -> String {
-        self.to_string()
-    }
+number_values! {
+    "integer", "argument couldn't be parsed into an integer": u16, u32, u64, i64, usize;
+    "number", "argument couldn't be parsed into a number": f64;
 }
 
 impl Value for bool {
@@ -157,32 +147,27 @@ impl Value for SaveRules {
     }
 }
 
-impl Value for Layout {
-    const KIND: &'static str = "classic|blocked";
+/// Kinds read from one of a few names (their type's `parse` gives `None` for any other) and
+/// shown by `name()`.
+macro_rules! named_values {
+    ($($ty:ty: $kind:literal, $refusal:literal;)*) => {$(
+        impl Value for $ty {
+            const KIND: &'static str = $kind;
 
-    fn parse(text: &str) -> Result<Layout, Invalid> {
-        Layout::parse(text).ok_or(Invalid::Refused(
-            "argument must be 'classic' or 'blocked'".into(),
-        ))
-    }
+            fn parse(text: &str) -> Result<$ty, Invalid> {
+                <$ty>::parse(text).ok_or_else(|| Invalid::Refused($refusal.into()))
+            }
 
-    fn show(&self) -> String {
-        self.name().into()
-    }
+            fn show(&self) -> String {
+                self.name().into()
+            }
+        }
+    )*};
 }
 
-impl Value for Fsync {
-    const KIND: &'static str = "always|everysec|no";
-
-    fn parse(text: &str) -> Result<Fsync, Invalid> {
-        Fsync::parse(text).ok_or(Invalid::Refused(
-            "argument must be one of 'always', 'everysec' or 'no'".into(),
-        ))
-    }
-
-    fn show(&self) -> String {
-        self.name().into()
-    }
+named_values! {
+    Layout: "classic|blocked", "argument must be 'classic' or 'blocked'";
+    Fsync: "always|everysec|no", "argument must be one of 'always', 'everysec' or 'no'";
 }
 
 impl Value for ClientAuth {
