@@ -4,11 +4,14 @@
 //! CONFIG GET / SET / REWRITE, `--help` and the README's table of settings.
 //!
 //! An entry reads `<access> <field>: <type> { name, [flag,] default, check, [get,] help }`:
-//! - access: `runtime` (CONFIG SET may change it; a field of `Settings`), `fixed` (read at
-//!   start-up; `get` says where CONFIG GET finds it in `Config`), or `password` (requirepass,
-//!   which CONFIG SET may set to any bytes, so it is kept outside `Settings`);
-//! - name: CONFIG GET's name and the file's directive; the flag is `--<name>` and the
-//!   environment variable `SIEVED_<NAME>`, unless `flag` names an older flag;
+//! - access: `runtime` (CONFIG SET may change it; a field of `Settings`, and adding the entry
+//!   is all it takes), `fixed` (read at start-up into `Startup`; the server reads it from a
+//!   field of `Config` that `Config::from_values` fills, and `get` says which, for CONFIG GET),
+//!   or `password` (requirepass, which CONFIG SET may set to any bytes, so it is kept outside
+//!   `Settings`);
+//! - name: CONFIG GET's name and the file's directive. The flag is `--<name>` unless `flag`
+//!   keeps an older one (`--threads`, `--log-level`); the environment variable is `SIEVED_`
+//!   and the flag in upper case, dashes as underscores;
 //! - default: as text, read by the type like any other value;
 //! - check: what the type's values must also satisfy (`any` for nothing more).
 //!
