@@ -34,6 +34,7 @@ pub const MAX_CAPACITY: u64 = 1 << 30;
 /// Largest growth factor of a scaling filter, as RedisBloom 8.
 pub const MAX_EXPANSION: u32 = 32768;
 
+/// Numbers the data directories `default_for_tests` hands out.
 static TEST_DIRS: AtomicUsize = AtomicUsize::new(0);
 
 pub struct Config {
