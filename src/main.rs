@@ -1,7 +1,6 @@
 //! The sieved binary: read settings, start logging, serve until told to stop.
 
-use clap::CommandFactory;
-use sieved::config::{Config, Flags};
+use sieved::config::{self, Config};
 use sieved::notify;
 use sieved::open_files;
 use sieved::server::Server;
@@ -13,20 +12,18 @@ use std::process::ExitCode;
 static ALLOCATOR: sieved::memory::CountingAllocator = sieved::memory::CountingAllocator;
 
 fn main() -> ExitCode {
-    let config = match Config::from_matches(&Flags::command().get_matches()) {
+    let config = match Config::from_matches(&config::command().get_matches()) {
         Ok(config) => config,
         Err(error) => {
             eprintln!("sieved: {error}");
             return ExitCode::from(2);
         }
     };
-    let level = match config.log_level.parse::<tracing::Level>() {
-        Ok(level) => level,
-        Err(_) => {
-            eprintln!("sieved: --log-level: expected error, warn, info, debug or trace");
-            return ExitCode::from(2);
-        }
-    };
+    // The table has checked the level already.
+    let level = config
+        .log_level
+        .parse::<tracing::Level>()
+        .unwrap_or(tracing::Level::INFO);
     // Under systemd the output goes to the journal, where colour codes would show as noise.
     tracing_subscriber::fmt()
         .with_max_level(level)

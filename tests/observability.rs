@@ -4,9 +4,8 @@
 
 mod common;
 
-use clap::CommandFactory;
 use common::{RawClient, TestServer};
-use sieved::config::{Config, Flags};
+use sieved::config::{self, Config};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::time::Duration;
@@ -39,7 +38,7 @@ fn start_from_deployed_config() -> Deployed {
         std::process::id(),
         std::thread::current().id()
     ));
-    let matches = Flags::command()
+    let matches = config::command()
         .try_get_matches_from([
             "sieved",
             "--config",

@@ -1,0 +1,82 @@
+//! The README's table of settings and deploy/sieved.conf, both checked against the table so
+//! that neither drifts from what the server does.
+
+use super::table::{Access, PARAMS};
+use std::path::PathBuf;
+
+const BEGIN: &str = "<!-- settings table: generated from src/config/table.rs; to regenerate, run \
+                     `cargo test --lib config::readme -- --ignored` -->\n";
+const END: &str = "<!-- end of settings table -->\n";
+
+fn repo_file(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+/// The table as markdown, one row a setting, in the table's order.
+fn settings_markdown() -> String {
+    let mut out = String::from(
+        "| flag | file directive, CONFIG name | default | CONFIG SET | meaning |\n\
+         |---|---|---|---|---|\n",
+    );
+    for param in PARAMS {
+        let default = match param.default {
+            "" => "(none)".to_string(),
+            default => format!("`{default}`"),
+        };
+        let runtime = if matches!(param.access, Access::Fixed { .. }) {
+            ""
+        } else {
+            "yes"
+        };
+        out.push_str(&format!(
+            "| `--{}` | `{}` | {default} | {runtime} | {} |\n",
+            param.flag,
+            param.name,
+            param.help.replace('|', "\\|")
+        ));
+    }
+    out
+}
+
+/// The README with its table replaced by `table`; `None` when the markers are missing.
+fn with_table(readme: &str, table: &str) -> Option<String> {
+    let start = readme.find(BEGIN)? + BEGIN.len();
+    let end = start + readme[start..].find(END)?;
+    Some(format!("{}{table}{}", &readme[..start], &readme[end..]))
+}
+
+#[test]
+fn readme_lists_the_settings_of_the_table() {
+    let readme = std::fs::read_to_string(repo_file("README.md")).expect("README.md");
+    let updated = with_table(&readme, &settings_markdown()).expect("the README's markers");
+    assert!(
+        updated == readme,
+        "README.md's table of settings differs from src/config/table.rs; regenerate it with \
+         `cargo test --lib config::readme -- --ignored`"
+    );
+}
+
+#[test]
+#[ignore = "writes README.md: run it to regenerate the table of settings"]
+fn regenerate_the_readme_table() {
+    let path = repo_file("README.md");
+    let readme = std::fs::read_to_string(&path).expect("README.md");
+    let updated = with_table(&readme, &settings_markdown()).expect("the README's markers");
+    std::fs::write(path, updated).expect("write README.md");
+}
+
+#[test]
+fn deployed_file_shows_every_directive() {
+    let conf = std::fs::read_to_string(repo_file("deploy/sieved.conf")).expect("sieved.conf");
+    for param in PARAMS {
+        let shown = conf.lines().any(|line| {
+            let line = line.trim_start_matches('#').trim_start();
+            line.split_whitespace().next() == Some(param.name)
+        });
+        assert!(
+            shown,
+            "deploy/sieved.conf does not show `{}` (commented out if it is not to be set)",
+            param.name
+        );
+    }
+}

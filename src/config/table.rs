@@ -1,0 +1,435 @@
+//! The table of settings: each written once, as one entry of `parameters!` below. From it come
+//! the `Settings` struct (the entries CONFIG SET may change), the values fixed at start-up, the
+//! command-line flags and environment variables, the configuration file's directives,
+//! CONFIG GET / SET / REWRITE, `--help` and the README's table of settings.
+//!
+//! An entry reads `<access> <field>: <type> { name, [flag,] default, check, [get,] help }`:
+//! - access: `runtime` (CONFIG SET may change it; a field of `Settings`, and adding the entry
+//!   is all it takes), `fixed` (read at start-up into `Startup`; the server reads it from a
+//!   field of `Config` that `Config::from_values` fills, and `get` says which, for CONFIG GET),
+//!   or `password` (requirepass, which CONFIG SET may set to any bytes, so it is kept outside
+//!   `Settings`);
+//! - name: CONFIG GET's name and the file's directive. The flag is `--<name>` unless `flag`
+//!   keeps an older one (`--threads`, `--log-level`); the environment variable is `SIEVED_`
+//!   and the flag in upper case, dashes as underscores;
+//! - default: as text, read by the type like any other value;
+//! - check: what the type's values must also satisfy (`any` for nothing more).
+//!
+//! CONFIG GET lists the entries in the order written here.
+
+use super::values::{any, within, Invalid, Value};
+use super::{ClientAuth, Config, Fsync, SaveRules, MAX_CAPACITY, MAX_EXPANSION};
+use crate::filter::Layout;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// One setting, as the table declares it.
+pub(crate) struct Param {
+    /// CONFIG GET's name, and the directive of the configuration file.
+    pub(crate) name: &'static str,
+    /// The flag, without its dashes; also clap's id for the argument.
+    pub(crate) flag: &'static str,
+    pub(crate) default: &'static str,
+    /// What a value looks like (`integer`, `yes|no`, ...).
+    pub(crate) kind: &'static str,
+    /// Whether the value is a list of words (`save`); see `Value::LIST`.
+    pub(crate) list: bool,
+    pub(crate) help: &'static str,
+    /// Reads and checks `text`, storing it among the values gathered at start-up.
+    pub(crate) load: fn(&mut Values, &str) -> Result<(), Invalid>,
+    pub(crate) access: Access,
+}
+
+/// Where a setting lives once the server runs, and so how CONFIG reaches it.
+pub(crate) enum Access {
+    /// In `Settings`: CONFIG SET may change it.
+    Runtime {
+        get: fn(&Settings) -> String,
+        set: fn(&mut Settings, &str) -> Result<(), Invalid>,
+    },
+    /// Fixed at start-up; CONFIG GET reads it back from the `Config`.
+    Fixed { get: fn(&Config) -> String },
+    /// `requirepass`: CONFIG SET may change it, to bytes that need not be text.
+    Password,
+}
+
+impl Param {
+    /// `SIEVED_` and the flag, upper-cased, dashes as underscores.
+    pub(crate) fn env(&self) -> &'static str {
+        static NAMES: OnceLock<Vec<String>> = OnceLock::new();
+        let names = NAMES.get_or_init(|| {
+            PARAMS
+                .iter()
+                .map(|p| format!("SIEVED_{}", p.flag.to_ascii_uppercase().replace('-', "_")))
+                .collect()
+        });
+        let index = PARAMS
+            .iter()
+            .position(|p| std::ptr::eq(p, self))
+            .expect("a parameter of the table");
+        &names[index]
+    }
+}
+
+/// The parameter CONFIG and the file call `name`, in any case.
+pub(crate) fn find(name: &[u8]) -> Option<&'static Param> {
+    PARAMS
+        .iter()
+        .find(|p| p.name.as_bytes().eq_ignore_ascii_case(name))
+}
+
+/// Everything the table describes, gathered at start-up before `Config` is built from it.
+pub(crate) struct Values {
+    pub(crate) settings: Settings,
+    pub(crate) startup: Startup,
+}
+
+impl Values {
+    pub(crate) fn defaults() -> Values {
+        Values {
+            settings: Settings::defaults(),
+            startup: Startup::defaults(),
+        }
+    }
+}
+
+/// `text` read as a `T` that passes `check`.
+fn checked<T: Value>(text: &str, check: fn(&T) -> Result<(), String>) -> Result<T, Invalid> {
+    let value = T::parse(text)?;
+    check(&value)?;
+    Ok(value)
+}
+
+/// A default of the table; `defaults_pass_their_own_checks` below proves each one reads.
+fn default_of<T: Value>(name: &str, text: &str) -> T {
+    T::parse(text).unwrap_or_else(|e| panic!("the default of {name} does not read: {e:?}"))
+}
+
+/// Turns the entries into the `Settings` and `Startup` structs and the `PARAMS` slice. The
+/// entries are munched one at a time, so that each lands in its struct while the slice keeps
+/// the order they are written in.
+macro_rules! parameters {
+    (@munch [$($sf:ident: $st:ty = $sn:literal $sd:literal $sh:literal;)*]
+            [$($ff:ident: $ft:ty = $fn_:literal $fd:literal;)*]
+            [$($param:expr,)*]) => {
+        /// The settings that may change while the server runs: the table's runtime entries.
+        #[derive(Debug, Clone, Copy)]
+        pub struct Settings {
+            $(#[doc = $sh] pub $sf: $st,)*
+        }
+
+        impl Settings {
+            fn defaults() -> Settings {
+                Settings { $($sf: default_of::<$st>($sn, $sd),)* }
+            }
+        }
+
+        /// The values fixed at start-up, as given, before `Config` is built from them.
+        pub(crate) struct Startup {
+            $(pub(crate) $ff: $ft,)*
+        }
+
+        impl Startup {
+            fn defaults() -> Startup {
+                Startup { $($ff: default_of::<$ft>($fn_, $fd),)* }
+            }
+        }
+
+        pub(crate) static PARAMS: &[Param] = &[$($param,)*];
+    };
+    (@munch [$($s:tt)*] [$($f:tt)*] [$($p:tt)*]
+        runtime $field:ident: $ty:ty {
+            name: $name:literal, $(flag: $flag:literal,)? default: $default:literal,
+            check: $check:expr, help: $help:literal $(,)?
+        }
+        $($rest:tt)*) => {
+        parameters!(@munch
+            [$($s)* $field: $ty = $name $default $help;]
+            [$($f)*]
+            [$($p)* parameters!(@param $name [$($flag)?] $default, $ty, $help,
+                settings.$field, $check,
+                Access::Runtime {
+                    get: |settings| settings.$field.show(),
+                    set: |settings, text| {
+                        settings.$field = checked::<$ty>(text, $check)?;
+                        Ok(())
+                    },
+                }),]
+            $($rest)*);
+    };
+    (@munch [$($s:tt)*] [$($f:tt)*] [$($p:tt)*]
+        $access:ident $field:ident: $ty:ty {
+            name: $name:literal, $(flag: $flag:literal,)? default: $default:literal,
+            check: $check:expr, $(get: $get:expr,)? help: $help:literal $(,)?
+        }
+        $($rest:tt)*) => {
+        parameters!(@munch
+            [$($s)*]
+            [$($f)* $field: $ty = $name $default;]
+            [$($p)* parameters!(@param $name [$($flag)?] $default, $ty, $help,
+                startup.$field, $check, parameters!(@access $access $($get)?)),]
+            $($rest)*);
+    };
+    (@param $name:literal [$($flag:literal)?] $default:literal, $ty:ty, $help:literal,
+        $store:ident.$field:ident, $check:expr, $access:expr) => {
+        Param {
+            name: $name,
+            flag: parameters!(@flag $name $($flag)?),
+            default: $default,
+            kind: <$ty as Value>::KIND,
+            list: <$ty as Value>::LIST,
+            help: $help,
+            load: |values, text| {
+                values.$store.$field = checked::<$ty>(text, $check)?;
+                Ok(())
+            },
+            access: $access,
+        }
+    };
+    (@flag $name:literal) => { $name };
+    (@flag $name:literal $flag:literal) => { $flag };
+    (@access fixed $get:expr) => { Access::Fixed { get: $get } };
+    (@access password) => { Access::Password };
+    ($($entries:tt)*) => { parameters!(@munch [] [] [] $($entries)*); };
+}
+
+parameters! {
+    fixed bind: String {
+        name: "bind", default: "127.0.0.1", check: any,
+        get: |c| c.bind.show(),
+        help: "Address to listen on.",
+    }
+    fixed port: u16 {
+        name: "port", default: "6390", check: any,
+        get: |c| c.port.show(),
+        help: "TCP port to listen on; 0 picks a free one.",
+    }
+    fixed tls_port: u16 {
+        name: "tls-port", default: "0", check: any,
+        get: |c| c.tls.port.unwrap_or(0).show(),
+        help: "TLS port to listen on, beside the TCP port; 0 serves no TLS.",
+    }
+    fixed tls_cert_file: PathBuf {
+        name: "tls-cert-file", default: "", check: any,
+        get: |c| c.tls.cert_file.show(),
+        help: "The server's certificate chain, PEM.",
+    }
+    fixed tls_key_file: PathBuf {
+        name: "tls-key-file", default: "", check: any,
+        get: |c| c.tls.key_file.show(),
+        help: "The private key of the certificate, PEM (PKCS#8, PKCS#1 or SEC1).",
+    }
+    fixed tls_ca_cert_file: PathBuf {
+        name: "tls-ca-cert-file", default: "", check: any,
+        get: |c| c.tls.ca_cert_file.clone().unwrap_or_default().show(),
+        help: "The certificate authorities that sign client certificates, PEM.",
+    }
+    fixed tls_auth_clients: ClientAuth {
+        name: "tls-auth-clients", default: "yes", check: any,
+        get: |c| c.tls.auth_clients.show(),
+        help: "yes: TLS clients must show a certificate signed by tls-ca-cert-file; optional: \
+               one is checked if shown; no: none is asked for.",
+    }
+    fixed dir: PathBuf {
+        name: "dir", default: "./data", check: any,
+        get: |c| c.dir.show(),
+        help: "Data directory.",
+    }
+    fixed databases: usize {
+        name: "databases", default: "16", check: |n| within(*n, 1, 1024),
+        get: |c| c.databases.show(),
+        help: "Number of databases, selected with SELECT.",
+    }
+    fixed threads: Option<usize> {
+        name: "io-threads", flag: "threads", default: "",
+        check: |n| n.map_or(Ok(()), |n| within(n, 1, 1024)),
+        get: |c| c.threads.show(),
+        help: "Worker threads; one per core when not given.",
+    }
+    fixed shards: usize {
+        name: "shards", default: "64", check: |n| within(*n, 1, 1 << 16),
+        get: |c| c.shards.show(),
+        help: "Shards per database (rounded up to a power of two).",
+    }
+    fixed log_level: String {
+        name: "loglevel", flag: "log-level", default: "info",
+        check: |level| match level.parse::<tracing::Level>() {
+            Ok(_) => Ok(()),
+            Err(_) => Err("expected error, warn, info, debug or trace".into()),
+        },
+        get: |c| c.log_level.show(),
+        help: "error, warn, info, debug or trace.",
+    }
+    runtime save: SaveRules {
+        name: "save", default: "3600 1 300 100 60 10000", check: any,
+        help: "Snapshot rules as in Redis: pairs of seconds and changes, a snapshot when at \
+               least that many writes happened within that many seconds; \"\" turns periodic \
+               snapshots off.",
+    }
+    runtime stop_writes_on_bgsave_error: bool {
+        name: "stop-writes-on-bgsave-error", default: "yes", check: any,
+        help: "yes: refuse writes with -MISCONF while save points are configured and the last \
+               background save failed",
+    }
+    runtime maxmemory: u64 {
+        name: "maxmemory", default: "0", check: |n| within(*n, 0, u64::MAX / 2),
+        help: "Refuse writes that may allocate once the server uses this many bytes; 0 for no \
+               limit.",
+    }
+    runtime maxclients: u64 {
+        name: "maxclients", default: "10000", check: |n| within(*n, 1, 1_000_000),
+        help: "Most clients connected at once.",
+    }
+    runtime timeout_secs: u64 {
+        name: "timeout", default: "0", check: |n| within(*n, 0, i32::MAX as u64),
+        help: "Close a client idle for this many seconds; 0 never does.",
+    }
+    runtime protected_mode: bool {
+        name: "protected-mode", default: "yes", check: any,
+        help: "yes: without a password, accept clients from the loopback interface only.",
+    }
+    fixed metrics_addr: String {
+        name: "metrics-addr", default: "", check: any,
+        get: |c| c.metrics_addr.show(),
+        help: "Serve Prometheus metrics over HTTP at this address (host:port), under /metrics; \
+               off when empty.",
+    }
+    runtime slowlog_log_slower_than: i64 {
+        name: "slowlog-log-slower-than", default: "10000", check: any,
+        help: "Commands slower than this many microseconds go to the SLOWLOG; negative turns it \
+               off.",
+    }
+    runtime slowlog_max_len: u64 {
+        name: "slowlog-max-len", default: "128", check: |n| within(*n, 0, i64::MAX as u64),
+        help: "Entries the SLOWLOG keeps.",
+    }
+    fixed appendonly: bool {
+        name: "appendonly", default: "no", check: any,
+        get: |c| c.appendonly.show(),
+        help: "yes: log every write to an append-only file, replayed on top of the snapshot at \
+               start-up.",
+    }
+    fixed aof_load_damaged: bool {
+        name: "aof-load-damaged", default: "no", check: any,
+        get: |c| c.aof_load_damaged.show(),
+        help: "yes: when the append-only file is damaged before its end, keep the writes before \
+               the damage and start, setting the damaged file aside; no: refuse to start.",
+    }
+    runtime appendfsync: Fsync {
+        name: "appendfsync", default: "everysec", check: any,
+        help: "When the append-only file is synced: always (before a write is acknowledged), \
+               everysec (at most about a second of writes at risk) or no (when the operating \
+               system decides).",
+    }
+    runtime auto_aof_rewrite_percentage: u64 {
+        name: "auto-aof-rewrite-percentage", default: "100",
+        check: |n| within(*n, 0, i32::MAX as u64),
+        help: "Compact the append-only file (a new snapshot and a fresh file) when it has grown \
+               by this percentage since the last compaction; 0 never does.",
+    }
+    runtime auto_aof_rewrite_min_size: u64 {
+        name: "auto-aof-rewrite-min-size", default: "67108864",
+        check: |n| within(*n, 0, i64::MAX as u64),
+        help: "... and is at least this many bytes.",
+    }
+    runtime bf_error_rate: f64 {
+        name: "bf-error-rate", default: "0.01",
+        check: |rate| match *rate > 0.0 && *rate < 1.0 {
+            true => Ok(()),
+            false => Err("argument must be between 0 and 1 exclusive".into()),
+        },
+        help: "Error rate of filters created implicitly (BF.ADD on a missing key).",
+    }
+    runtime bf_initial_size: u64 {
+        name: "bf-initial-size", default: "100", check: |n| within(*n, 1, MAX_CAPACITY),
+        help: "Capacity of filters created implicitly.",
+    }
+    runtime bf_expansion_factor: u32 {
+        name: "bf-expansion-factor", default: "2", check: |n| within(*n, 0, MAX_EXPANSION),
+        help: "Growth factor of filters created implicitly; 0 makes them non-scaling.",
+    }
+    runtime bf_layout: Layout {
+        name: "bf-layout", default: "classic", check: any,
+        help: "Bit layout of Bloom filters created from now on: classic (RedisBloom's sizes) or \
+               blocked (one cache line per item: faster, a few more bits per item).",
+    }
+    runtime max_filter_memory: u64 {
+        name: "max-filter-memory", default: "1073741824",
+        check: |n| within(*n, 1024, u64::MAX / 2),
+        help: "Largest size of one filter, in bytes; creating or growing past it is refused.",
+    }
+    runtime proto_max_bulk_len: u64 {
+        name: "proto-max-bulk-len", default: "536870912",
+        check: |n| within(*n, 1024 * 1024, i64::MAX as u64),
+        help: "Longest bulk string a request may carry, in bytes.",
+    }
+    runtime client_query_buffer_limit: u64 {
+        name: "client-query-buffer-limit", default: "1073741824",
+        check: |n| within(*n, 1024 * 1024, i64::MAX as u64),
+        help: "Most bytes one client's unfinished request may hold; past it the client is \
+               closed, as in Redis.",
+    }
+    runtime max_query_buffers_memory: u64 {
+        name: "max-query-buffers-memory", default: "2147483648",
+        check: |n| {
+            within(*n, 0, i64::MAX as u64)?;
+            match *n != 0 && *n < 1024 * 1024 {
+                true => Err("argument must be 0 (no limit) or at least 1048576".into()),
+                false => Ok(()),
+            }
+        },
+        help: "Most bytes the request buffers of all clients may hold together; a client whose \
+               request would take them past it is closed. 0 for no limit.",
+    }
+    password requirepass: String {
+        name: "requirepass", default: "", check: any,
+        help: "Password clients must give with AUTH or HELLO ... AUTH; empty for none.",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_pass_their_own_checks() {
+        let mut values = Values::defaults();
+        for param in PARAMS {
+            (param.load)(&mut values, param.default)
+                .unwrap_or_else(|e| panic!("{}: {e:?}", param.name));
+        }
+    }
+
+    #[test]
+    fn flags_and_environment_variables_follow_from_the_name() {
+        // Flags sieved had before the table, kept so that no command line breaks.
+        let older_flags = [("io-threads", "threads"), ("loglevel", "log-level")];
+        for param in PARAMS {
+            let flag = older_flags
+                .iter()
+                .find(|(name, _)| *name == param.name)
+                .map_or(param.name, |(_, flag)| flag);
+            assert_eq!(param.flag, flag, "{}", param.name);
+            let env = format!("SIEVED_{}", flag.to_uppercase().replace('-', "_"));
+            assert_eq!(param.env(), env, "{}", param.name);
+            assert_eq!(
+                find(param.name.to_uppercase().as_bytes()).unwrap().name,
+                param.name
+            );
+        }
+        let names: std::collections::HashSet<_> = PARAMS.iter().map(|p| p.name).collect();
+        assert_eq!(names.len(), PARAMS.len(), "a name written twice");
+    }
+
+    #[test]
+    fn runtime_entries_print_what_they_read() {
+        let mut settings = Settings::defaults();
+        for param in PARAMS {
+            if let Access::Runtime { get, set } = param.access {
+                let shown = get(&settings);
+                set(&mut settings, &shown).unwrap_or_else(|e| panic!("{}: {e:?}", param.name));
+                assert_eq!(get(&settings), shown, "{}", param.name);
+            }
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! The TLS listener's settings, and what a TLS client has to show.
+
+use super::table::Startup;
+use std::path::PathBuf;
+
+/// `tls-auth-clients`: what a TLS client has to show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientAuth {
+    /// A certificate signed by the CA: `yes`.
+    Required,
+    /// Checked against the CA when the client shows one: `optional`.
+    Optional,
+    /// Never asked for: `no`.
+    Off,
+}
+
+impl ClientAuth {
+    pub fn parse(value: &str) -> Result<ClientAuth, String> {
+        match value.to_ascii_lowercase().as_str() {
+            "yes" => Ok(ClientAuth::Required),
+            "optional" => Ok(ClientAuth::Optional),
+            "no" => Ok(ClientAuth::Off),
+            _ => Err("argument must be 'yes', 'no' or 'optional'".into()),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientAuth::Required => "yes",
+            ClientAuth::Optional => "optional",
+            ClientAuth::Off => "no",
+        }
+    }
+}
+
+/// The TLS listener's settings, fixed at start-up.
+#[derive(Debug, Clone)]
+pub struct TlsSettings {
+    /// `None` serves no TLS. `Some(0)` picks a free port, which only embedding and tests can
+    /// ask for: the tls-port flag's 0 means "off", as in Redis.
+    pub port: Option<u16>,
+    pub cert_file: PathBuf,
+    pub key_file: PathBuf,
+    pub ca_cert_file: Option<PathBuf>,
+    pub auth_clients: ClientAuth,
+}
+
+impl TlsSettings {
+    /// The TLS entries of the table, checked against each other: a TLS port needs its
+    /// certificate, key and, to check clients, an authority.
+    pub(crate) fn from_startup(startup: &Startup) -> Result<TlsSettings, String> {
+        let given = |path: &PathBuf| (!path.as_os_str().is_empty()).then(|| path.clone());
+        let settings = TlsSettings {
+            port: (startup.tls_port != 0).then_some(startup.tls_port),
+            cert_file: startup.tls_cert_file.clone(),
+            key_file: startup.tls_key_file.clone(),
+            ca_cert_file: given(&startup.tls_ca_cert_file),
+            auth_clients: startup.tls_auth_clients,
+        };
+        if settings.port.is_none() {
+            return Ok(settings);
+        }
+        if startup.tls_port == startup.port {
+            return Err("--tls-port: must differ from --port".into());
+        }
+        if given(&settings.cert_file).is_none() || given(&settings.key_file).is_none() {
+            return Err("--tls-port: needs --tls-cert-file and --tls-key-file".into());
+        }
+        if settings.auth_clients != ClientAuth::Off && settings.ca_cert_file.is_none() {
+            return Err(format!(
+                "--tls-auth-clients {}: needs --tls-ca-cert-file, the authority that signs \
+                 client certificates (or --tls-auth-clients no, to ask for none)",
+                settings.auth_clients.name()
+            ));
+        }
+        Ok(settings)
+    }
+}

@@ -1,0 +1,247 @@
+//! The kinds of value a setting holds: how each reads from text (a flag, an environment
+//! variable, a line of the file, CONFIG SET) and how CONFIG GET and CONFIG REWRITE print it,
+//! plus the range checks entries of the table use.
+
+use super::{ClientAuth, Fsync, SaveRules};
+use crate::filter::Layout;
+use std::fmt::Display;
+use std::path::PathBuf;
+
+/// Why a text is not a valid value. Kept apart from a plain message because the two audiences
+/// word a number that does not parse differently: CONFIG SET answers in Redis's words, while
+/// start-up quotes the text, since a file or a command line holds many values.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Invalid {
+    /// Not a value of the kind at all; Redis's wording.
+    Unparsable(&'static str),
+    /// A value of the kind, refused by the setting's own check.
+    Refused(String),
+}
+
+impl Invalid {
+    /// The reason CONFIG SET gives a client.
+    pub(crate) fn for_client(&self) -> String {
+        match self {
+            Invalid::Unparsable(why) => (*why).to_string(),
+            Invalid::Refused(why) => why.clone(),
+        }
+    }
+
+    /// The reason start-up gives, for `text` as the flag, variable or file gave it.
+    pub(crate) fn at_start_up(&self, text: &str) -> String {
+        match self {
+            Invalid::Unparsable(_) => format!("invalid value '{text}'"),
+            Invalid::Refused(why) => why.clone(),
+        }
+    }
+}
+
+impl From<String> for Invalid {
+    fn from(why: String) -> Invalid {
+        Invalid::Refused(why)
+    }
+}
+
+/// A kind of value a setting can hold.
+pub(crate) trait Value: Sized {
+    /// What the value looks like, for `--help` and the README (`yes|no`, `integer`, ...).
+    const KIND: &'static str;
+    /// A list (`save`): several words on one line of the file, lines adding up, written back
+    /// as bare words.
+    const LIST: bool = false;
+
+    fn parse(text: &str) -> Result<Self, Invalid>;
+
+    /// The text CONFIG GET shows; `parse` reads it back as the same value.
+    fn show(&self) -> String;
+}
+
+/// Numbers, read by `FromStr` and shown by `Display`.
+macro_rules! number_values {
+    ($($kind:literal, $unparsable:literal: $($ty:ty),*;)*) => {$($(
+        impl Value for $ty {
+            const KIND: &'static str = $kind;
+
+            fn parse(text: &str) -> Result<Self, Invalid> {
+                text.parse().map_err(|_| Invalid::Unparsable($unparsable))
+            }
+
+            fn show(&self) -> String {
+                self.to_string()
+            }
+        }
+    )*)*};
+}
+
+number_values! {
+    "integer", "argument couldn't be parsed into an integer": u16, u32, u64, i64, usize;
+    "number", "argument couldn't be parsed into a number": f64;
+}
+
+impl Value for bool {
+    const KIND: &'static str = "yes|no";
+
+    fn parse(text: &str) -> Result<bool, Invalid> {
+        match text.to_ascii_lowercase().as_str() {
+            "yes" => Ok(true),
+            "no" => Ok(false),
+            _ => Err(Invalid::Refused("argument must be 'yes' or 'no'".into())),
+        }
+    }
+
+    fn show(&self) -> String {
+        if *self { "yes" } else { "no" }.into()
+    }
+}
+
+impl Value for String {
+    const KIND: &'static str = "text";
+
+    fn parse(text: &str) -> Result<String, Invalid> {
+        Ok(text.to_string())
+    }
+
+    fn show(&self) -> String {
+        self.clone()
+    }
+}
+
+impl Value for PathBuf {
+    const KIND: &'static str = "path";
+
+    fn parse(text: &str) -> Result<PathBuf, Invalid> {
+        Ok(PathBuf::from(text))
+    }
+
+    fn show(&self) -> String {
+        self.display().to_string()
+    }
+}
+
+/// Empty text for none: a setting whose default is worked out at start-up.
+impl<T: Value> Value for Option<T> {
+    const KIND: &'static str = T::KIND;
+
+    fn parse(text: &str) -> Result<Option<T>, Invalid> {
+        if text.is_empty() {
+            return Ok(None);
+        }
+        T::parse(text).map(Some)
+    }
+
+    fn show(&self) -> String {
+        self.as_ref().map(T::show).unwrap_or_default()
+    }
+}
+
+impl Value for SaveRules {
+    const KIND: &'static str = "seconds changes ...";
+    const LIST: bool = true;
+
+    fn parse(text: &str) -> Result<SaveRules, Invalid> {
+        Ok(SaveRules::parse(text)?)
+    }
+
+    fn show(&self) -> String {
+        self.to_string()
+    }
+}
+
+/// Kinds read from one of a few names (their type's `parse` gives `None` for any other) and
+/// shown by `name()`.
+macro_rules! named_values {
+    ($($ty:ty: $kind:literal, $refusal:literal;)*) => {$(
+        impl Value for $ty {
+            const KIND: &'static str = $kind;
+
+            fn parse(text: &str) -> Result<$ty, Invalid> {
+                <$ty>::parse(text).ok_or_else(|| Invalid::Refused($refusal.into()))
+            }
+
+            fn show(&self) -> String {
+                self.name().into()
+            }
+        }
+    )*};
+}
+
+named_values! {
+    Layout: "classic|blocked", "argument must be 'classic' or 'blocked'";
+    Fsync: "always|everysec|no", "argument must be one of 'always', 'everysec' or 'no'";
+}
+
+impl Value for ClientAuth {
+    const KIND: &'static str = "yes|optional|no";
+
+    fn parse(text: &str) -> Result<ClientAuth, Invalid> {
+        Ok(ClientAuth::parse(text)?)
+    }
+
+    fn show(&self) -> String {
+        self.name().into()
+    }
+}
+
+/// A check that accepts every value of the kind.
+pub(crate) fn any<T>(_: &T) -> Result<(), String> {
+    Ok(())
+}
+
+/// `min..=max`, in CONFIG SET's words.
+pub(crate) fn within<T: PartialOrd + Display>(value: T, min: T, max: T) -> Result<(), String> {
+    if value < min || value > max {
+        return Err(format!(
+            "argument must be between {min} and {max} inclusive"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trips<T: Value + PartialEq + std::fmt::Debug>(texts: &[&str]) {
+        for text in texts {
+            let value = T::parse(text).unwrap_or_else(|e| panic!("{text}: {e:?}"));
+            assert_eq!(T::parse(&value.show()).unwrap(), value, "{text}");
+        }
+    }
+
+    #[test]
+    fn each_kind_reads_back_what_it_prints() {
+        round_trips::<u16>(&["0", "6390", "65535"]);
+        round_trips::<u32>(&["0", "32768"]);
+        round_trips::<u64>(&["0", "18446744073709551615"]);
+        round_trips::<i64>(&["-1", "10000", "-9223372036854775808"]);
+        round_trips::<usize>(&["1", "1024"]);
+        round_trips::<f64>(&["0.01", "1e-9", "0.5"]);
+        round_trips::<bool>(&["yes", "NO"]);
+        round_trips::<String>(&["", "two words"]);
+        round_trips::<PathBuf>(&["./data", "/var/lib/sieved"]);
+        round_trips::<Option<usize>>(&["", "4"]);
+        round_trips::<SaveRules>(&["", "3600 1 300 100"]);
+        round_trips::<Layout>(&["classic", "Blocked"]);
+        round_trips::<Fsync>(&["always", "everysec", "no"]);
+        round_trips::<ClientAuth>(&["yes", "optional", "no"]);
+    }
+
+    #[test]
+    fn refusals_are_worded_for_their_audience() {
+        let not_a_number = u64::parse("many").unwrap_err();
+        assert_eq!(
+            not_a_number.for_client(),
+            "argument couldn't be parsed into an integer"
+        );
+        assert_eq!(not_a_number.at_start_up("many"), "invalid value 'many'");
+        let refused = bool::parse("maybe").unwrap_err();
+        assert_eq!(refused.for_client(), refused.at_start_up("maybe"));
+        assert!(u64::parse("-1").is_err());
+        assert!(Option::<usize>::parse("x").is_err());
+        assert_eq!(
+            within(0u64, 1, 9).unwrap_err(),
+            "argument must be between 1 and 9 inclusive"
+        );
+        assert!(within(9u64, 1, 9).is_ok());
+    }
+}
