@@ -295,3 +295,74 @@ fn a_damaged_snapshot_stops_start_up_and_is_kept() {
     assert!(log.contains("sieved.snap"), "{log}");
     assert_eq!(std::fs::read(dir.snapshot()).expect("still there"), garbage);
 }
+
+const MISCONF_RDB: &[u8] = b"-MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.\r\n";
+
+/// Runs BGSAVE and waits for it to end; returns INFO persistence's last status.
+fn bgsave_status(client: &mut RawClient) -> String {
+    assert!(client.cmd(&["BGSAVE"]).starts_with(b"+Background saving started"));
+    for _ in 0..2000 {
+        let info = String::from_utf8_lossy(&client.cmd(&["INFO", "persistence"])).into_owned();
+        if info.contains("rdb_bgsave_in_progress:0") {
+            let status = info
+                .lines()
+                .find_map(|line| line.strip_prefix("rdb_last_bgsave_status:"))
+                .expect("status");
+            return status.to_string();
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    panic!("BGSAVE did not end");
+}
+
+fn terminate(server: &common::Running) {
+    // SAFETY: kill only sends a signal to the child's process id.
+    unsafe {
+        libc::kill(server.0.id() as libc::pid_t, libc::SIGTERM);
+    }
+}
+
+#[test]
+fn a_failing_save_refuses_writes_and_shutdown_and_the_server_keeps_serving() {
+    let dir = DataDir::new("failing-save");
+    let port = free_port();
+    let server = spawn_server(&dir.0, port, &["--save", "3600 1"]);
+    let addr = format!("127.0.0.1:{port}").parse().expect("address");
+    let mut client = RawClient::connect(addr);
+    assert_eq!(client.cmd(&["BF.ADD", "k", "a"]), b":1\r\n");
+    // A non-empty directory where the snapshot goes: every save fails, even for root.
+    let blocker = dir.0.join("sieved.snap");
+    std::fs::create_dir_all(blocker.join("in-the-way")).expect("blocker");
+    assert_eq!(bgsave_status(&mut client), "err");
+    assert_eq!(client.cmd(&["BF.ADD", "k", "b"]), MISCONF_RDB);
+    assert_eq!(client.cmd(&["PING"]), MISCONF_RDB);
+    assert_eq!(client.cmd(&["BF.EXISTS", "k", "a"]), b":1\r\n");
+    assert_eq!(
+        client.cmd(&["SHUTDOWN"]),
+        b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n"
+    );
+    assert_eq!(client.cmd(&["BF.EXISTS", "k", "a"]), b":1\r\n");
+    terminate(&server);
+    std::thread::sleep(Duration::from_millis(300));
+    let mut other = RawClient::connect(addr);
+    assert_eq!(other.cmd(&["BF.EXISTS", "k", "a"]), b":1\r\n");
+    let mut server = server;
+    assert!(server.0.try_wait().expect("status").is_none(), "SIGTERM stopped it");
+
+    // Once a save works again, so do writes; then SIGTERM stops it with everything saved.
+    std::fs::remove_dir_all(&blocker).expect("unblock");
+    assert_eq!(bgsave_status(&mut client), "ok");
+    assert_eq!(client.cmd(&["BF.ADD", "k", "b"]), b":1\r\n");
+    terminate(&server);
+    assert!(server.0.wait().expect("exit").success());
+    let server = spawn_server(&dir.0, port, &[]);
+    let mut client = RawClient::connect(addr);
+    assert_eq!(client.cmd(&["BF.MEXISTS", "k", "a", "b"]), b"*2\r\n:1\r\n:1\r\n");
+
+    // FORCE stops even though the save fails.
+    std::fs::create_dir_all(blocker.join("in-the-way")).expect("blocker");
+    client.send(&encode_command(&[b"SHUTDOWN", b"SAVE", b"FORCE"]));
+    assert!(client.read_until_closed().is_empty());
+    let mut server = server;
+    assert!(server.0.wait().expect("exit").success());
+}

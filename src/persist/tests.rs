@@ -47,7 +47,7 @@ impl ApplyLogged for Stub {
 }
 
 /// Encodes `args` as a request over one buffer.
-fn request(args: &[&[u8]]) -> (Vec<u8>, Vec<Range<usize>>) {
+pub(super) fn request(args: &[&[u8]]) -> (Vec<u8>, Vec<Range<usize>>) {
     let mut body = Vec::new();
     let mut ranges = Vec::new();
     for arg in args {

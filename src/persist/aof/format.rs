@@ -419,16 +419,7 @@ fn parse_body(body: Vec<u8>, fixed_width: bool) -> Result<Record, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn request(args: &[&[u8]]) -> (Vec<u8>, Vec<Range<usize>>) {
-        let mut body = Vec::new();
-        let mut ranges = Vec::new();
-        for arg in args {
-            ranges.push(body.len()..body.len() + arg.len());
-            body.extend_from_slice(arg);
-        }
-        (body, ranges)
-    }
+    use crate::persist::tests::request;
 
     /// Writes `records` after a header of `version` and reads them back.
     fn read_back(version: u32, records: &[u8]) -> Vec<Record> {
