@@ -300,7 +300,9 @@ const MISCONF_RDB: &[u8] = b"-MISCONF Redis is configured to save RDB snapshots,
 
 /// Runs BGSAVE and waits for it to end; returns INFO persistence's last status.
 fn bgsave_status(client: &mut RawClient) -> String {
-    assert!(client.cmd(&["BGSAVE"]).starts_with(b"+Background saving started"));
+    assert!(client
+        .cmd(&["BGSAVE"])
+        .starts_with(b"+Background saving started"));
     for _ in 0..2000 {
         let info = String::from_utf8_lossy(&client.cmd(&["INFO", "persistence"])).into_owned();
         if info.contains("rdb_bgsave_in_progress:0") {
@@ -347,7 +349,10 @@ fn a_failing_save_refuses_writes_and_shutdown_and_the_server_keeps_serving() {
     let mut other = RawClient::connect(addr);
     assert_eq!(other.cmd(&["BF.EXISTS", "k", "a"]), b":1\r\n");
     let mut server = server;
-    assert!(server.0.try_wait().expect("status").is_none(), "SIGTERM stopped it");
+    assert!(
+        server.0.try_wait().expect("status").is_none(),
+        "SIGTERM stopped it"
+    );
 
     // Once a save works again, so do writes; then SIGTERM stops it with everything saved.
     std::fs::remove_dir_all(&blocker).expect("unblock");
@@ -357,7 +362,10 @@ fn a_failing_save_refuses_writes_and_shutdown_and_the_server_keeps_serving() {
     assert!(server.0.wait().expect("exit").success());
     let server = spawn_server(&dir.0, port, &[]);
     let mut client = RawClient::connect(addr);
-    assert_eq!(client.cmd(&["BF.MEXISTS", "k", "a", "b"]), b"*2\r\n:1\r\n:1\r\n");
+    assert_eq!(
+        client.cmd(&["BF.MEXISTS", "k", "a", "b"]),
+        b"*2\r\n:1\r\n:1\r\n"
+    );
 
     // FORCE stops even though the save fails.
     std::fs::create_dir_all(blocker.join("in-the-way")).expect("blocker");

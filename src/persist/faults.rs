@@ -13,8 +13,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {
-    /// The change fails with this error, once; later changes work.
-    Fail(io::ErrorKind),
+    /// The change fails with this operating-system error (EIO, ENOSPC, EROFS...), once; later
+    /// changes work.
+    Fail(i32),
     /// The disk stops at this change, which does not happen.
     Crash,
 }
@@ -99,8 +100,8 @@ impl FaultyFs {
         }
         state.points += 1;
         match state.fault_at {
-            Some((point, Fault::Fail(kind))) if point == state.points => {
-                Err(io::Error::new(kind, "injected fault"))
+            Some((point, Fault::Fail(code))) if point == state.points => {
+                Err(io::Error::from_raw_os_error(code))
             }
             Some((point, Fault::Crash)) if point == state.points => {
                 crash(&mut state);

@@ -1,7 +1,7 @@
 //! Persistence on its own, with a stand-in for the commands (`SET key value` and `DEL key`):
 //! round trips through recovery and compaction, and the fault walk: every change a snapshot,
 //! a log append, a compaction and a start-up make to the data directory is made to fail (EIO,
-//! ENOSPC) or to crash in turn; after each, a start-up on a sound disk must succeed with every
+//! ENOSPC, EROFS) or to crash in turn; after each, a start-up on a sound disk must succeed with every
 //! acknowledged write, and no file persistence does not own may have been touched.
 
 use super::aof::{Aof, OnFatal, PendingTransaction};
@@ -13,7 +13,6 @@ use super::snapshot::{self, Expired};
 use crate::config::Fsync;
 use crate::protocol::Request;
 use crate::store::{Store, Value};
-use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -234,8 +233,9 @@ fn every_fault_in_log_appends_compaction_and_start_up_keeps_what_was_acknowledge
     assert!(points > 20, "the scenario makes {points} changes");
     let faults = [
         Fault::Crash,
-        Fault::Fail(io::ErrorKind::Other),
-        Fault::Fail(io::ErrorKind::StorageFull),
+        Fault::Fail(libc::EIO),
+        Fault::Fail(libc::ENOSPC),
+        Fault::Fail(libc::EROFS),
     ];
     let mut walked = 0;
     for point in 1..=points {
@@ -284,7 +284,7 @@ fn every_fault_in_a_start_up_that_repairs_and_folds_the_log_keeps_what_was_ackno
         let (dir, _) = prepare();
         recover_with(&counting, &dir, &Store::new(1, 4), log_on).expect("start-up");
         for point in 1..=counting.points() {
-            for fault in [Fault::Crash, Fault::Fail(io::ErrorKind::StorageFull)] {
+            for fault in [Fault::Crash, Fault::Fail(libc::ENOSPC)] {
                 let (dir, acknowledged) = prepare();
                 let faulty = FaultyFs::new(&attic);
                 faulty.set_fault(point, fault);
@@ -312,7 +312,7 @@ fn every_fault_in_a_snapshot_leaves_the_previous_one_or_the_new_one() {
     let dir = seeded_dir("snapshot-count");
     snapshot::write(&counting, &store, &dir, 0, Expired::Drop).expect("snapshot");
     for point in 1..=counting.points() {
-        for fault in [Fault::Crash, Fault::Fail(io::ErrorKind::StorageFull)] {
+        for fault in [Fault::Crash, Fault::Fail(libc::ENOSPC)] {
             let dir = seeded_dir("snapshot-walk");
             let faulty = FaultyFs::new(&attic);
             faulty.set_fault(point, fault);
@@ -403,7 +403,7 @@ fn a_fatal_log_error_is_reported_once_and_stops_the_writer() {
     aof.will_run_writer(&open);
     let writer = aof.clone();
     let thread = std::thread::spawn(move || writer.run_writer(open));
-    faulty.set_fault(faulty.points() + 1, Fault::Fail(io::ErrorKind::StorageFull));
+    faulty.set_fault(faulty.points() + 1, Fault::Fail(libc::ENOSPC));
     assert!(!set_logged(&aof, &store, "k", "v"));
     thread.join().expect("writer");
     assert!(fatal.load(Ordering::SeqCst));
