@@ -2,6 +2,10 @@
 
 use super::args::{is, parse_i64, Cursor};
 use super::errors::*;
+use super::spec::{
+    acl, flags, integer, key, key_flags, one_of, pattern, pure_token, string, unix_time,
+    CommandSpec, Group, KeySpec,
+};
 use super::Ctx;
 use crate::protocol::Request;
 use crate::store::{ScanFilter, Value};
@@ -395,3 +399,389 @@ pub fn persist(ctx: &mut Ctx, request: Request) -> CmdResult {
     ctx.reply.int(removed as i64);
     Ok(())
 }
+
+/// Keyspace commands as Redis 7 declares them.
+pub(super) const SPECS: &[CommandSpec] = &[
+    CommandSpec::new(
+        "dbsize",
+        1,
+        Group::Server,
+        "Returns the number of keys in the database",
+        dbsize,
+    )
+    .flags(flags![READONLY, FAST])
+    .acl(acl![KEYSPACE])
+    .complexity("O(1)"),
+    CommandSpec::new(
+        "flushdb",
+        -1,
+        Group::Server,
+        "Removes all keys from the current database",
+        flushdb,
+    )
+    .flags(flags![WRITE])
+    .acl(acl![KEYSPACE, DANGEROUS])
+    .complexity("O(N) where N is the number of keys in the selected database")
+    .args(&[
+        one_of("async", &[
+            pure_token("async", "ASYNC").since("4.0.0"),
+            pure_token("sync", "SYNC").since("6.2.0"),
+        ]).optional(),
+    ]),
+    CommandSpec::new(
+        "flushall",
+        -1,
+        Group::Server,
+        "Removes all keys from all databases",
+        flushall,
+    )
+    .flags(flags![WRITE])
+    .acl(acl![KEYSPACE, DANGEROUS])
+    .complexity("O(N) where N is the total number of keys in all databases")
+    .args(&[
+        one_of("async", &[
+            pure_token("async", "ASYNC").since("4.0.0"),
+            pure_token("sync", "SYNC").since("6.2.0"),
+        ]).optional(),
+    ]),
+    CommandSpec::new(
+        "memory",
+        -2,
+        Group::Server,
+        "A container for memory diagnostics commands",
+        memory,
+    )
+    .since("4.0.0")
+    .complexity("Depends on subcommand."),
+    CommandSpec::new(
+        "del",
+        -2,
+        Group::Generic,
+        "Deletes one or more keys",
+        del,
+    )
+    .flags(flags![WRITE])
+    .key_specs(&[KeySpec::range(key_flags![RM, DELETE], 1, -1, 1)])
+    .acl(acl![KEYSPACE])
+    .complexity("O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).")
+    .args(&[
+        key("key").multiple(),
+    ]),
+    CommandSpec::new(
+        "unlink",
+        -2,
+        Group::Generic,
+        "Deletes one or more keys",
+        del,
+    )
+    .flags(flags![WRITE, FAST])
+    .key_specs(&[KeySpec::range(key_flags![RM, DELETE], 1, -1, 1)])
+    .acl(acl![KEYSPACE])
+    .since("4.0.0")
+    .complexity("O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.")
+    .args(&[
+        key("key").multiple(),
+    ]),
+    CommandSpec::new(
+        "exists",
+        -2,
+        Group::Generic,
+        "Determines whether one or more keys exist",
+        exists,
+    )
+    .flags(flags![READONLY, FAST])
+    .key_specs(&[KeySpec::range(key_flags![RO], 1, -1, 1)])
+    .acl(acl![KEYSPACE])
+    .complexity("O(N) where N is the number of keys to check.")
+    .args(&[
+        key("key").multiple(),
+    ]),
+    CommandSpec::new(
+        "touch",
+        -2,
+        Group::Generic,
+        "Returns the number of existing keys out of those specified",
+        exists,
+    )
+    .flags(flags![READONLY, FAST])
+    .key_specs(&[KeySpec::range(key_flags![RO], 1, -1, 1)])
+    .acl(acl![KEYSPACE])
+    .since("3.2.1")
+    .complexity("O(N) where N is the number of keys that will be touched.")
+    .args(&[
+        key("key").multiple(),
+    ]),
+    CommandSpec::new(
+        "type",
+        2,
+        Group::Generic,
+        "Determines the type of value stored at a key",
+        type_of,
+    )
+    .flags(flags![READONLY, FAST])
+    .key_specs(&[KeySpec::range(key_flags![RO], 1, 0, 1)])
+    .acl(acl![KEYSPACE])
+    .complexity("O(1)")
+    .args(&[
+        key("key"),
+    ]),
+    CommandSpec::new(
+        "keys",
+        2,
+        Group::Generic,
+        "Returns all key names that match a pattern",
+        keys,
+    )
+    .flags(flags![READONLY])
+    .acl(acl![KEYSPACE, DANGEROUS])
+    .complexity("O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length.")
+    .args(&[
+        pattern("pattern"),
+    ]),
+    CommandSpec::new(
+        "scan",
+        -2,
+        Group::Generic,
+        "Iterates over the key names in the database",
+        scan,
+    )
+    .flags(flags![READONLY])
+    .acl(acl![KEYSPACE])
+    .since("2.8.0")
+    .complexity("O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.")
+    .args(&[
+        integer("cursor"),
+        pattern("pattern").token("MATCH").optional(),
+        integer("count").token("COUNT").optional(),
+        string("type").token("TYPE").since("6.0.0").optional(),
+    ]),
+    CommandSpec::new(
+        "randomkey",
+        1,
+        Group::Generic,
+        "Returns a random key name from the database",
+        randomkey,
+    )
+    .flags(flags![READONLY])
+    .acl(acl![KEYSPACE])
+    .complexity("O(1)"),
+    CommandSpec::new(
+        "rename",
+        3,
+        Group::Generic,
+        "Renames a key and overwrites the destination",
+        rename,
+    )
+    .flags(flags![WRITE])
+    .key_specs(&[KeySpec::range(key_flags![RW, ACCESS, DELETE], 1, 0, 1), KeySpec::range(key_flags![OW, UPDATE], 2, 0, 1)])
+    .acl(acl![KEYSPACE])
+    .complexity("O(1)")
+    .args(&[
+        key("key"),
+        key("newkey").key_spec(1),
+    ]),
+    CommandSpec::new(
+        "renamenx",
+        3,
+        Group::Generic,
+        "Renames a key only when the target key name doesn't exist",
+        renamenx,
+    )
+    .flags(flags![WRITE, FAST])
+    .key_specs(&[KeySpec::range(key_flags![RW, ACCESS, DELETE], 1, 0, 1), KeySpec::range(key_flags![OW, INSERT], 2, 0, 1)])
+    .acl(acl![KEYSPACE])
+    .complexity("O(1)")
+    .args(&[
+        key("key"),
+        key("newkey").key_spec(1),
+    ]),
+    CommandSpec::new(
+        "copy",
+        -3,
+        Group::Generic,
+        "Copies the value of a key to a new key",
+        copy,
+    )
+    .flags(flags![WRITE, DENYOOM])
+    .key_specs(&[KeySpec::range(key_flags![RO, ACCESS], 1, 0, 1), KeySpec::range(key_flags![OW, UPDATE], 2, 0, 1)])
+    .acl(acl![KEYSPACE])
+    .since("6.2.0")
+    .complexity("O(N) worst case for collections, where N is the number of nested items. O(1) for string values.")
+    .args(&[
+        key("source"),
+        key("destination").key_spec(1),
+        integer("destination-db").token("DB").optional(),
+        pure_token("replace", "REPLACE").optional(),
+    ]),
+    CommandSpec::new(
+        "expire",
+        -3,
+        Group::Generic,
+        "Sets the expiration time of a key in seconds",
+        expire,
+    )
+    .flags(flags![WRITE, FAST])
+    .key_specs(&[KeySpec::range(key_flags![RW, UPDATE], 1, 0, 1)])
+    .acl(acl![KEYSPACE])
+    .complexity("O(1)")
+    .args(&[
+        key("key"),
+        integer("seconds"),
+        one_of("condition", &[
+            pure_token("nx", "NX"),
+            pure_token("xx", "XX"),
+            pure_token("gt", "GT"),
+            pure_token("lt", "LT"),
+        ]).since("7.0.0").optional(),
+    ]),
+    CommandSpec::new(
+        "pexpire",
+        -3,
+        Group::Generic,
+        "Sets the expiration time of a key in milliseconds",
+        pexpire,
+    )
+    .flags(flags![WRITE, FAST])
+    .key_specs(&[KeySpec::range(key_flags![RW, UPDATE], 1, 0, 1)])
+    .acl(acl![KEYSPACE])
+    .since("2.6.0")
+    .complexity("O(1)")
+    .args(&[
+        key("key"),
+        integer("milliseconds"),
+        one_of("condition", &[
+            pure_token("nx", "NX"),
+            pure_token("xx", "XX"),
+            pure_token("gt", "GT"),
+            pure_token("lt", "LT"),
+        ]).since("7.0.0").optional(),
+    ]),
+    CommandSpec::new(
+        "expireat",
+        -3,
+        Group::Generic,
+        "Sets the expiration time of a key to a Unix timestamp",
+        expireat,
+    )
+    .flags(flags![WRITE, FAST])
+    .key_specs(&[KeySpec::range(key_flags![RW, UPDATE], 1, 0, 1)])
+    .acl(acl![KEYSPACE])
+    .since("1.2.0")
+    .complexity("O(1)")
+    .args(&[
+        key("key"),
+        unix_time("unix-time-seconds"),
+        one_of("condition", &[
+            pure_token("nx", "NX"),
+            pure_token("xx", "XX"),
+            pure_token("gt", "GT"),
+            pure_token("lt", "LT"),
+        ]).since("7.0.0").optional(),
+    ]),
+    CommandSpec::new(
+        "pexpireat",
+        -3,
+        Group::Generic,
+        "Sets the expiration time of a key to a Unix milliseconds timestamp",
+        pexpireat,
+    )
+    .flags(flags![WRITE, FAST])
+    .key_specs(&[KeySpec::range(key_flags![RW, UPDATE], 1, 0, 1)])
+    .acl(acl![KEYSPACE])
+    .since("2.6.0")
+    .complexity("O(1)")
+    .args(&[
+        key("key"),
+        unix_time("unix-time-milliseconds"),
+        one_of("condition", &[
+            pure_token("nx", "NX"),
+            pure_token("xx", "XX"),
+            pure_token("gt", "GT"),
+            pure_token("lt", "LT"),
+        ]).since("7.0.0").optional(),
+    ]),
+    CommandSpec::new(
+        "ttl",
+        2,
+        Group::Generic,
+        "Returns the expiration time in seconds of a key",
+        ttl,
+    )
+    .flags(flags![READONLY, FAST])
+    .key_specs(&[KeySpec::range(key_flags![RO, ACCESS], 1, 0, 1)])
+    .acl(acl![KEYSPACE])
+    .complexity("O(1)")
+    .args(&[
+        key("key"),
+    ]),
+    CommandSpec::new(
+        "pttl",
+        2,
+        Group::Generic,
+        "Returns the expiration time in milliseconds of a key",
+        pttl,
+    )
+    .flags(flags![READONLY, FAST])
+    .key_specs(&[KeySpec::range(key_flags![RO, ACCESS], 1, 0, 1)])
+    .acl(acl![KEYSPACE])
+    .since("2.6.0")
+    .complexity("O(1)")
+    .args(&[
+        key("key"),
+    ]),
+    CommandSpec::new(
+        "expiretime",
+        2,
+        Group::Generic,
+        "Returns the expiration time of a key as a Unix timestamp",
+        expiretime,
+    )
+    .flags(flags![READONLY, FAST])
+    .key_specs(&[KeySpec::range(key_flags![RO, ACCESS], 1, 0, 1)])
+    .acl(acl![KEYSPACE])
+    .since("7.0.0")
+    .complexity("O(1)")
+    .args(&[
+        key("key"),
+    ]),
+    CommandSpec::new(
+        "pexpiretime",
+        2,
+        Group::Generic,
+        "Returns the expiration time of a key as a Unix milliseconds timestamp",
+        pexpiretime,
+    )
+    .flags(flags![READONLY, FAST])
+    .key_specs(&[KeySpec::range(key_flags![RO, ACCESS], 1, 0, 1)])
+    .acl(acl![KEYSPACE])
+    .since("7.0.0")
+    .complexity("O(1)")
+    .args(&[
+        key("key"),
+    ]),
+    CommandSpec::new(
+        "persist",
+        2,
+        Group::Generic,
+        "Removes the expiration time of a key",
+        persist,
+    )
+    .flags(flags![WRITE, FAST])
+    .key_specs(&[KeySpec::range(key_flags![RW, UPDATE], 1, 0, 1)])
+    .acl(acl![KEYSPACE])
+    .since("2.2.0")
+    .complexity("O(1)")
+    .args(&[
+        key("key"),
+    ]),
+    CommandSpec::new(
+        "object",
+        -2,
+        Group::Generic,
+        "A container for object introspection commands",
+        object,
+    )
+    .key_specs(&[KeySpec::range(key_flags![RO], 2, 0, 1)])
+    .since("2.2.3")
+    .complexity("Depends on subcommand."),
+];

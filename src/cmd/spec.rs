@@ -1,0 +1,534 @@
+//! The vocabulary of the command table: what each family declares about its commands, in the
+//! terms Redis's COMMAND INFO and COMMAND DOCS report, plus how to run them.
+
+use super::errors::CmdResult;
+use super::Ctx;
+use crate::protocol::Request;
+
+pub(crate) type Handler = fn(&mut Ctx, Request) -> CmdResult;
+
+/// Redis's command flags, as bits. COMMAND INFO lists them in `Flags::NAMES` order, Redis's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flags(u32);
+
+impl Flags {
+    pub const NONE: Flags = Flags(0);
+    pub const WRITE: Flags = Flags(1);
+    pub const READONLY: Flags = Flags(1 << 1);
+    /// Refused while memory is over `maxmemory`.
+    pub const DENYOOM: Flags = Flags(1 << 2);
+    pub const ADMIN: Flags = Flags(1 << 3);
+    pub const NOSCRIPT: Flags = Flags(1 << 4);
+    pub const LOADING: Flags = Flags(1 << 5);
+    pub const STALE: Flags = Flags(1 << 6);
+    pub const SKIP_SLOWLOG: Flags = Flags(1 << 7);
+    pub const FAST: Flags = Flags(1 << 8);
+    /// May run before AUTH.
+    pub const NO_AUTH: Flags = Flags(1 << 9);
+    pub const NO_ASYNC_LOADING: Flags = Flags(1 << 10);
+    /// Refused inside MULTI, which then fails at EXEC.
+    pub const NO_MULTI: Flags = Flags(1 << 11);
+    pub const ALLOW_BUSY: Flags = Flags(1 << 12);
+    /// Not a Redis flag and never reported: runs at once inside MULTI instead of being queued
+    /// (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET), which Redis decides by a list in its code.
+    pub const NOT_QUEUED: Flags = Flags(1 << 31);
+
+    const NAMES: [(Flags, &'static str); 13] = [
+        (Flags::WRITE, "write"),
+        (Flags::READONLY, "readonly"),
+        (Flags::DENYOOM, "denyoom"),
+        (Flags::ADMIN, "admin"),
+        (Flags::NOSCRIPT, "noscript"),
+        (Flags::LOADING, "loading"),
+        (Flags::STALE, "stale"),
+        (Flags::SKIP_SLOWLOG, "skip_slowlog"),
+        (Flags::FAST, "fast"),
+        (Flags::NO_AUTH, "no_auth"),
+        (Flags::NO_ASYNC_LOADING, "no_async_loading"),
+        (Flags::NO_MULTI, "no_multi"),
+        (Flags::ALLOW_BUSY, "allow_busy"),
+    ];
+
+    pub const fn or(self, other: Flags) -> Flags {
+        Flags(self.0 | other.0)
+    }
+
+    pub const fn contains(self, other: Flags) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// The reported flags' names, in Redis's order.
+    pub fn names(self) -> impl Iterator<Item = &'static str> {
+        Flags::NAMES
+            .into_iter()
+            .filter(move |(flag, _)| self.contains(*flag))
+            .map(|(_, name)| name)
+    }
+}
+
+/// `flags![WRITE, DENYOOM]`: a `Flags` value from the names of its bits.
+macro_rules! flags {
+    ($($flag:ident),* $(,)?) => {
+        $crate::cmd::spec::Flags::NONE$(.or($crate::cmd::spec::Flags::$flag))*
+    };
+}
+pub(crate) use flags;
+
+/// ACL categories, as bits; COMMAND INFO lists them in `Acl::NAMES` order, Redis's own, with
+/// module categories last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Acl(u32);
+
+impl Acl {
+    pub const NONE: Acl = Acl(0);
+    pub const KEYSPACE: Acl = Acl(1);
+    pub const READ: Acl = Acl(1 << 1);
+    pub const WRITE: Acl = Acl(1 << 2);
+    pub const STRING: Acl = Acl(1 << 3);
+    pub const ADMIN: Acl = Acl(1 << 4);
+    pub const FAST: Acl = Acl(1 << 5);
+    pub const SLOW: Acl = Acl(1 << 6);
+    pub const DANGEROUS: Acl = Acl(1 << 7);
+    pub const CONNECTION: Acl = Acl(1 << 8);
+    pub const TRANSACTION: Acl = Acl(1 << 9);
+    /// RedisBloom's category, which sieved's own filter commands share.
+    pub const BLOOM: Acl = Acl(1 << 10);
+
+    const NAMES: [(Acl, &'static str); 11] = [
+        (Acl::KEYSPACE, "@keyspace"),
+        (Acl::READ, "@read"),
+        (Acl::WRITE, "@write"),
+        (Acl::STRING, "@string"),
+        (Acl::ADMIN, "@admin"),
+        (Acl::FAST, "@fast"),
+        (Acl::SLOW, "@slow"),
+        (Acl::DANGEROUS, "@dangerous"),
+        (Acl::CONNECTION, "@connection"),
+        (Acl::TRANSACTION, "@transaction"),
+        (Acl::BLOOM, "@bloom"),
+    ];
+
+    pub const fn or(self, other: Acl) -> Acl {
+        Acl(self.0 | other.0)
+    }
+
+    pub const fn contains(self, other: Acl) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    pub fn names(self) -> impl Iterator<Item = &'static str> {
+        Acl::NAMES
+            .into_iter()
+            .filter(move |(category, _)| self.contains(*category))
+            .map(|(_, name)| name)
+    }
+
+    /// The category's name without its `@`, as ACL CAT and COMMAND LIST FILTERBY ACLCAT spell it.
+    pub fn find(name: &[u8]) -> Option<Acl> {
+        Acl::NAMES
+            .into_iter()
+            .find(|(_, known)| known.as_bytes()[1..].eq_ignore_ascii_case(name))
+            .map(|(category, _)| category)
+    }
+}
+
+/// `acl![KEYSPACE, DANGEROUS]`: an `Acl` value from the names of its categories.
+macro_rules! acl {
+    ($($category:ident),* $(,)?) => {
+        $crate::cmd::spec::Acl::NONE$(.or($crate::cmd::spec::Acl::$category))*
+    };
+}
+pub(crate) use acl;
+
+/// What a command does with the keys a key specification finds, as bits; reported in
+/// `KeyFlags::NAMES` order, Redis's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyFlags(u16);
+
+impl KeyFlags {
+    pub const NONE: KeyFlags = KeyFlags(0);
+    pub const RO: KeyFlags = KeyFlags(1);
+    pub const RW: KeyFlags = KeyFlags(1 << 1);
+    pub const OW: KeyFlags = KeyFlags(1 << 2);
+    pub const RM: KeyFlags = KeyFlags(1 << 3);
+    pub const ACCESS: KeyFlags = KeyFlags(1 << 4);
+    pub const UPDATE: KeyFlags = KeyFlags(1 << 5);
+    pub const INSERT: KeyFlags = KeyFlags(1 << 6);
+    pub const DELETE: KeyFlags = KeyFlags(1 << 7);
+    pub const VARIABLE_FLAGS: KeyFlags = KeyFlags(1 << 8);
+
+    const NAMES: [(KeyFlags, &'static str); 9] = [
+        (KeyFlags::RO, "RO"),
+        (KeyFlags::RW, "RW"),
+        (KeyFlags::OW, "OW"),
+        (KeyFlags::RM, "RM"),
+        (KeyFlags::ACCESS, "access"),
+        (KeyFlags::UPDATE, "update"),
+        (KeyFlags::INSERT, "insert"),
+        (KeyFlags::DELETE, "delete"),
+        (KeyFlags::VARIABLE_FLAGS, "variable_flags"),
+    ];
+
+    pub const fn or(self, other: KeyFlags) -> KeyFlags {
+        KeyFlags(self.0 | other.0)
+    }
+
+    pub fn names(self) -> impl Iterator<Item = &'static str> {
+        KeyFlags::NAMES
+            .into_iter()
+            .filter(move |(flag, _)| self.0 & flag.0 == flag.0)
+            .map(|(_, name)| name)
+    }
+}
+
+/// `key_flags![RW, ACCESS]`: a `KeyFlags` value from the names of its bits.
+macro_rules! key_flags {
+    ($($flag:ident),* $(,)?) => {
+        $crate::cmd::spec::KeyFlags::NONE$(.or($crate::cmd::spec::KeyFlags::$flag))*
+    };
+}
+pub(crate) use key_flags;
+
+/// Where a command's keys are, as Redis 7's key specifications say it: from the argument at
+/// `index`, up to `last_key` further on (counted from the end when negative), every `step`.
+/// sieved's commands need no other kind of search.
+#[derive(Debug, Clone, Copy)]
+pub struct KeySpec {
+    pub flags: KeyFlags,
+    pub index: i32,
+    pub last_key: i32,
+    pub step: i32,
+    pub notes: Option<&'static str>,
+}
+
+impl KeySpec {
+    pub const fn range(flags: KeyFlags, index: i32, last_key: i32, step: i32) -> KeySpec {
+        KeySpec {
+            flags,
+            index,
+            last_key,
+            step,
+            notes: None,
+        }
+    }
+
+    pub const fn notes(mut self, notes: &'static str) -> KeySpec {
+        self.notes = Some(notes);
+        self
+    }
+
+    /// The positions of the keys in a request of `argc` words, or None when they would run
+    /// past its end (Redis's "Invalid arguments specified for command").
+    pub fn positions(&self, argc: usize) -> Option<impl Iterator<Item = usize>> {
+        let argc = argc as i64;
+        let first = i64::from(self.index);
+        let last = if self.last_key >= 0 {
+            first + i64::from(self.last_key)
+        } else {
+            argc + i64::from(self.last_key)
+        };
+        if first >= argc || last >= argc || last < first || self.step < 1 {
+            return None;
+        }
+        Some((first as usize..=last as usize).step_by(self.step as usize))
+    }
+}
+
+/// Redis's command groups. Module commands report `module` and the module's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    Generic,
+    String,
+    Connection,
+    Server,
+    Transactions,
+    /// A command RedisBloom would provide (module `bf`): BF.*, and sieved's CBF.* and SIEVED.*.
+    Bloom,
+}
+
+impl Group {
+    pub fn name(self) -> &'static str {
+        match self {
+            Group::Generic => "generic",
+            Group::String => "string",
+            Group::Connection => "connection",
+            Group::Server => "server",
+            Group::Transactions => "transactions",
+            Group::Bloom => "module",
+        }
+    }
+
+    pub fn module(self) -> Option<&'static str> {
+        match self {
+            Group::Bloom => Some("bf"),
+            _ => None,
+        }
+    }
+}
+
+/// An argument's type, as COMMAND DOCS names it; blocks and choices hold their arguments.
+#[derive(Debug, Clone, Copy)]
+pub enum ArgType {
+    String,
+    Integer,
+    Double,
+    /// A key, and the index of the key specification that finds it.
+    Key(u8),
+    Pattern,
+    UnixTime,
+    PureToken,
+    OneOf(&'static [Arg]),
+    Block(&'static [Arg]),
+}
+
+impl ArgType {
+    pub fn name(self) -> &'static str {
+        match self {
+            ArgType::String => "string",
+            ArgType::Integer => "integer",
+            ArgType::Double => "double",
+            ArgType::Key(_) => "key",
+            ArgType::Pattern => "pattern",
+            ArgType::UnixTime => "unix-time",
+            ArgType::PureToken => "pure-token",
+            ArgType::OneOf(_) => "oneof",
+            ArgType::Block(_) => "block",
+        }
+    }
+}
+
+/// One argument of a command, as COMMAND DOCS reports it.
+#[derive(Debug, Clone, Copy)]
+pub struct Arg {
+    pub name: &'static str,
+    pub kind: ArgType,
+    /// The keyword written before the value (or alone, for a pure token).
+    pub token: Option<&'static str>,
+    pub since: Option<&'static str>,
+    pub optional: bool,
+    pub multiple: bool,
+    /// With `multiple`: the token is repeated before each value.
+    pub multiple_token: bool,
+}
+
+const fn arg(name: &'static str, kind: ArgType) -> Arg {
+    Arg {
+        name,
+        kind,
+        token: None,
+        since: None,
+        optional: false,
+        multiple: false,
+        multiple_token: false,
+    }
+}
+
+pub const fn key(name: &'static str) -> Arg {
+    arg(name, ArgType::Key(0))
+}
+pub const fn string(name: &'static str) -> Arg {
+    arg(name, ArgType::String)
+}
+pub const fn integer(name: &'static str) -> Arg {
+    arg(name, ArgType::Integer)
+}
+pub const fn double(name: &'static str) -> Arg {
+    arg(name, ArgType::Double)
+}
+pub const fn pattern(name: &'static str) -> Arg {
+    arg(name, ArgType::Pattern)
+}
+pub const fn unix_time(name: &'static str) -> Arg {
+    arg(name, ArgType::UnixTime)
+}
+/// A keyword standing alone: `pure_token("nx", "NX")`.
+pub const fn pure_token(name: &'static str, token: &'static str) -> Arg {
+    arg(name, ArgType::PureToken).token(token)
+}
+pub const fn one_of(name: &'static str, choices: &'static [Arg]) -> Arg {
+    arg(name, ArgType::OneOf(choices))
+}
+pub const fn block(name: &'static str, parts: &'static [Arg]) -> Arg {
+    arg(name, ArgType::Block(parts))
+}
+
+impl Arg {
+    pub const fn token(mut self, token: &'static str) -> Arg {
+        self.token = Some(token);
+        self
+    }
+    pub const fn since(mut self, version: &'static str) -> Arg {
+        self.since = Some(version);
+        self
+    }
+    pub const fn optional(mut self) -> Arg {
+        self.optional = true;
+        self
+    }
+    pub const fn multiple(mut self) -> Arg {
+        self.multiple = true;
+        self
+    }
+    pub const fn multiple_token(mut self) -> Arg {
+        self.multiple_token = true;
+        self
+    }
+    /// For a key: which key specification finds it (the second key of RENAME is 1).
+    pub const fn key_spec(mut self, index: u8) -> Arg {
+        self.kind = ArgType::Key(index);
+        self
+    }
+}
+
+/// What COMMAND reports about a command, and how to run it.
+#[derive(Clone, Copy)]
+pub struct CommandSpec {
+    /// Lower case, as Redis reports it.
+    pub name: &'static str,
+    /// Exact argument count including the name when positive; a minimum when negative.
+    pub arity: i32,
+    pub flags: Flags,
+    /// The first and last key's positions (last negative: counted from the end), and the step:
+    /// Redis's legacy summary of `key_specs`.
+    pub first_key: i32,
+    pub last_key: i32,
+    pub step: i32,
+    pub key_specs: &'static [KeySpec],
+    /// Declared categories; `acl_categories` adds those Redis derives from the flags.
+    pub acl: Acl,
+    pub group: Group,
+    pub summary: &'static str,
+    pub since: &'static str,
+    pub complexity: Option<&'static str>,
+    pub args: &'static [Arg],
+    pub(crate) handler: Handler,
+}
+
+impl CommandSpec {
+    /// A command with no keys, flags or categories yet; each family adds what applies.
+    pub(crate) const fn new(
+        name: &'static str,
+        arity: i32,
+        group: Group,
+        summary: &'static str,
+        handler: Handler,
+    ) -> CommandSpec {
+        CommandSpec {
+            name,
+            arity,
+            flags: Flags::NONE,
+            first_key: 0,
+            last_key: 0,
+            step: 0,
+            key_specs: &[],
+            acl: Acl::NONE,
+            group,
+            summary,
+            since: "1.0.0",
+            complexity: None,
+            args: &[],
+            handler,
+        }
+    }
+
+    pub(crate) const fn flags(mut self, flags: Flags) -> CommandSpec {
+        self.flags = flags;
+        self
+    }
+    /// Sets the key specifications, and the legacy range Redis derives from them: from the
+    /// first specification's key to the last one's.
+    pub(crate) const fn key_specs(mut self, specs: &'static [KeySpec]) -> CommandSpec {
+        let (first, last) = (specs[0], specs[specs.len() - 1]);
+        self.key_specs = specs;
+        self.first_key = first.index;
+        self.last_key = if last.last_key < 0 {
+            last.last_key
+        } else {
+            last.index + last.last_key
+        };
+        self.step = first.step;
+        self
+    }
+    pub(crate) const fn acl(mut self, acl: Acl) -> CommandSpec {
+        self.acl = acl;
+        self
+    }
+    pub(crate) const fn since(mut self, version: &'static str) -> CommandSpec {
+        self.since = version;
+        self
+    }
+    pub(crate) const fn complexity(mut self, complexity: &'static str) -> CommandSpec {
+        self.complexity = Some(complexity);
+        self
+    }
+    pub(crate) const fn args(mut self, args: &'static [Arg]) -> CommandSpec {
+        self.args = args;
+        self
+    }
+
+    pub fn writes(&self) -> bool {
+        self.flags.contains(Flags::WRITE)
+    }
+
+    /// Whether `argc` words (the name included) fit the arity.
+    pub fn arity_fits(&self, argc: usize) -> bool {
+        let argc = argc as i64;
+        let arity = self.arity as i64;
+        if arity >= 0 {
+            argc == arity
+        } else {
+            argc >= -arity
+        }
+    }
+
+    /// The categories COMMAND INFO reports. Like Redis, a built-in command also gets those its
+    /// flags imply (and @slow unless @fast); a module command reports only what it declared.
+    pub fn acl_categories(&self) -> Acl {
+        if self.group.module().is_some() {
+            return self.acl;
+        }
+        let mut acl = self.acl;
+        for (flag, implied) in [
+            (Flags::WRITE, Acl::WRITE),
+            (Flags::READONLY, Acl::READ),
+            (Flags::ADMIN, Acl::ADMIN.or(Acl::DANGEROUS)),
+            (Flags::FAST, Acl::FAST),
+        ] {
+            if self.flags.contains(flag) {
+                acl = acl.or(implied);
+            }
+        }
+        if !acl.contains(Acl::FAST) {
+            acl = acl.or(Acl::SLOW);
+        }
+        acl
+    }
+}
+
+/// The families' tables as one array, in order, built at compile time.
+pub(crate) const fn concat<const N: usize>(families: &[&[CommandSpec]]) -> [CommandSpec; N] {
+    let mut all = [families[0][0]; N];
+    let mut at = 0;
+    let mut family = 0;
+    while family < families.len() {
+        let mut i = 0;
+        while i < families[family].len() {
+            all[at] = families[family][i];
+            at += 1;
+            i += 1;
+        }
+        family += 1;
+    }
+    assert!(at == N, "the table's length is the sum of the families'");
+    all
+}
+
+pub(crate) const fn total(families: &[&[CommandSpec]]) -> usize {
+    let mut sum = 0;
+    let mut family = 0;
+    while family < families.len() {
+        sum += families[family].len();
+        family += 1;
+    }
+    sum
+}
