@@ -3,8 +3,7 @@
 use super::args::{is, parse_f64, parse_i64, Cursor};
 use super::errors::*;
 use super::spec::{
-    acl, double, flags, integer, key, key_flags, one_of, pure_token, string, Arg, CommandSpec,
-    Group, KeySpec,
+    bits, double, integer, key, one_of, pure_token, string, Arg, CommandSpec, Group, KeySpec,
 };
 use super::{filters, Ctx};
 use crate::config::{MAX_CAPACITY, MAX_EXPANSION};
@@ -294,9 +293,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Creates a new Bloom Filter",
         reserve,
     )
-    .flags(flags![WRITE, DENYOOM])
+    .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(FILTER_KEY)
-    .acl(acl![WRITE, FAST, BLOOM])
+    .acl(bits![Acl: WRITE, FAST, BLOOM])
     .complexity("O(1)")
     .args(&[
         key("key"),
@@ -312,21 +311,21 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Adds an item to a Bloom Filter",
         add,
     )
-    .flags(flags![WRITE, DENYOOM])
+    .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(FILTER_KEY)
-    .acl(acl![WRITE, BLOOM])
+    .acl(bits![Acl: WRITE, BLOOM])
     .complexity(HASHES_OF_LAST_LINK)
     .args(KEY_ITEM),
     CommandSpec::new("bf.madd", -3, Group::Bloom, ADD_MANY, madd)
-        .flags(flags![WRITE, DENYOOM])
+        .flags(bits![Flags: WRITE, DENYOOM])
         .key_specs(FILTER_KEY)
-        .acl(acl![WRITE, BLOOM])
+        .acl(bits![Acl: WRITE, BLOOM])
         .complexity(HASHES_TIMES_ITEMS)
         .args(KEY_ITEMS),
     CommandSpec::new("bf.insert", -4, Group::Bloom, ADD_MANY, insert)
-        .flags(flags![WRITE, DENYOOM])
+        .flags(bits![Flags: WRITE, DENYOOM])
         .key_specs(FILTER_KEY)
-        .acl(acl![WRITE, BLOOM])
+        .acl(bits![Acl: WRITE, BLOOM])
         .complexity(HASHES_TIMES_ITEMS)
         .args(&[
             key("key"),
@@ -345,9 +344,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Checks whether an item exists in a Bloom Filter",
         exists,
     )
-    .flags(flags![READONLY, FAST])
+    .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
-    .acl(acl![READ, BLOOM])
+    .acl(bits![Acl: READ, BLOOM])
     .complexity(HASHES_OF_LAST_LINK)
     .args(KEY_ITEM),
     CommandSpec::new(
@@ -357,9 +356,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Checks whether one or more items exist in a Bloom Filter",
         mexists,
     )
-    .flags(flags![READONLY, FAST])
+    .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
-    .acl(acl![READ, BLOOM])
+    .acl(bits![Acl: READ, BLOOM])
     .complexity(HASHES_TIMES_ITEMS)
     .args(KEY_ITEMS),
     CommandSpec::new(
@@ -369,9 +368,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Returns information about a Bloom Filter",
         info,
     )
-    .flags(flags![READONLY, FAST])
+    .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
-    .acl(acl![READ, FAST, BLOOM])
+    .acl(bits![Acl: READ, FAST, BLOOM])
     .complexity("O(1)")
     .args(&[
         key("key"),
@@ -394,9 +393,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Returns the cardinality of a Bloom filter",
         card,
     )
-    .flags(flags![READONLY, FAST])
+    .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
-    .acl(acl![READ, FAST, BLOOM])
+    .acl(bits![Acl: READ, FAST, BLOOM])
     .since("2.4.4")
     .complexity("O(1)")
     .args(&[key("key")]),
@@ -407,9 +406,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Begins an incremental save of the bloom filter",
         scandump,
     )
-    .flags(flags![READONLY, FAST])
+    .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
-    .acl(acl![READ, BLOOM])
+    .acl(bits![Acl: READ, BLOOM])
     .complexity("O(n), where n is the capacity")
     .args(&[key("key"), integer("iterator")]),
     CommandSpec::new(
@@ -419,9 +418,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Restores a filter previously saved using SCANDUMP",
         loadchunk,
     )
-    .flags(flags![WRITE, DENYOOM])
+    .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(FILTER_KEY)
-    .acl(acl![WRITE, BLOOM])
+    .acl(bits![Acl: WRITE, BLOOM])
     .complexity("O(n), where n is the capacity")
     .args(&[key("key"), integer("iterator"), string("data")]),
     // Undocumented by RedisBloom, which declares arity -1 and checks for exactly one key itself.
@@ -432,9 +431,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Describes each sub-filter of a Bloom filter",
         debug,
     )
-    .flags(flags![READONLY, FAST])
+    .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
-    .acl(acl![READ, BLOOM])
+    .acl(bits![Acl: READ, BLOOM])
     .complexity("O(n), where n is the number of sub-filters")
     .args(&[key("key")]),
 ];
@@ -448,6 +447,6 @@ const HASHES_TIMES_ITEMS: &str =
 /// A module command declared with a first key gets this key specification from Redis, which
 /// cannot know better: read-write, full access.
 pub(super) const FILTER_KEY: &[KeySpec] =
-    &[KeySpec::range(key_flags![RW, ACCESS, UPDATE], 1, 0, 1)];
+    &[KeySpec::range(bits![KeyFlags: RW, ACCESS, UPDATE], 1, 0, 1)];
 pub(super) const KEY_ITEM: &[Arg] = &[key("key"), string("item")];
 pub(super) const KEY_ITEMS: &[Arg] = &[key("key"), string("item").multiple()];

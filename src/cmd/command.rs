@@ -3,7 +3,7 @@
 
 use super::args::is;
 use super::errors::*;
-use super::spec::{acl, flags, Acl, Arg, ArgType, CommandSpec, Group, KeySpec};
+use super::spec::{bits, Acl, Arg, ArgType, CommandSpec, Group, KeySpec};
 use super::{lookup, Ctx, COMMANDS};
 use crate::protocol::{Reply, Request};
 use crate::store::glob_match;
@@ -12,14 +12,11 @@ fn write_info(reply: &mut Reply, spec: &CommandSpec) {
     reply.array(10);
     reply.bulk(spec.name.as_bytes());
     reply.int(i64::from(spec.arity));
-    reply.set(spec.flags.names().count());
-    spec.flags.names().for_each(|flag| reply.simple(flag));
+    write_names(reply, spec.flags.names());
     reply.int(i64::from(spec.first_key));
     reply.int(i64::from(spec.last_key));
     reply.int(i64::from(spec.step));
-    let categories = spec.acl_categories();
-    reply.set(categories.names().count());
-    categories.names().for_each(|name| reply.simple(name));
+    write_names(reply, spec.acl_categories().names());
     // No command tips.
     reply.set(0);
     reply.set(spec.key_specs.len());
@@ -37,28 +34,34 @@ fn write_key_spec(reply: &mut Reply, key: &KeySpec) {
         reply.bulk(notes.as_bytes());
     }
     reply.bulk(b"flags");
-    reply.set(key.flags.names().count());
-    key.flags.names().for_each(|flag| reply.simple(flag));
-    reply.bulk(b"begin_search");
+    write_names(reply, key.flags.names());
+    write_search(reply, b"begin_search", b"index", &[(b"index", key.index)]);
+    let range: [(&[u8], i32); 3] = [
+        (b"lastkey", key.last_key),
+        (b"keystep", key.step),
+        (b"limit", 0),
+    ];
+    write_search(reply, b"find_keys", b"range", &range);
+}
+
+/// One step of a key specification: its kind and its numeric parameters.
+fn write_search(reply: &mut Reply, step: &[u8], kind: &[u8], parameters: &[(&[u8], i32)]) {
+    reply.bulk(step);
     reply.map(2);
     reply.bulk(b"type");
-    reply.bulk(b"index");
+    reply.bulk(kind);
     reply.bulk(b"spec");
-    reply.map(1);
-    reply.bulk(b"index");
-    reply.int(i64::from(key.index));
-    reply.bulk(b"find_keys");
-    reply.map(2);
-    reply.bulk(b"type");
-    reply.bulk(b"range");
-    reply.bulk(b"spec");
-    reply.map(3);
-    reply.bulk(b"lastkey");
-    reply.int(i64::from(key.last_key));
-    reply.bulk(b"keystep");
-    reply.int(i64::from(key.step));
-    reply.bulk(b"limit");
-    reply.int(0);
+    reply.map(parameters.len());
+    for (name, value) in parameters {
+        reply.bulk(name);
+        reply.int(i64::from(*value));
+    }
+}
+
+/// A set of flag or category names, as simple strings.
+fn write_names(reply: &mut Reply, names: impl Iterator<Item = &'static str> + Clone) {
+    reply.set(names.clone().count());
+    names.for_each(|name| reply.simple(name));
 }
 
 fn write_docs(reply: &mut Reply, spec: &CommandSpec) {
@@ -92,11 +95,7 @@ fn write_docs(reply: &mut Reply, spec: &CommandSpec) {
 fn write_args(reply: &mut Reply, args: &[Arg]) {
     reply.array(args.len());
     for arg in args {
-        let flags = [
-            (arg.optional, "optional"),
-            (arg.multiple, "multiple"),
-            (arg.multiple_token, "multiple_token"),
-        ];
+        let flags = [(arg.optional, "optional"), (arg.multiple, "multiple")];
         let flag_count = flags.iter().filter(|(set, _)| *set).count();
         let (key_spec, children) = match arg.kind {
             ArgType::Key(index) => (Some(index), None),
@@ -128,10 +127,10 @@ fn write_args(reply: &mut Reply, args: &[Arg]) {
         }
         if flag_count > 0 {
             reply.bulk(b"flags");
-            reply.set(flag_count);
-            for (_, name) in flags.iter().filter(|(set, _)| *set) {
-                reply.simple(name);
-            }
+            write_names(
+                reply,
+                flags.iter().filter(|(set, _)| *set).map(|(_, name)| *name),
+            );
         }
         if let Some(children) = children {
             reply.bulk(b"arguments");
@@ -210,8 +209,7 @@ fn write_keys(reply: &mut Reply, request: Request, with_flags: bool) -> CmdResul
             if with_flags {
                 reply.array(2);
                 reply.bulk(name);
-                reply.set(key.flags.names().count());
-                key.flags.names().for_each(|flag| reply.simple(flag));
+                write_names(reply, key.flags.names());
             } else {
                 reply.bulk(name);
             }
@@ -321,7 +319,7 @@ pub(super) const SPECS: &[CommandSpec] = &[CommandSpec::new(
     "Returns detailed information about all commands",
     command,
 )
-.flags(flags![LOADING, STALE])
-.acl(acl![CONNECTION])
+.flags(bits![Flags: LOADING, STALE])
+.acl(bits![Acl: CONNECTION])
 .since("2.8.13")
 .complexity("O(N) where N is the total number of Redis commands")];

@@ -2,7 +2,7 @@
 
 use super::args::{is, parse_i64, Cursor};
 use super::errors::*;
-use super::spec::{acl, block, flags, integer, string, CommandSpec, Group};
+use super::spec::{bits, block, integer, string, CommandSpec, Group};
 use super::Ctx;
 use crate::protocol::{Protocol, Request};
 
@@ -262,8 +262,8 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Returns the server's liveliness response",
         ping,
     )
-    .flags(flags![FAST])
-    .acl(acl![CONNECTION])
+    .flags(bits![Flags: FAST])
+    .acl(bits![Acl: CONNECTION])
     .complexity("O(1)")
     .args(&[string("message").optional()]),
     CommandSpec::new(
@@ -273,8 +273,8 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Returns the given string",
         echo,
     )
-    .flags(flags![LOADING, STALE, FAST])
-    .acl(acl![CONNECTION])
+    .flags(bits![Flags: LOADING, STALE, FAST])
+    .acl(bits![Acl: CONNECTION])
     .complexity("O(1)")
     .args(&[string("message")]),
     CommandSpec::new(
@@ -284,8 +284,8 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Handshakes with the server",
         hello,
     )
-    .flags(flags![NOSCRIPT, LOADING, STALE, FAST, NO_AUTH, ALLOW_BUSY])
-    .acl(acl![CONNECTION])
+    .flags(bits![Flags: NOSCRIPT, LOADING, STALE, FAST, NO_AUTH, ALLOW_BUSY])
+    .acl(bits![Acl: CONNECTION])
     .since("6.0.0")
     .complexity("O(1)")
     .args(&[block(
@@ -309,8 +309,8 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Authenticates the connection",
         auth,
     )
-    .flags(flags![NOSCRIPT, LOADING, STALE, FAST, NO_AUTH, ALLOW_BUSY])
-    .acl(acl![CONNECTION])
+    .flags(bits![Flags: NOSCRIPT, LOADING, STALE, FAST, NO_AUTH, ALLOW_BUSY])
+    .acl(bits![Acl: CONNECTION])
     .complexity("O(N) where N is the number of passwords defined for the user")
     .args(&[
         string("username").since("6.0.0").optional(),
@@ -323,15 +323,15 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Changes the selected database",
         select,
     )
-    .flags(flags![LOADING, STALE, FAST])
-    .acl(acl![CONNECTION])
+    .flags(bits![Flags: LOADING, STALE, FAST])
+    .acl(bits![Acl: CONNECTION])
     .complexity("O(1)")
     .args(&[integer("index")]),
     CommandSpec::new("quit", -1, Group::Connection, "Closes the connection", quit)
-        .flags(flags![
+        .flags(bits![Flags:
             NOSCRIPT, LOADING, STALE, FAST, NO_AUTH, ALLOW_BUSY, NOT_QUEUED
         ])
-        .acl(acl![CONNECTION])
+        .acl(bits![Acl: CONNECTION])
         .complexity("O(1)"),
     CommandSpec::new(
         "reset",
@@ -340,10 +340,10 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Resets the connection",
         reset,
     )
-    .flags(flags![
+    .flags(bits![Flags:
         NOSCRIPT, LOADING, STALE, FAST, NO_AUTH, ALLOW_BUSY, NOT_QUEUED
     ])
-    .acl(acl![CONNECTION])
+    .acl(bits![Acl: CONNECTION])
     .since("6.2.0")
     .complexity("O(1)"),
     CommandSpec::new(

@@ -11,9 +11,7 @@ use super::bloom::{
 use super::bloom::{FILTER_KEY, KEY_ITEM, KEY_ITEMS};
 use super::errors::*;
 use super::filters::{self, write_results};
-use super::spec::{
-    acl, double, flags, integer, key, one_of, pure_token, string, CommandSpec, Group,
-};
+use super::spec::{bits, double, integer, key, one_of, pure_token, string, CommandSpec, Group};
 use super::Ctx;
 use crate::filter::{CounterBits, CountingChain, CountingOptions};
 use crate::protocol::{Reply, Request};
@@ -287,9 +285,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Creates a new counting Bloom filter",
         reserve,
     )
-    .flags(flags![WRITE, DENYOOM])
+    .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(FILTER_KEY)
-    .acl(acl![WRITE, FAST, BLOOM])
+    .acl(bits![Acl: WRITE, FAST, BLOOM])
     .since(SINCE)
     .complexity("O(1)")
     .args(&[
@@ -307,9 +305,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Adds one copy of an item to a counting Bloom filter",
         add,
     )
-    .flags(flags![WRITE, DENYOOM])
+    .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(FILTER_KEY)
-    .acl(acl![WRITE, BLOOM])
+    .acl(bits![Acl: WRITE, BLOOM])
     .since(SINCE)
     .complexity(HASHES_OF_LAST_LINK)
     .args(KEY_ITEM),
@@ -317,12 +315,13 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "cbf.madd",
         -3,
         Group::Bloom,
-        "Adds one copy of each of one or more items to a counting Bloom filter. A filter will be created if it does not exist",
+        "Adds one copy of each of one or more items to a counting Bloom filter. A \
+        filter will be created if it does not exist",
         madd,
     )
-    .flags(flags![WRITE, DENYOOM])
+    .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(FILTER_KEY)
-    .acl(acl![WRITE, BLOOM])
+    .acl(bits![Acl: WRITE, BLOOM])
     .since(SINCE)
     .complexity(HASHES_TIMES_ITEMS)
     .args(KEY_ITEMS),
@@ -330,12 +329,13 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "cbf.insert",
         -4,
         Group::Bloom,
-        "Adds one copy of each of one or more items to a counting Bloom filter. A filter will be created with the given options if it does not exist",
+        "Adds one copy of each of one or more items to a counting Bloom filter. A \
+        filter will be created with the given options if it does not exist",
         insert,
     )
-    .flags(flags![WRITE, DENYOOM])
+    .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(FILTER_KEY)
-    .acl(acl![WRITE, BLOOM])
+    .acl(bits![Acl: WRITE, BLOOM])
     .since(SINCE)
     .complexity(HASHES_TIMES_ITEMS)
     .args(&[
@@ -356,9 +356,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Checks whether an item exists in a counting Bloom filter",
         exists,
     )
-    .flags(flags![READONLY, FAST])
+    .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
-    .acl(acl![READ, BLOOM])
+    .acl(bits![Acl: READ, BLOOM])
     .since(SINCE)
     .complexity(HASHES_OF_EACH_LINK)
     .args(KEY_ITEM),
@@ -369,9 +369,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Checks whether one or more items exist in a counting Bloom filter",
         mexists,
     )
-    .flags(flags![READONLY, FAST])
+    .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
-    .acl(acl![READ, BLOOM])
+    .acl(bits![Acl: READ, BLOOM])
     .since(SINCE)
     .complexity(HASHES_TIMES_ITEMS)
     .args(KEY_ITEMS),
@@ -382,9 +382,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Deletes one copy of an item from a counting Bloom filter",
         del,
     )
-    .flags(flags![WRITE, FAST])
+    .flags(bits![Flags: WRITE, FAST])
     .key_specs(FILTER_KEY)
-    .acl(acl![WRITE, BLOOM])
+    .acl(bits![Acl: WRITE, BLOOM])
     .since(SINCE)
     .complexity(HASHES_OF_EACH_LINK)
     .args(KEY_ITEM),
@@ -395,9 +395,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Deletes one copy of each of one or more items from a counting Bloom filter",
         mdel,
     )
-    .flags(flags![WRITE, FAST])
+    .flags(bits![Flags: WRITE, FAST])
     .key_specs(FILTER_KEY)
-    .acl(acl![WRITE, BLOOM])
+    .acl(bits![Acl: WRITE, BLOOM])
     .since(SINCE)
     .complexity(HASHES_TIMES_ITEMS)
     .args(KEY_ITEMS),
@@ -408,9 +408,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Returns how many copies of an item a counting Bloom filter holds, at most",
         count,
     )
-    .flags(flags![READONLY, FAST])
+    .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
-    .acl(acl![READ, BLOOM])
+    .acl(bits![Acl: READ, BLOOM])
     .since(SINCE)
     .complexity(HASHES_OF_EACH_LINK)
     .args(KEY_ITEM),
@@ -421,9 +421,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Returns the number of items held by a counting Bloom filter",
         card,
     )
-    .flags(flags![READONLY, FAST])
+    .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
-    .acl(acl![READ, FAST, BLOOM])
+    .acl(bits![Acl: READ, FAST, BLOOM])
     .since(SINCE)
     .complexity("O(1)")
     .args(&[key("key")]),
@@ -434,9 +434,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Returns information about a counting Bloom filter",
         info,
     )
-    .flags(flags![READONLY, FAST])
+    .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
-    .acl(acl![READ, FAST, BLOOM])
+    .acl(bits![Acl: READ, FAST, BLOOM])
     .since(SINCE)
     .complexity("O(1)")
     .args(&[
@@ -463,9 +463,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Begins an incremental save of the counting Bloom filter",
         scandump,
     )
-    .flags(flags![READONLY, FAST])
+    .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
-    .acl(acl![READ, BLOOM])
+    .acl(bits![Acl: READ, BLOOM])
     .since(SINCE)
     .complexity("O(n), where n is the capacity")
     .args(&[key("key"), integer("iterator")]),
@@ -476,9 +476,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Restores a counting Bloom filter previously saved using CBF.SCANDUMP",
         loadchunk,
     )
-    .flags(flags![WRITE, DENYOOM])
+    .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(FILTER_KEY)
-    .acl(acl![WRITE, BLOOM])
+    .acl(bits![Acl: WRITE, BLOOM])
     .since(SINCE)
     .complexity("O(n), where n is the capacity")
     .args(&[key("key"), integer("iterator"), string("data")]),

@@ -3,7 +3,7 @@
 use super::args::{is, parse_i64};
 use super::bloom::FILTER_KEY;
 use super::errors::*;
-use super::spec::{acl, flags, key, CommandSpec, Group};
+use super::spec::{bits, key, CommandSpec, Group};
 use super::Ctx;
 use crate::filter::Health;
 use crate::protocol::Request;
@@ -116,12 +116,13 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "sieved.stats",
         2,
         Group::Bloom,
-        "Reports how full a Bloom or counting Bloom filter is and its estimated false-positive rate",
+        "Reports how full a Bloom or counting Bloom filter is and its estimated \
+        false-positive rate",
         sieved_stats,
     )
-    .flags(flags![READONLY])
+    .flags(bits![Flags: READONLY])
     .key_specs(FILTER_KEY)
-    .acl(acl![READ, BLOOM])
+    .acl(bits![Acl: READ, BLOOM])
     .since("0.1.0")
     .complexity("O(f), where f is the number of sub-filters")
     .args(&[key("key")]),

@@ -1,6 +1,8 @@
-//! Commands: one file per family, and the table that names them all. Each handler reads its
-//! arguments from the request, acts on the store, and writes its reply; a handler that fails
-//! returns an error before writing anything, and `execute` sends it.
+//! Commands: one file per family, each declaring its commands in `spec.rs`'s terms (flags, keys,
+//! categories, documentation, handler); here they become the one table that dispatch, COMMAND
+//! and the transaction rules read. Each handler reads its arguments from the request, acts on
+//! the store, and writes its reply; a handler that fails returns an error before writing
+//! anything, and `execute` sends it.
 
 mod admin;
 mod args;
@@ -22,11 +24,12 @@ mod transaction;
 
 pub use client_info::ClientInfo;
 pub use context::{Ctx, ExitSave, SaveError, Server, Session, WriteLog};
-pub use spec::{CommandSpec, Flags};
+pub use spec::CommandSpec;
 pub use transaction::is_exec;
 
 use crate::protocol::{Request, RequestList};
 use errors::{CmdError, CmdResult};
+use spec::Flags;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 

@@ -7,187 +7,122 @@ use crate::protocol::Request;
 
 pub(crate) type Handler = fn(&mut Ctx, Request) -> CmdResult;
 
-/// Redis's command flags, as bits. COMMAND INFO lists them in `Flags::NAMES` order, Redis's own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Flags(u32);
+/// Declares a set of named bits: the type, a constant per bit, and the names COMMAND reports,
+/// in the order listed (Redis's own).
+macro_rules! bit_set {
+    (
+        $(#[$meta:meta])*
+        $set:ident($int:ty) {
+            $($(#[$doc:meta])* $bit:ident = $shift:literal => $name:literal,)*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct $set($int);
+
+        impl $set {
+            pub const NONE: $set = $set(0);
+            $($(#[$doc])* pub const $bit: $set = $set(1 << $shift);)*
+
+            const NAMES: &'static [($set, &'static str)] = &[$(($set::$bit, $name)),*];
+
+            pub const fn or(self, other: $set) -> $set {
+                $set(self.0 | other.0)
+            }
+
+            pub const fn contains(self, other: $set) -> bool {
+                self.0 & other.0 == other.0
+            }
+
+            /// The names of the bits set, in the order COMMAND reports them.
+            pub fn names(self) -> impl Iterator<Item = &'static str> + Clone {
+                $set::NAMES
+                    .iter()
+                    .filter(move |(bit, _)| self.contains(*bit))
+                    .map(|(_, name)| *name)
+            }
+        }
+    };
+}
+
+bit_set! {
+    /// Redis's command flags, those sieved's commands use.
+    Flags(u32) {
+        WRITE = 0 => "write",
+        READONLY = 1 => "readonly",
+        /// Refused while memory is over `maxmemory`.
+        DENYOOM = 2 => "denyoom",
+        ADMIN = 3 => "admin",
+        NOSCRIPT = 4 => "noscript",
+        LOADING = 5 => "loading",
+        STALE = 6 => "stale",
+        SKIP_SLOWLOG = 7 => "skip_slowlog",
+        FAST = 8 => "fast",
+        /// May run before AUTH.
+        NO_AUTH = 9 => "no_auth",
+        NO_ASYNC_LOADING = 10 => "no_async_loading",
+        /// Refused inside MULTI, which then fails at EXEC.
+        NO_MULTI = 11 => "no_multi",
+        ALLOW_BUSY = 12 => "allow_busy",
+    }
+}
+
+/// `bits![Flags: WRITE, DENYOOM]`: a value of one of the sets above from the names of its bits.
+macro_rules! bits {
+    ($set:ident: $($bit:ident),* $(,)?) => {
+        $crate::cmd::spec::$set::NONE$(.or($crate::cmd::spec::$set::$bit))*
+    };
+}
+pub(crate) use bits;
 
 impl Flags {
-    pub const NONE: Flags = Flags(0);
-    pub const WRITE: Flags = Flags(1);
-    pub const READONLY: Flags = Flags(1 << 1);
-    /// Refused while memory is over `maxmemory`.
-    pub const DENYOOM: Flags = Flags(1 << 2);
-    pub const ADMIN: Flags = Flags(1 << 3);
-    pub const NOSCRIPT: Flags = Flags(1 << 4);
-    pub const LOADING: Flags = Flags(1 << 5);
-    pub const STALE: Flags = Flags(1 << 6);
-    pub const SKIP_SLOWLOG: Flags = Flags(1 << 7);
-    pub const FAST: Flags = Flags(1 << 8);
-    /// May run before AUTH.
-    pub const NO_AUTH: Flags = Flags(1 << 9);
-    pub const NO_ASYNC_LOADING: Flags = Flags(1 << 10);
-    /// Refused inside MULTI, which then fails at EXEC.
-    pub const NO_MULTI: Flags = Flags(1 << 11);
-    pub const ALLOW_BUSY: Flags = Flags(1 << 12);
     /// Not a Redis flag and never reported: runs at once inside MULTI instead of being queued
     /// (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET), which Redis decides by a list in its code.
     pub const NOT_QUEUED: Flags = Flags(1 << 31);
-
-    const NAMES: [(Flags, &'static str); 13] = [
-        (Flags::WRITE, "write"),
-        (Flags::READONLY, "readonly"),
-        (Flags::DENYOOM, "denyoom"),
-        (Flags::ADMIN, "admin"),
-        (Flags::NOSCRIPT, "noscript"),
-        (Flags::LOADING, "loading"),
-        (Flags::STALE, "stale"),
-        (Flags::SKIP_SLOWLOG, "skip_slowlog"),
-        (Flags::FAST, "fast"),
-        (Flags::NO_AUTH, "no_auth"),
-        (Flags::NO_ASYNC_LOADING, "no_async_loading"),
-        (Flags::NO_MULTI, "no_multi"),
-        (Flags::ALLOW_BUSY, "allow_busy"),
-    ];
-
-    pub const fn or(self, other: Flags) -> Flags {
-        Flags(self.0 | other.0)
-    }
-
-    pub const fn contains(self, other: Flags) -> bool {
-        self.0 & other.0 == other.0
-    }
-
-    /// The reported flags' names, in Redis's order.
-    pub fn names(self) -> impl Iterator<Item = &'static str> {
-        Flags::NAMES
-            .into_iter()
-            .filter(move |(flag, _)| self.contains(*flag))
-            .map(|(_, name)| name)
-    }
 }
 
-/// `flags![WRITE, DENYOOM]`: a `Flags` value from the names of its bits.
-macro_rules! flags {
-    ($($flag:ident),* $(,)?) => {
-        $crate::cmd::spec::Flags::NONE$(.or($crate::cmd::spec::Flags::$flag))*
-    };
+bit_set! {
+    /// ACL categories, those sieved's commands belong to; module categories come last.
+    Acl(u32) {
+        KEYSPACE = 0 => "@keyspace",
+        READ = 1 => "@read",
+        WRITE = 2 => "@write",
+        STRING = 3 => "@string",
+        ADMIN = 4 => "@admin",
+        FAST = 5 => "@fast",
+        SLOW = 6 => "@slow",
+        DANGEROUS = 7 => "@dangerous",
+        CONNECTION = 8 => "@connection",
+        TRANSACTION = 9 => "@transaction",
+        /// RedisBloom's category, which sieved's own filter commands share.
+        BLOOM = 10 => "@bloom",
+    }
 }
-pub(crate) use flags;
-
-/// ACL categories, as bits; COMMAND INFO lists them in `Acl::NAMES` order, Redis's own, with
-/// module categories last.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Acl(u32);
 
 impl Acl {
-    pub const NONE: Acl = Acl(0);
-    pub const KEYSPACE: Acl = Acl(1);
-    pub const READ: Acl = Acl(1 << 1);
-    pub const WRITE: Acl = Acl(1 << 2);
-    pub const STRING: Acl = Acl(1 << 3);
-    pub const ADMIN: Acl = Acl(1 << 4);
-    pub const FAST: Acl = Acl(1 << 5);
-    pub const SLOW: Acl = Acl(1 << 6);
-    pub const DANGEROUS: Acl = Acl(1 << 7);
-    pub const CONNECTION: Acl = Acl(1 << 8);
-    pub const TRANSACTION: Acl = Acl(1 << 9);
-    /// RedisBloom's category, which sieved's own filter commands share.
-    pub const BLOOM: Acl = Acl(1 << 10);
-
-    const NAMES: [(Acl, &'static str); 11] = [
-        (Acl::KEYSPACE, "@keyspace"),
-        (Acl::READ, "@read"),
-        (Acl::WRITE, "@write"),
-        (Acl::STRING, "@string"),
-        (Acl::ADMIN, "@admin"),
-        (Acl::FAST, "@fast"),
-        (Acl::SLOW, "@slow"),
-        (Acl::DANGEROUS, "@dangerous"),
-        (Acl::CONNECTION, "@connection"),
-        (Acl::TRANSACTION, "@transaction"),
-        (Acl::BLOOM, "@bloom"),
-    ];
-
-    pub const fn or(self, other: Acl) -> Acl {
-        Acl(self.0 | other.0)
-    }
-
-    pub const fn contains(self, other: Acl) -> bool {
-        self.0 & other.0 == other.0
-    }
-
-    pub fn names(self) -> impl Iterator<Item = &'static str> {
-        Acl::NAMES
-            .into_iter()
-            .filter(move |(category, _)| self.contains(*category))
-            .map(|(_, name)| name)
-    }
-
     /// The category's name without its `@`, as ACL CAT and COMMAND LIST FILTERBY ACLCAT spell it.
-    pub fn find(name: &[u8]) -> Option<Acl> {
+    pub(crate) fn find(name: &[u8]) -> Option<Acl> {
         Acl::NAMES
-            .into_iter()
+            .iter()
             .find(|(_, known)| known.as_bytes()[1..].eq_ignore_ascii_case(name))
-            .map(|(category, _)| category)
+            .map(|(category, _)| *category)
     }
 }
 
-/// `acl![KEYSPACE, DANGEROUS]`: an `Acl` value from the names of its categories.
-macro_rules! acl {
-    ($($category:ident),* $(,)?) => {
-        $crate::cmd::spec::Acl::NONE$(.or($crate::cmd::spec::Acl::$category))*
-    };
-}
-pub(crate) use acl;
-
-/// What a command does with the keys a key specification finds, as bits; reported in
-/// `KeyFlags::NAMES` order, Redis's own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KeyFlags(u16);
-
-impl KeyFlags {
-    pub const NONE: KeyFlags = KeyFlags(0);
-    pub const RO: KeyFlags = KeyFlags(1);
-    pub const RW: KeyFlags = KeyFlags(1 << 1);
-    pub const OW: KeyFlags = KeyFlags(1 << 2);
-    pub const RM: KeyFlags = KeyFlags(1 << 3);
-    pub const ACCESS: KeyFlags = KeyFlags(1 << 4);
-    pub const UPDATE: KeyFlags = KeyFlags(1 << 5);
-    pub const INSERT: KeyFlags = KeyFlags(1 << 6);
-    pub const DELETE: KeyFlags = KeyFlags(1 << 7);
-    pub const VARIABLE_FLAGS: KeyFlags = KeyFlags(1 << 8);
-
-    const NAMES: [(KeyFlags, &'static str); 9] = [
-        (KeyFlags::RO, "RO"),
-        (KeyFlags::RW, "RW"),
-        (KeyFlags::OW, "OW"),
-        (KeyFlags::RM, "RM"),
-        (KeyFlags::ACCESS, "access"),
-        (KeyFlags::UPDATE, "update"),
-        (KeyFlags::INSERT, "insert"),
-        (KeyFlags::DELETE, "delete"),
-        (KeyFlags::VARIABLE_FLAGS, "variable_flags"),
-    ];
-
-    pub const fn or(self, other: KeyFlags) -> KeyFlags {
-        KeyFlags(self.0 | other.0)
-    }
-
-    pub fn names(self) -> impl Iterator<Item = &'static str> {
-        KeyFlags::NAMES
-            .into_iter()
-            .filter(move |(flag, _)| self.0 & flag.0 == flag.0)
-            .map(|(_, name)| name)
+bit_set! {
+    /// What a command does with the keys a key specification finds.
+    KeyFlags(u16) {
+        RO = 0 => "RO",
+        RW = 1 => "RW",
+        OW = 2 => "OW",
+        RM = 3 => "RM",
+        ACCESS = 4 => "access",
+        UPDATE = 5 => "update",
+        INSERT = 6 => "insert",
+        DELETE = 7 => "delete",
+        VARIABLE_FLAGS = 8 => "variable_flags",
     }
 }
-
-/// `key_flags![RW, ACCESS]`: a `KeyFlags` value from the names of its bits.
-macro_rules! key_flags {
-    ($($flag:ident),* $(,)?) => {
-        $crate::cmd::spec::KeyFlags::NONE$(.or($crate::cmd::spec::KeyFlags::$flag))*
-    };
-}
-pub(crate) use key_flags;
 
 /// Where a command's keys are, as Redis 7's key specifications say it: from the argument at
 /// `index`, up to `last_key` further on (counted from the end when negative), every `step`.
@@ -202,7 +137,7 @@ pub struct KeySpec {
 }
 
 impl KeySpec {
-    pub const fn range(flags: KeyFlags, index: i32, last_key: i32, step: i32) -> KeySpec {
+    pub(crate) const fn range(flags: KeyFlags, index: i32, last_key: i32, step: i32) -> KeySpec {
         KeySpec {
             flags,
             index,
@@ -212,14 +147,14 @@ impl KeySpec {
         }
     }
 
-    pub const fn notes(mut self, notes: &'static str) -> KeySpec {
+    pub(crate) const fn notes(mut self, notes: &'static str) -> KeySpec {
         self.notes = Some(notes);
         self
     }
 
     /// The positions of the keys in a request of `argc` words, or None when they would run
     /// past its end (Redis's "Invalid arguments specified for command").
-    pub fn positions(&self, argc: usize) -> Option<impl Iterator<Item = usize>> {
+    pub(crate) fn positions(&self, argc: usize) -> Option<impl Iterator<Item = usize>> {
         let argc = argc as i64;
         let first = i64::from(self.index);
         let last = if self.last_key >= 0 {
@@ -307,8 +242,6 @@ pub struct Arg {
     pub since: Option<&'static str>,
     pub optional: bool,
     pub multiple: bool,
-    /// With `multiple`: the token is repeated before each value.
-    pub multiple_token: bool,
 }
 
 const fn arg(name: &'static str, kind: ArgType) -> Arg {
@@ -319,62 +252,57 @@ const fn arg(name: &'static str, kind: ArgType) -> Arg {
         since: None,
         optional: false,
         multiple: false,
-        multiple_token: false,
     }
 }
 
-pub const fn key(name: &'static str) -> Arg {
+pub(crate) const fn key(name: &'static str) -> Arg {
     arg(name, ArgType::Key(0))
 }
-pub const fn string(name: &'static str) -> Arg {
+pub(crate) const fn string(name: &'static str) -> Arg {
     arg(name, ArgType::String)
 }
-pub const fn integer(name: &'static str) -> Arg {
+pub(crate) const fn integer(name: &'static str) -> Arg {
     arg(name, ArgType::Integer)
 }
-pub const fn double(name: &'static str) -> Arg {
+pub(crate) const fn double(name: &'static str) -> Arg {
     arg(name, ArgType::Double)
 }
-pub const fn pattern(name: &'static str) -> Arg {
+pub(crate) const fn pattern(name: &'static str) -> Arg {
     arg(name, ArgType::Pattern)
 }
-pub const fn unix_time(name: &'static str) -> Arg {
+pub(crate) const fn unix_time(name: &'static str) -> Arg {
     arg(name, ArgType::UnixTime)
 }
 /// A keyword standing alone: `pure_token("nx", "NX")`.
-pub const fn pure_token(name: &'static str, token: &'static str) -> Arg {
+pub(crate) const fn pure_token(name: &'static str, token: &'static str) -> Arg {
     arg(name, ArgType::PureToken).token(token)
 }
-pub const fn one_of(name: &'static str, choices: &'static [Arg]) -> Arg {
+pub(crate) const fn one_of(name: &'static str, choices: &'static [Arg]) -> Arg {
     arg(name, ArgType::OneOf(choices))
 }
-pub const fn block(name: &'static str, parts: &'static [Arg]) -> Arg {
+pub(crate) const fn block(name: &'static str, parts: &'static [Arg]) -> Arg {
     arg(name, ArgType::Block(parts))
 }
 
 impl Arg {
-    pub const fn token(mut self, token: &'static str) -> Arg {
+    pub(crate) const fn token(mut self, token: &'static str) -> Arg {
         self.token = Some(token);
         self
     }
-    pub const fn since(mut self, version: &'static str) -> Arg {
+    pub(crate) const fn since(mut self, version: &'static str) -> Arg {
         self.since = Some(version);
         self
     }
-    pub const fn optional(mut self) -> Arg {
+    pub(crate) const fn optional(mut self) -> Arg {
         self.optional = true;
         self
     }
-    pub const fn multiple(mut self) -> Arg {
+    pub(crate) const fn multiple(mut self) -> Arg {
         self.multiple = true;
         self
     }
-    pub const fn multiple_token(mut self) -> Arg {
-        self.multiple_token = true;
-        self
-    }
     /// For a key: which key specification finds it (the second key of RENAME is 1).
-    pub const fn key_spec(mut self, index: u8) -> Arg {
+    pub(crate) const fn key_spec(mut self, index: u8) -> Arg {
         self.kind = ArgType::Key(index);
         self
     }

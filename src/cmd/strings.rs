@@ -3,8 +3,7 @@
 use super::args::{is, parse_i64, Cursor};
 use super::errors::*;
 use super::spec::{
-    acl, flags, integer, key, key_flags, one_of, pure_token, string, unix_time, CommandSpec, Group,
-    KeySpec,
+    bits, integer, key, one_of, pure_token, string, unix_time, CommandSpec, Group, KeySpec,
 };
 use super::Ctx;
 use crate::protocol::Request;
@@ -125,12 +124,12 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Sets the string value of a key",
         set,
     )
-    .flags(flags![WRITE, DENYOOM])
+    .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(&[
-        KeySpec::range(key_flags![RW, ACCESS, UPDATE, VARIABLE_FLAGS], 1, 0, 1)
+        KeySpec::range(bits![KeyFlags: RW, ACCESS, UPDATE, VARIABLE_FLAGS], 1, 0, 1)
             .notes("RW and ACCESS due to the optional `GET` argument"),
     ])
-    .acl(acl![STRING])
+    .acl(bits![Acl: STRING])
     .complexity("O(1)")
     .args(&[
         key("key"),
@@ -163,9 +162,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Returns the string value of a key",
         get,
     )
-    .flags(flags![READONLY, FAST])
-    .key_specs(&[KeySpec::range(key_flags![RO, ACCESS], 1, 0, 1)])
-    .acl(acl![STRING])
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(&[KeySpec::range(bits![KeyFlags: RO, ACCESS], 1, 0, 1)])
+    .acl(bits![Acl: STRING])
     .complexity("O(1)")
     .args(&[key("key")]),
     CommandSpec::new(
@@ -175,9 +174,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Returns the length of a string value",
         strlen,
     )
-    .flags(flags![READONLY, FAST])
-    .key_specs(&[KeySpec::range(key_flags![RO], 1, 0, 1)])
-    .acl(acl![STRING])
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(&[KeySpec::range(bits![KeyFlags: RO], 1, 0, 1)])
+    .acl(bits![Acl: STRING])
     .since("2.2.0")
     .complexity("O(1)")
     .args(&[key("key")]),

@@ -1,10 +1,12 @@
-//! MULTI, EXEC, DISCARD, WATCH and UNWATCH. Queued commands are checked (name and arity) as they
-//! are queued; EXEC runs them back to back while no other connection executes anything (the
-//! connection loop takes the server's isolation lock around EXEC), and WATCH aborts EXEC if a
-//! watched key was written, deleted, recreated or expired in between.
+//! MULTI, EXEC, DISCARD, WATCH and UNWATCH, and what MULTI does with every other command, read
+//! from the table's flags: `no_multi` ones are refused (failing the transaction), `NOT_QUEUED`
+//! ones run at once, the rest are checked (name, arity, authentication, memory) and queued.
+//! EXEC runs them back to back while no other connection executes anything (the connection
+//! loop takes the server's isolation lock around EXEC), and WATCH aborts EXEC if a watched key
+//! was written, deleted, recreated or expired in between.
 
 use super::errors::*;
-use super::spec::{acl, flags, key, key_flags, Group, KeySpec};
+use super::spec::{bits, key, Group, KeySpec};
 use super::{execute, CommandSpec, Ctx, Flags, Session};
 use crate::protocol::{Request, RequestList};
 use std::time::Instant;
@@ -177,10 +179,10 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Starts a transaction",
         multi,
     )
-    .flags(flags![
+    .flags(bits![Flags:
         NOSCRIPT, LOADING, STALE, FAST, ALLOW_BUSY, NOT_QUEUED
     ])
-    .acl(acl![TRANSACTION])
+    .acl(bits![Acl: TRANSACTION])
     .since("1.2.0")
     .complexity("O(1)"),
     CommandSpec::new(
@@ -190,8 +192,8 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Executes all commands in a transaction",
         exec,
     )
-    .flags(flags![NOSCRIPT, LOADING, STALE, SKIP_SLOWLOG, NOT_QUEUED])
-    .acl(acl![TRANSACTION])
+    .flags(bits![Flags: NOSCRIPT, LOADING, STALE, SKIP_SLOWLOG, NOT_QUEUED])
+    .acl(bits![Acl: TRANSACTION])
     .since("1.2.0")
     .complexity("Depends on commands in the transaction"),
     CommandSpec::new(
@@ -201,10 +203,10 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Discards a transaction",
         discard,
     )
-    .flags(flags![
+    .flags(bits![Flags:
         NOSCRIPT, LOADING, STALE, FAST, ALLOW_BUSY, NOT_QUEUED
     ])
-    .acl(acl![TRANSACTION])
+    .acl(bits![Acl: TRANSACTION])
     .since("2.0.0")
     .complexity("O(N), when N is the number of queued commands"),
     CommandSpec::new(
@@ -214,11 +216,11 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Monitors changes to keys to determine the execution of a transaction",
         watch,
     )
-    .flags(flags![
+    .flags(bits![Flags:
         NOSCRIPT, LOADING, STALE, FAST, ALLOW_BUSY, NOT_QUEUED
     ])
-    .key_specs(&[KeySpec::range(key_flags![RO], 1, -1, 1)])
-    .acl(acl![TRANSACTION])
+    .key_specs(&[KeySpec::range(bits![KeyFlags: RO], 1, -1, 1)])
+    .acl(bits![Acl: TRANSACTION])
     .since("2.2.0")
     .complexity("O(1) for every key.")
     .args(&[key("key").multiple()]),
@@ -229,8 +231,8 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Forgets about watched keys of a transaction",
         unwatch,
     )
-    .flags(flags![NOSCRIPT, LOADING, STALE, FAST, ALLOW_BUSY])
-    .acl(acl![TRANSACTION])
+    .flags(bits![Flags: NOSCRIPT, LOADING, STALE, FAST, ALLOW_BUSY])
+    .acl(bits![Acl: TRANSACTION])
     .since("2.2.0")
     .complexity("O(1)"),
 ];

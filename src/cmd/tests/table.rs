@@ -36,10 +36,10 @@ fn key_spec(flags: &str, index: i32, last_key: i32) -> String {
         .map(|flag| format!("+{flag}\r\n"))
         .collect();
     format!(
-        "*6\r\n$5\r\nflags\r\n*{count}\r\n{flags}$12\r\nbegin_search\r\n*4\r\n$4\r\ntype\r\n$5\r\nindex\r\n\
-         $4\r\nspec\r\n*2\r\n$5\r\nindex\r\n:{index}\r\n$9\r\nfind_keys\r\n*4\r\n$4\r\ntype\r\n\
-         $5\r\nrange\r\n$4\r\nspec\r\n*6\r\n$7\r\nlastkey\r\n:{last_key}\r\n$7\r\nkeystep\r\n:1\r\n\
-         $5\r\nlimit\r\n:0\r\n"
+        "*6\r\n$5\r\nflags\r\n*{count}\r\n{flags}$12\r\nbegin_search\r\n*4\r\n$4\r\n\
+         type\r\n$5\r\nindex\r\n$4\r\nspec\r\n*2\r\n$5\r\nindex\r\n:{index}\r\n$9\r\n\
+         find_keys\r\n*4\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n*6\r\n$7\r\n\
+         lastkey\r\n:{last_key}\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n"
     )
 }
 
@@ -116,12 +116,13 @@ fn command_docs_include_the_arguments() {
     assert_eq!(
         client.run3(&["COMMAND", "DOCS", "bf.info"]),
         format!(
-            "%1\r\n$7\r\nbf.info\r\n%6\r\n$7\r\nsummary\r\n$40\r\nReturns information about a Bloom Filter\r\n\
-             $5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$6\r\nmodule\r\n$10\r\ncomplexity\r\n\
-             $4\r\nO(1)\r\n$6\r\nmodule\r\n$2\r\nbf\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n\
-             $3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%4\r\n\
-             $4\r\nname\r\n$12\r\nsingle_value\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n\
-             ~1\r\n+optional\r\n$9\r\narguments\r\n*5\r\n{tokens}"
+            "%1\r\n$7\r\nbf.info\r\n%6\r\n$7\r\nsummary\r\n$40\r\n\
+             Returns information about a Bloom Filter\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\n\
+             group\r\n$6\r\nmodule\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$6\r\nmodule\r\n\
+             $2\r\nbf\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n\
+             type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%4\r\n$4\r\nname\r\n$12\r\n\
+             single_value\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n\
+             $9\r\narguments\r\n*5\r\n{tokens}"
         )
     );
 }
