@@ -3,7 +3,7 @@
 
 use super::args::is;
 use super::errors::*;
-use super::spec::{bits, Acl, Arg, ArgType, CommandSpec, Group, KeySpec};
+use super::spec::{arity_fits, bits, Acl, Arg, ArgType, CommandSpec, Group, KeySpec};
 use super::{lookup, Ctx, COMMANDS};
 use crate::protocol::{Reply, Request};
 use crate::store::glob_match;
@@ -265,8 +265,7 @@ pub fn command(ctx: &mut Ctx, request: Request) -> CmdResult {
         .iter()
         .find(|(name, _)| is(sub, name))
         .ok_or_else(|| CmdError::unknown_subcommand(sub, "COMMAND"))?;
-    let argc = request.len() as i32;
-    if (*arity > 0 && argc != *arity) || argc < -arity {
+    if !arity_fits(*arity, request.len()) {
         return Err(CmdError::arity(&format!("command|{name}")));
     }
     let names = || request.args().skip(2);

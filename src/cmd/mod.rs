@@ -99,11 +99,8 @@ pub fn execute(ctx: &mut Ctx, request: Request) -> Outcome {
         ctx.reply.error(refusal.message());
         return Outcome::Rejected(index);
     }
-    if let Some(queued) = transaction::queue(ctx, spec, request) {
-        return match queued {
-            Ok(()) => Outcome::Queued,
-            Err(()) => Outcome::Rejected(index),
-        };
+    if let Some(queued) = transaction::queue(ctx, index, request) {
+        return queued;
     }
     let ran = match ctx.server.write_log() {
         Some(log) if spec.writes() => run_logged(ctx, log, spec, request),

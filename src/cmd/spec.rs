@@ -162,7 +162,7 @@ impl KeySpec {
         } else {
             argc + i64::from(self.last_key)
         };
-        if first >= argc || last >= argc || last < first || self.step < 1 {
+        if first < 1 || first >= argc || last >= argc || last < first || self.step < 1 {
             return None;
         }
         Some((first as usize..=last as usize).step_by(self.step as usize))
@@ -400,13 +400,7 @@ impl CommandSpec {
 
     /// Whether `argc` words (the name included) fit the arity.
     pub fn arity_fits(&self, argc: usize) -> bool {
-        let argc = argc as i64;
-        let arity = self.arity as i64;
-        if arity >= 0 {
-            argc == arity
-        } else {
-            argc >= -arity
-        }
+        arity_fits(self.arity, argc)
     }
 
     /// The categories COMMAND INFO reports. Like Redis, a built-in command also gets those its
@@ -430,6 +424,14 @@ impl CommandSpec {
             acl = acl.or(Acl::SLOW);
         }
         acl
+    }
+}
+
+/// Whether `argc` words fit `arity`: exactly that many when positive, at least when negative.
+pub(crate) fn arity_fits(arity: i32, argc: usize) -> bool {
+    match usize::try_from(arity) {
+        Ok(exact) => argc == exact,
+        Err(_) => argc >= arity.unsigned_abs() as usize,
     }
 }
 

@@ -7,7 +7,7 @@
 
 use super::errors::*;
 use super::spec::{bits, key, Group, KeySpec};
-use super::{execute, CommandSpec, Ctx, Flags, Session};
+use super::{execute, CommandSpec, Ctx, Flags, Outcome, Session, COMMANDS};
 use crate::protocol::{Request, RequestList};
 use std::time::Instant;
 
@@ -49,20 +49,21 @@ pub(super) fn admit(ctx: &Ctx, spec: &CommandSpec) -> CmdResult {
     Ok(())
 }
 
-/// Inside MULTI, queues an admitted command and replies QUEUED (Some(Ok)), or refuses it when
-/// the queue would grow too large (Some(Err), the transaction failed). None when the command
-/// runs now: no MULTI, or a command flagged `NOT_QUEUED`, which acts on the transaction itself.
-pub(super) fn queue(ctx: &mut Ctx, spec: &CommandSpec, request: Request) -> Option<Result<(), ()>> {
+/// Inside MULTI, queues the admitted command `index` of the table and replies QUEUED, or
+/// refuses it when the queue would grow too large (the transaction then fails). None when the
+/// command runs now: no MULTI, or a command flagged `NOT_QUEUED`, which acts on the
+/// transaction itself.
+pub(super) fn queue(ctx: &mut Ctx, index: usize, request: Request) -> Option<Outcome> {
     let transaction = ctx.session.transaction.as_mut()?;
-    if spec.flags.contains(Flags::NOT_QUEUED) {
+    if COMMANDS[index].flags.contains(Flags::NOT_QUEUED) {
         return None;
     }
     if transaction.queue(request) {
         ctx.reply.simple("QUEUED");
-        Some(Ok(()))
+        Some(Outcome::Queued)
     } else {
         ctx.reply.error(QUEUE_TOO_LARGE);
-        Some(Err(()))
+        Some(Outcome::Rejected(index))
     }
 }
 
