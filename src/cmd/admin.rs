@@ -3,6 +3,7 @@
 
 use super::args::{is, Cursor};
 use super::errors::*;
+use super::spec::{bits, one_of, pure_token, string, CommandSpec, Group};
 use super::{Ctx, ExitSave, SaveError};
 use crate::protocol::Request;
 
@@ -191,3 +192,87 @@ pub fn lastsave(ctx: &mut Ctx, _request: Request) -> CmdResult {
     ctx.reply.int(ctx.server.last_save_secs() as i64);
     Ok(())
 }
+
+/// Server administration commands as Redis 7 declares them.
+pub(super) const SPECS: &[CommandSpec] = &[
+    CommandSpec::new(
+        "info",
+        -1,
+        Group::Server,
+        "Returns information and statistics about the server",
+        info,
+    )
+    .flags(bits![Flags: LOADING, STALE])
+    .acl(bits![Acl: DANGEROUS])
+    .complexity("O(1)")
+    .args(&[string("section").optional().multiple()]),
+    CommandSpec::new(
+        "config",
+        -2,
+        Group::Server,
+        "A container for server configuration commands",
+        config,
+    )
+    .since("2.0.0")
+    .complexity("Depends on subcommand."),
+    CommandSpec::new("time", 1, Group::Server, "Returns the server time", time)
+        .flags(bits![Flags: LOADING, STALE, FAST])
+        .since("2.6.0")
+        .complexity("O(1)"),
+    CommandSpec::new("shutdown", -1, Group::Server, "Stops the server", shutdown)
+        .flags(bits![Flags:
+            ADMIN, NOSCRIPT, LOADING, STALE, NO_MULTI, ALLOW_BUSY
+        ])
+        .complexity(
+            "O(N) when saving, where N is the total number of keys in all databases when \
+            saving data, otherwise O(1)",
+        )
+        .args(&[
+            one_of(
+                "nosave_save",
+                &[pure_token("nosave", "NOSAVE"), pure_token("save", "SAVE")],
+            )
+            .optional(),
+            pure_token("now", "NOW").since("7.0.0").optional(),
+            pure_token("force", "FORCE").since("7.0.0").optional(),
+            pure_token("abort", "ABORT").since("7.0.0").optional(),
+        ]),
+    CommandSpec::new(
+        "save",
+        1,
+        Group::Server,
+        "Synchronously saves the database to disk",
+        save,
+    )
+    .flags(bits![Flags: ADMIN, NOSCRIPT, NO_ASYNC_LOADING, NO_MULTI])
+    .complexity("O(N) where N is the total number of keys in all databases"),
+    CommandSpec::new(
+        "bgsave",
+        -1,
+        Group::Server,
+        "Asynchronously saves the database to disk",
+        bgsave,
+    )
+    .flags(bits![Flags: ADMIN, NOSCRIPT, NO_ASYNC_LOADING])
+    .complexity("O(1)")
+    .args(&[pure_token("schedule", "SCHEDULE").since("3.2.2").optional()]),
+    CommandSpec::new(
+        "bgrewriteaof",
+        1,
+        Group::Server,
+        "Asynchronously rewrites the append-only file to disk",
+        bgrewriteaof,
+    )
+    .flags(bits![Flags: ADMIN, NOSCRIPT, NO_ASYNC_LOADING])
+    .complexity("O(1)"),
+    CommandSpec::new(
+        "lastsave",
+        1,
+        Group::Server,
+        "Returns the Unix timestamp of the last successful save",
+        lastsave,
+    )
+    .flags(bits![Flags: LOADING, STALE, FAST])
+    .acl(bits![Acl: ADMIN, DANGEROUS])
+    .complexity("O(1)"),
+];

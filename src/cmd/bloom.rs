@@ -2,6 +2,9 @@
 
 use super::args::{is, parse_f64, parse_i64, Cursor};
 use super::errors::*;
+use super::spec::{
+    bits, double, integer, key, one_of, pure_token, string, Arg, CommandSpec, Group, KeySpec,
+};
 use super::{filters, Ctx};
 use crate::config::{MAX_CAPACITY, MAX_EXPANSION};
 use crate::filter::{format_g, BloomChain, ChainOptions, Layout};
@@ -280,3 +283,170 @@ pub fn debug(ctx: &mut Ctx, request: Request) -> CmdResult {
     }
     Ok(())
 }
+
+/// BF.* as RedisBloom 8 declares them: module `bf`, its flags, categories and documentation.
+pub(super) const SPECS: &[CommandSpec] = &[
+    CommandSpec::new(
+        "bf.reserve",
+        -4,
+        Group::Bloom,
+        "Creates a new Bloom Filter",
+        reserve,
+    )
+    .flags(bits![Flags: WRITE, DENYOOM])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: WRITE, FAST, BLOOM])
+    .complexity("O(1)")
+    .args(&[
+        key("key"),
+        double("error_rate"),
+        integer("capacity"),
+        integer("expansion").token("EXPANSION").optional(),
+        pure_token("nonscaling", "NONSCALING").optional(),
+    ]),
+    CommandSpec::new(
+        "bf.add",
+        3,
+        Group::Bloom,
+        "Adds an item to a Bloom Filter",
+        add,
+    )
+    .flags(bits![Flags: WRITE, DENYOOM])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: WRITE, BLOOM])
+    .complexity(HASHES_OF_LAST_LINK)
+    .args(KEY_ITEM),
+    CommandSpec::new("bf.madd", -3, Group::Bloom, ADD_MANY, madd)
+        .flags(bits![Flags: WRITE, DENYOOM])
+        .key_specs(FILTER_KEY)
+        .acl(bits![Acl: WRITE, BLOOM])
+        .complexity(HASHES_TIMES_ITEMS)
+        .args(KEY_ITEMS),
+    CommandSpec::new("bf.insert", -4, Group::Bloom, ADD_MANY, insert)
+        .flags(bits![Flags: WRITE, DENYOOM])
+        .key_specs(FILTER_KEY)
+        .acl(bits![Acl: WRITE, BLOOM])
+        .complexity(HASHES_TIMES_ITEMS)
+        .args(&[
+            key("key"),
+            integer("capacity").token("CAPACITY").optional(),
+            double("error").token("ERROR").optional(),
+            integer("expansion").token("EXPANSION").optional(),
+            pure_token("nocreate", "NOCREATE").optional(),
+            pure_token("nonscaling", "NONSCALING").optional(),
+            pure_token("items", "ITEMS"),
+            string("item").multiple(),
+        ]),
+    CommandSpec::new(
+        "bf.exists",
+        3,
+        Group::Bloom,
+        "Checks whether an item exists in a Bloom Filter",
+        exists,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: READ, BLOOM])
+    .complexity(HASHES_OF_LAST_LINK)
+    .args(KEY_ITEM),
+    CommandSpec::new(
+        "bf.mexists",
+        -3,
+        Group::Bloom,
+        "Checks whether one or more items exist in a Bloom Filter",
+        mexists,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: READ, BLOOM])
+    .complexity(HASHES_TIMES_ITEMS)
+    .args(KEY_ITEMS),
+    CommandSpec::new(
+        "bf.info",
+        -2,
+        Group::Bloom,
+        "Returns information about a Bloom Filter",
+        info,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: READ, FAST, BLOOM])
+    .complexity("O(1)")
+    .args(&[
+        key("key"),
+        one_of(
+            "single_value",
+            &[
+                pure_token("capacity", "CAPACITY"),
+                pure_token("size", "SIZE"),
+                pure_token("filters", "FILTERS"),
+                pure_token("items", "ITEMS"),
+                pure_token("expansion", "EXPANSION"),
+            ],
+        )
+        .optional(),
+    ]),
+    CommandSpec::new(
+        "bf.card",
+        2,
+        Group::Bloom,
+        "Returns the cardinality of a Bloom filter",
+        card,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: READ, FAST, BLOOM])
+    .since("2.4.4")
+    .complexity("O(1)")
+    .args(&[key("key")]),
+    CommandSpec::new(
+        "bf.scandump",
+        3,
+        Group::Bloom,
+        "Begins an incremental save of the bloom filter",
+        scandump,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: READ, BLOOM])
+    .complexity("O(n), where n is the capacity")
+    .args(&[key("key"), integer("iterator")]),
+    CommandSpec::new(
+        "bf.loadchunk",
+        4,
+        Group::Bloom,
+        "Restores a filter previously saved using SCANDUMP",
+        loadchunk,
+    )
+    .flags(bits![Flags: WRITE, DENYOOM])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: WRITE, BLOOM])
+    .complexity("O(n), where n is the capacity")
+    .args(&[key("key"), integer("iterator"), string("data")]),
+    // Undocumented by RedisBloom, which declares arity -1 and checks for exactly one key itself.
+    CommandSpec::new(
+        "bf.debug",
+        -1,
+        Group::Bloom,
+        "Describes each sub-filter of a Bloom filter",
+        debug,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: READ, BLOOM])
+    .complexity("O(n), where n is the number of sub-filters")
+    .args(&[key("key")]),
+];
+
+const ADD_MANY: &str =
+    "Adds one or more items to a Bloom Filter. A filter will be created if it does not exist";
+const HASHES_OF_LAST_LINK: &str =
+    "O(k), where k is the number of hash functions used by the last sub-filter";
+const HASHES_TIMES_ITEMS: &str =
+    "O(k * n), where k is the number of hash functions and n is the number of items";
+/// A module command declared with a first key gets this key specification from Redis, which
+/// cannot know better: read-write, full access.
+pub(super) const FILTER_KEY: &[KeySpec] =
+    &[KeySpec::range(bits![KeyFlags: RW, ACCESS, UPDATE], 1, 0, 1)];
+pub(super) const KEY_ITEM: &[Arg] = &[key("key"), string("item")];
+pub(super) const KEY_ITEMS: &[Arg] = &[key("key"), string("item").multiple()];

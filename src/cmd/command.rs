@@ -1,154 +1,324 @@
 //! COMMAND and its subcommands: what clients (redis-cli's hints, cluster clients, redis-py)
-//! learn about the command table.
+//! learn about the command table, in Redis 7's reply shapes.
 
 use super::args::is;
 use super::errors::*;
-use super::{lookup, CommandSpec, Ctx, COMMANDS};
+use super::spec::{arity_fits, bits, Acl, Arg, ArgType, CommandSpec, Group, KeySpec};
+use super::{lookup, Ctx, COMMANDS};
 use crate::protocol::{Reply, Request};
+use crate::store::glob_match;
 
-/// Module commands declare their ACL categories themselves; RedisBloom marks only these as fast.
-const FAST_FILTER_COMMANDS: &[&str] = &[
-    "bf.reserve",
-    "bf.info",
-    "bf.card",
-    "cbf.reserve",
-    "cbf.info",
-    "cbf.card",
-];
-
-fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
-    if matches!(spec.group, "bf" | "cbf") {
-        let access = if spec.writes { "@write" } else { "@read" };
-        return if FAST_FILTER_COMMANDS.contains(&spec.name) {
-            vec![access, "@fast", "@bloom"]
-        } else {
-            vec![access, "@bloom"]
-        };
-    }
-    let mut categories = Vec::new();
-    for (flag, category) in [
-        ("write", "@write"),
-        ("readonly", "@read"),
-        ("fast", "@fast"),
-        ("admin", "@admin"),
-    ] {
-        if spec.flags.contains(&flag) {
-            categories.push(category);
-        }
-    }
-    categories.push(match spec.group {
-        "connection" => "@connection",
-        "generic" => "@keyspace",
-        "string" => "@string",
-        "transactions" => "@transaction",
-        _ => "@slow",
-    });
-    categories
-}
-
-fn write_command_info(reply: &mut Reply, spec: &CommandSpec) {
+fn write_info(reply: &mut Reply, spec: &CommandSpec) {
     reply.array(10);
     reply.bulk(spec.name.as_bytes());
-    reply.int(spec.arity as i64);
-    reply.set(spec.flags.len());
-    spec.flags.iter().for_each(|flag| reply.simple(flag));
-    reply.int(spec.first_key as i64);
-    reply.int(spec.last_key as i64);
-    reply.int(spec.step as i64);
-    let categories = acl_categories(spec);
-    reply.set(categories.len());
-    categories.iter().for_each(|c| reply.simple(c));
-    reply.array(0);
-    reply.array(0);
-    reply.array(0);
+    reply.int(i64::from(spec.arity));
+    write_names(reply, spec.flags.names());
+    reply.int(i64::from(spec.first_key));
+    reply.int(i64::from(spec.last_key));
+    reply.int(i64::from(spec.step));
+    write_names(reply, spec.acl_categories().names());
+    // No command tips.
+    reply.set(0);
+    reply.set(spec.key_specs.len());
+    spec.key_specs
+        .iter()
+        .for_each(|key| write_key_spec(reply, key));
+    // Container commands are described whole, without subcommands.
+    reply.set(0);
 }
 
-fn write_command_docs(reply: &mut Reply, spec: &CommandSpec) {
+fn write_key_spec(reply: &mut Reply, key: &KeySpec) {
+    reply.map(3 + key.notes.is_some() as usize);
+    if let Some(notes) = key.notes {
+        reply.bulk(b"notes");
+        reply.bulk(notes.as_bytes());
+    }
+    reply.bulk(b"flags");
+    write_names(reply, key.flags.names());
+    write_search(reply, b"begin_search", b"index", &[(b"index", key.index)]);
+    let range: [(&[u8], i32); 3] = [
+        (b"lastkey", key.last_key),
+        (b"keystep", key.step),
+        (b"limit", 0),
+    ];
+    write_search(reply, b"find_keys", b"range", &range);
+}
+
+/// One step of a key specification: its kind and its numeric parameters.
+fn write_search(reply: &mut Reply, step: &[u8], kind: &[u8], parameters: &[(&[u8], i32)]) {
+    reply.bulk(step);
+    reply.map(2);
+    reply.bulk(b"type");
+    reply.bulk(kind);
+    reply.bulk(b"spec");
+    reply.map(parameters.len());
+    for (name, value) in parameters {
+        reply.bulk(name);
+        reply.int(i64::from(*value));
+    }
+}
+
+/// A set of flag or category names, as simple strings.
+fn write_names(reply: &mut Reply, names: impl Iterator<Item = &'static str> + Clone) {
+    reply.set(names.clone().count());
+    names.for_each(|name| reply.simple(name));
+}
+
+fn write_docs(reply: &mut Reply, spec: &CommandSpec) {
     reply.bulk(spec.name.as_bytes());
-    let module = matches!(spec.group, "bf" | "cbf");
-    reply.map(if module { 4 } else { 3 });
+    let module = spec.group.module();
+    let fields = 3
+        + spec.complexity.is_some() as usize
+        + module.is_some() as usize
+        + !spec.args.is_empty() as usize;
+    reply.map(fields);
     reply.bulk(b"summary");
     reply.bulk(spec.summary.as_bytes());
     reply.bulk(b"since");
-    reply.bulk(b"1.0.0");
+    reply.bulk(spec.since.as_bytes());
     reply.bulk(b"group");
-    reply.bulk(if module {
-        b"module"
-    } else {
-        spec.group.as_bytes()
-    });
-    if module {
+    reply.bulk(spec.group.name().as_bytes());
+    if let Some(complexity) = spec.complexity {
+        reply.bulk(b"complexity");
+        reply.bulk(complexity.as_bytes());
+    }
+    if let Some(module) = module {
         reply.bulk(b"module");
-        reply.bulk(b"bf");
+        reply.bulk(module.as_bytes());
+    }
+    if !spec.args.is_empty() {
+        reply.bulk(b"arguments");
+        write_args(reply, spec.args);
     }
 }
+
+fn write_args(reply: &mut Reply, args: &[Arg]) {
+    reply.array(args.len());
+    for arg in args {
+        let flags = [(arg.optional, "optional"), (arg.multiple, "multiple")];
+        let flag_count = flags.iter().filter(|(set, _)| *set).count();
+        let (key_spec, children) = match arg.kind {
+            ArgType::Key(index) => (Some(index), None),
+            ArgType::OneOf(children) | ArgType::Block(children) => (None, Some(children)),
+            _ => (None, None),
+        };
+        reply.map(
+            2 + key_spec.is_some() as usize
+                + arg.token.is_some() as usize
+                + arg.since.is_some() as usize
+                + (flag_count > 0) as usize
+                + children.is_some() as usize,
+        );
+        reply.bulk(b"name");
+        reply.bulk(arg.name.as_bytes());
+        reply.bulk(b"type");
+        reply.bulk(arg.kind.name().as_bytes());
+        if let Some(index) = key_spec {
+            reply.bulk(b"key_spec_index");
+            reply.int(i64::from(index));
+        }
+        if let Some(token) = arg.token {
+            reply.bulk(b"token");
+            reply.bulk(token.as_bytes());
+        }
+        if let Some(since) = arg.since {
+            reply.bulk(b"since");
+            reply.bulk(since.as_bytes());
+        }
+        if flag_count > 0 {
+            reply.bulk(b"flags");
+            write_names(
+                reply,
+                flags.iter().filter(|(set, _)| *set).map(|(_, name)| *name),
+            );
+        }
+        if let Some(children) = children {
+            reply.bulk(b"arguments");
+            write_args(reply, children);
+        }
+    }
+}
+
+/// COMMAND LIST's FILTERBY: which commands to list.
+enum Filter<'a> {
+    All,
+    Module(&'a [u8]),
+    Category(Option<Acl>),
+    Pattern(&'a [u8]),
+}
+
+impl Filter<'_> {
+    fn parse<'a>(request: &Request<'a>) -> Result<Filter<'a>, CmdError> {
+        match request.len() {
+            2 => Ok(Filter::All),
+            5 if is(request.arg(2), "FILTERBY") => {
+                let (kind, value) = (request.arg(3), request.arg(4));
+                if is(kind, "MODULE") {
+                    Ok(Filter::Module(value))
+                } else if is(kind, "ACLCAT") {
+                    Ok(Filter::Category(Acl::find(value)))
+                } else if is(kind, "PATTERN") {
+                    Ok(Filter::Pattern(value))
+                } else {
+                    Err(SYNTAX.into())
+                }
+            }
+            _ => Err(SYNTAX.into()),
+        }
+    }
+
+    fn admits(&self, spec: &CommandSpec) -> bool {
+        match *self {
+            Filter::All => true,
+            Filter::Module(name) => spec
+                .group
+                .module()
+                .is_some_and(|module| module.as_bytes().eq_ignore_ascii_case(name)),
+            Filter::Category(category) => {
+                category.is_some_and(|category| spec.acl_categories().contains(category))
+            }
+            Filter::Pattern(pattern) => glob_match(pattern, spec.name.as_bytes(), true),
+        }
+    }
+}
+
+/// COMMAND GETKEYS and GETKEYSANDFLAGS: the keys of the command in `request` from position 2,
+/// found by its key specifications, checked as Redis checks them.
+fn write_keys(reply: &mut Reply, request: Request, with_flags: bool) -> CmdResult {
+    let spec = lookup(request.arg(2))
+        .map(|index| &COMMANDS[index])
+        .ok_or("ERR Invalid command specified")?;
+    if spec.key_specs.is_empty() {
+        return Err("ERR The command has no key arguments".into());
+    }
+    let argc = request.len() - 2;
+    if !spec.arity_fits(argc) {
+        return Err("ERR Invalid number of arguments specified for command".into());
+    }
+    let mut count = 0;
+    for key in spec.key_specs {
+        count += key
+            .positions(argc)
+            .ok_or("ERR Invalid arguments specified for command")?
+            .count();
+    }
+    reply.array(count);
+    for key in spec.key_specs {
+        for position in key.positions(argc).into_iter().flatten() {
+            let name = request.arg(position + 2);
+            if with_flags {
+                reply.array(2);
+                reply.bulk(name);
+                write_names(reply, key.flags.names());
+            } else {
+                reply.bulk(name);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Each subcommand's name and arity, for Redis's `command|<sub>` arity error.
+const SUBCOMMANDS: &[(&str, i32)] = &[
+    ("count", 2),
+    ("list", -2),
+    ("info", -2),
+    ("docs", -2),
+    ("getkeys", -4),
+    ("getkeysandflags", -4),
+    ("help", 2),
+];
+
+const HELP: &[&str] = &[
+    "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "(no subcommand)",
+    "    Return details about all commands.",
+    "COUNT",
+    "    Return the total number of commands in this server.",
+    "LIST",
+    "    Return a list of all commands in this server.",
+    "INFO [<command-name> ...]",
+    "    Return details about multiple commands.",
+    "    If no command names are given, documentation details for all",
+    "    commands are returned.",
+    "DOCS [<command-name> ...]",
+    "    Return documentation details about multiple commands.",
+    "    If no command names are given, documentation details for all",
+    "    commands are returned.",
+    "GETKEYS <full-command>",
+    "    Return the keys from a full command.",
+    "GETKEYSANDFLAGS <full-command>",
+    "    Return the keys and the access flags from a full command.",
+    "HELP",
+    "    Prints this help.",
+];
 
 pub fn command(ctx: &mut Ctx, request: Request) -> CmdResult {
     let reply = &mut *ctx.reply;
     if request.len() == 1 {
         reply.array(COMMANDS.len());
-        COMMANDS
-            .iter()
-            .for_each(|spec| write_command_info(reply, spec));
+        COMMANDS.iter().for_each(|spec| write_info(reply, spec));
         return Ok(());
     }
     let sub = request.arg(1);
+    let (name, arity) = SUBCOMMANDS
+        .iter()
+        .find(|(name, _)| is(sub, name))
+        .ok_or_else(|| CmdError::unknown_subcommand(sub, "COMMAND"))?;
+    if !arity_fits(*arity, request.len()) {
+        return Err(CmdError::arity(&format!("command|{name}")));
+    }
     let names = || request.args().skip(2);
-    if is(sub, "COUNT") {
-        reply.int(COMMANDS.len() as i64);
-    } else if is(sub, "LIST") {
-        reply.array(COMMANDS.len());
-        COMMANDS
-            .iter()
-            .for_each(|spec| reply.bulk(spec.name.as_bytes()));
-    } else if is(sub, "INFO") {
-        if request.len() == 2 {
+    match *name {
+        "count" => reply.int(COMMANDS.len() as i64),
+        "list" => {
+            let filter = Filter::parse(&request)?;
+            let listed = || COMMANDS.iter().filter(|spec| filter.admits(spec));
+            reply.array(listed().count());
+            listed().for_each(|spec| reply.bulk(spec.name.as_bytes()));
+        }
+        "info" if request.len() == 2 => {
             reply.array(COMMANDS.len());
-            COMMANDS
-                .iter()
-                .for_each(|spec| write_command_info(reply, spec));
-        } else {
+            COMMANDS.iter().for_each(|spec| write_info(reply, spec));
+        }
+        "info" => {
             reply.array(request.len() - 2);
             for name in names() {
                 match lookup(name) {
-                    Some(index) => write_command_info(reply, &COMMANDS[index]),
+                    Some(index) => write_info(reply, &COMMANDS[index]),
                     None => reply.null(),
                 }
             }
         }
-    } else if is(sub, "DOCS") {
-        if request.len() == 2 {
+        "docs" if request.len() == 2 => {
             reply.map(COMMANDS.len());
-            COMMANDS
-                .iter()
-                .for_each(|spec| write_command_docs(reply, spec));
-        } else {
-            let found: Vec<_> = names().filter_map(lookup).collect();
-            reply.map(found.len());
-            found
-                .iter()
-                .for_each(|&i| write_command_docs(reply, &COMMANDS[i]));
+            COMMANDS.iter().for_each(|spec| write_docs(reply, spec));
         }
-    } else if is(sub, "HELP") {
-        let lines = [
-            "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-            "(no subcommand)",
-            "    Return details about all commands.",
-            "COUNT",
-            "    Return the total number of commands in this server.",
-            "LIST",
-            "    Return a list of all commands in this server.",
-            "INFO [<command-name> ...]",
-            "    Return details about multiple commands.",
-            "DOCS [<command-name> ...]",
-            "    Return documentation details about multiple commands.",
-            "HELP",
-            "    Print this help.",
-        ];
-        reply.array(lines.len());
-        lines.iter().for_each(|line| reply.simple(line));
-    } else {
-        return Err(CmdError::unknown_subcommand(sub, "COMMAND"));
+        "docs" => {
+            reply.map(names().filter_map(lookup).count());
+            names()
+                .filter_map(lookup)
+                .for_each(|index| write_docs(reply, &COMMANDS[index]));
+        }
+        "getkeys" => write_keys(reply, request, false)?,
+        "getkeysandflags" => write_keys(reply, request, true)?,
+        _ => {
+            reply.array(HELP.len());
+            HELP.iter().for_each(|line| reply.simple(line));
+        }
     }
     Ok(())
 }
+
+/// COMMAND as Redis 7 declares it; its subcommands are not listed apart.
+pub(super) const SPECS: &[CommandSpec] = &[CommandSpec::new(
+    "command",
+    -1,
+    Group::Server,
+    "Returns detailed information about all commands",
+    command,
+)
+.flags(bits![Flags: LOADING, STALE])
+.acl(bits![Acl: CONNECTION])
+.since("2.8.13")
+.complexity("O(N) where N is the total number of Redis commands")];

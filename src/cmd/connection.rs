@@ -2,6 +2,7 @@
 
 use super::args::{is, parse_i64, Cursor};
 use super::errors::*;
+use super::spec::{bits, block, integer, string, CommandSpec, Group};
 use super::Ctx;
 use crate::protocol::{Protocol, Request};
 
@@ -251,3 +252,107 @@ pub fn client(ctx: &mut Ctx, request: Request) -> CmdResult {
     }
     Ok(())
 }
+
+/// Connection commands as Redis 7 declares them.
+pub(super) const SPECS: &[CommandSpec] = &[
+    CommandSpec::new(
+        "ping",
+        -1,
+        Group::Connection,
+        "Returns the server's liveliness response",
+        ping,
+    )
+    .flags(bits![Flags: FAST])
+    .acl(bits![Acl: CONNECTION])
+    .complexity("O(1)")
+    .args(&[string("message").optional()]),
+    CommandSpec::new(
+        "echo",
+        2,
+        Group::Connection,
+        "Returns the given string",
+        echo,
+    )
+    .flags(bits![Flags: LOADING, STALE, FAST])
+    .acl(bits![Acl: CONNECTION])
+    .complexity("O(1)")
+    .args(&[string("message")]),
+    CommandSpec::new(
+        "hello",
+        -1,
+        Group::Connection,
+        "Handshakes with the server",
+        hello,
+    )
+    .flags(bits![Flags: NOSCRIPT, LOADING, STALE, FAST, NO_AUTH, ALLOW_BUSY])
+    .acl(bits![Acl: CONNECTION])
+    .since("6.0.0")
+    .complexity("O(1)")
+    .args(&[block(
+        "arguments",
+        &[
+            integer("protover"),
+            block(
+                "username_password",
+                &[string("username"), string("password")],
+            )
+            .token("AUTH")
+            .optional(),
+            string("clientname").token("SETNAME").optional(),
+        ],
+    )
+    .optional()]),
+    CommandSpec::new(
+        "auth",
+        -2,
+        Group::Connection,
+        "Authenticates the connection",
+        auth,
+    )
+    .flags(bits![Flags: NOSCRIPT, LOADING, STALE, FAST, NO_AUTH, ALLOW_BUSY])
+    .acl(bits![Acl: CONNECTION])
+    .complexity("O(N) where N is the number of passwords defined for the user")
+    .args(&[
+        string("username").since("6.0.0").optional(),
+        string("password"),
+    ]),
+    CommandSpec::new(
+        "select",
+        2,
+        Group::Connection,
+        "Changes the selected database",
+        select,
+    )
+    .flags(bits![Flags: LOADING, STALE, FAST])
+    .acl(bits![Acl: CONNECTION])
+    .complexity("O(1)")
+    .args(&[integer("index")]),
+    CommandSpec::new("quit", -1, Group::Connection, "Closes the connection", quit)
+        .flags(bits![Flags:
+            NOSCRIPT, LOADING, STALE, FAST, NO_AUTH, ALLOW_BUSY, NOT_QUEUED
+        ])
+        .acl(bits![Acl: CONNECTION])
+        .complexity("O(1)"),
+    CommandSpec::new(
+        "reset",
+        1,
+        Group::Connection,
+        "Resets the connection",
+        reset,
+    )
+    .flags(bits![Flags:
+        NOSCRIPT, LOADING, STALE, FAST, NO_AUTH, ALLOW_BUSY, NOT_QUEUED
+    ])
+    .acl(bits![Acl: CONNECTION])
+    .since("6.2.0")
+    .complexity("O(1)"),
+    CommandSpec::new(
+        "client",
+        -2,
+        Group::Connection,
+        "A container for client connection commands",
+        client,
+    )
+    .since("2.4.0")
+    .complexity("Depends on subcommand."),
+];

@@ -8,8 +8,10 @@ use super::bloom::{
     parse_insert_capacity, parse_insert_error_rate, parse_insert_expansion, parse_reserve_capacity,
     parse_reserve_error_rate, parse_reserve_expansion, reserve_expansion,
 };
+use super::bloom::{FILTER_KEY, KEY_ITEM, KEY_ITEMS};
 use super::errors::*;
 use super::filters::{self, write_results};
+use super::spec::{bits, double, integer, key, one_of, pure_token, string, CommandSpec, Group};
 use super::Ctx;
 use crate::filter::{CounterBits, CountingChain, CountingOptions};
 use crate::protocol::{Reply, Request};
@@ -272,3 +274,221 @@ pub fn scandump(ctx: &mut Ctx, request: Request) -> CmdResult {
 pub fn loadchunk(ctx: &mut Ctx, request: Request) -> CmdResult {
     filters::loadchunk::<CountingChain>(ctx, request)
 }
+
+/// CBF.* declared in RedisBloom's style (module `bf`, category @bloom), since sieved's own
+/// version of it.
+pub(super) const SPECS: &[CommandSpec] = &[
+    CommandSpec::new(
+        "cbf.reserve",
+        -4,
+        Group::Bloom,
+        "Creates a new counting Bloom filter",
+        reserve,
+    )
+    .flags(bits![Flags: WRITE, DENYOOM])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: WRITE, FAST, BLOOM])
+    .since(SINCE)
+    .complexity("O(1)")
+    .args(&[
+        key("key"),
+        double("error_rate"),
+        integer("capacity"),
+        integer("expansion").token("EXPANSION").optional(),
+        pure_token("nonscaling", "NONSCALING").optional(),
+        integer("counterbits").token("COUNTERBITS").optional(),
+    ]),
+    CommandSpec::new(
+        "cbf.add",
+        3,
+        Group::Bloom,
+        "Adds one copy of an item to a counting Bloom filter",
+        add,
+    )
+    .flags(bits![Flags: WRITE, DENYOOM])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: WRITE, BLOOM])
+    .since(SINCE)
+    .complexity(HASHES_OF_LAST_LINK)
+    .args(KEY_ITEM),
+    CommandSpec::new(
+        "cbf.madd",
+        -3,
+        Group::Bloom,
+        "Adds one copy of each of one or more items to a counting Bloom filter. A \
+        filter will be created if it does not exist",
+        madd,
+    )
+    .flags(bits![Flags: WRITE, DENYOOM])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: WRITE, BLOOM])
+    .since(SINCE)
+    .complexity(HASHES_TIMES_ITEMS)
+    .args(KEY_ITEMS),
+    CommandSpec::new(
+        "cbf.insert",
+        -4,
+        Group::Bloom,
+        "Adds one copy of each of one or more items to a counting Bloom filter. A \
+        filter will be created with the given options if it does not exist",
+        insert,
+    )
+    .flags(bits![Flags: WRITE, DENYOOM])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: WRITE, BLOOM])
+    .since(SINCE)
+    .complexity(HASHES_TIMES_ITEMS)
+    .args(&[
+        key("key"),
+        integer("capacity").token("CAPACITY").optional(),
+        double("error").token("ERROR").optional(),
+        integer("expansion").token("EXPANSION").optional(),
+        pure_token("nocreate", "NOCREATE").optional(),
+        pure_token("nonscaling", "NONSCALING").optional(),
+        integer("counterbits").token("COUNTERBITS").optional(),
+        pure_token("items", "ITEMS"),
+        string("item").multiple(),
+    ]),
+    CommandSpec::new(
+        "cbf.exists",
+        3,
+        Group::Bloom,
+        "Checks whether an item exists in a counting Bloom filter",
+        exists,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: READ, BLOOM])
+    .since(SINCE)
+    .complexity(HASHES_OF_EACH_LINK)
+    .args(KEY_ITEM),
+    CommandSpec::new(
+        "cbf.mexists",
+        -3,
+        Group::Bloom,
+        "Checks whether one or more items exist in a counting Bloom filter",
+        mexists,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: READ, BLOOM])
+    .since(SINCE)
+    .complexity(HASHES_TIMES_ITEMS)
+    .args(KEY_ITEMS),
+    CommandSpec::new(
+        "cbf.del",
+        3,
+        Group::Bloom,
+        "Deletes one copy of an item from a counting Bloom filter",
+        del,
+    )
+    .flags(bits![Flags: WRITE, FAST])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: WRITE, BLOOM])
+    .since(SINCE)
+    .complexity(HASHES_OF_EACH_LINK)
+    .args(KEY_ITEM),
+    CommandSpec::new(
+        "cbf.mdel",
+        -3,
+        Group::Bloom,
+        "Deletes one copy of each of one or more items from a counting Bloom filter",
+        mdel,
+    )
+    .flags(bits![Flags: WRITE, FAST])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: WRITE, BLOOM])
+    .since(SINCE)
+    .complexity(HASHES_TIMES_ITEMS)
+    .args(KEY_ITEMS),
+    CommandSpec::new(
+        "cbf.count",
+        3,
+        Group::Bloom,
+        "Returns how many copies of an item a counting Bloom filter holds, at most",
+        count,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: READ, BLOOM])
+    .since(SINCE)
+    .complexity(HASHES_OF_EACH_LINK)
+    .args(KEY_ITEM),
+    CommandSpec::new(
+        "cbf.card",
+        2,
+        Group::Bloom,
+        "Returns the number of items held by a counting Bloom filter",
+        card,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: READ, FAST, BLOOM])
+    .since(SINCE)
+    .complexity("O(1)")
+    .args(&[key("key")]),
+    CommandSpec::new(
+        "cbf.info",
+        -2,
+        Group::Bloom,
+        "Returns information about a counting Bloom filter",
+        info,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: READ, FAST, BLOOM])
+    .since(SINCE)
+    .complexity("O(1)")
+    .args(&[
+        key("key"),
+        one_of(
+            "single_value",
+            &[
+                pure_token("capacity", "CAPACITY"),
+                pure_token("size", "SIZE"),
+                pure_token("filters", "FILTERS"),
+                pure_token("items", "ITEMS"),
+                pure_token("expansion", "EXPANSION"),
+                pure_token("counterbits", "COUNTERBITS"),
+                pure_token("error", "ERROR"),
+                pure_token("saturated", "SATURATED"),
+            ],
+        )
+        .optional(),
+    ]),
+    CommandSpec::new(
+        "cbf.scandump",
+        3,
+        Group::Bloom,
+        "Begins an incremental save of the counting Bloom filter",
+        scandump,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: READ, BLOOM])
+    .since(SINCE)
+    .complexity("O(n), where n is the capacity")
+    .args(&[key("key"), integer("iterator")]),
+    CommandSpec::new(
+        "cbf.loadchunk",
+        4,
+        Group::Bloom,
+        "Restores a counting Bloom filter previously saved using CBF.SCANDUMP",
+        loadchunk,
+    )
+    .flags(bits![Flags: WRITE, DENYOOM])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: WRITE, BLOOM])
+    .since(SINCE)
+    .complexity("O(n), where n is the capacity")
+    .args(&[key("key"), integer("iterator"), string("data")]),
+];
+
+/// The sieved version that brought CBF.*.
+const SINCE: &str = "0.1.0";
+const HASHES_OF_LAST_LINK: &str =
+    "O(k), where k is the number of hash functions used by the last sub-filter";
+const HASHES_OF_EACH_LINK: &str =
+    "O(k * f), where k is the number of hash functions and f the number of sub-filters";
+const HASHES_TIMES_ITEMS: &str =
+    "O(k * n), where k is the number of hash functions and n is the number of items";

@@ -1,7 +1,9 @@
 //! Diagnostic commands: SLOWLOG and SIEVED.STATS.
 
 use super::args::{is, parse_i64};
+use super::bloom::FILTER_KEY;
 use super::errors::*;
+use super::spec::{bits, key, CommandSpec, Group};
 use super::Ctx;
 use crate::filter::Health;
 use crate::protocol::Request;
@@ -98,3 +100,30 @@ pub fn slowlog(ctx: &mut Ctx, request: Request) -> CmdResult {
     }
     Ok(())
 }
+
+/// SLOWLOG as Redis 7 declares it (its subcommands are not listed apart), and SIEVED.STATS.
+pub(super) const SPECS: &[CommandSpec] = &[
+    CommandSpec::new(
+        "slowlog",
+        -2,
+        Group::Server,
+        "A container for slow log commands",
+        slowlog,
+    )
+    .since("2.2.12")
+    .complexity("Depends on subcommand."),
+    CommandSpec::new(
+        "sieved.stats",
+        2,
+        Group::Bloom,
+        "Reports how full a Bloom or counting Bloom filter is and its estimated \
+        false-positive rate",
+        sieved_stats,
+    )
+    .flags(bits![Flags: READONLY])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: READ, BLOOM])
+    .since("0.1.0")
+    .complexity("O(f), where f is the number of sub-filters")
+    .args(&[key("key")]),
+];

@@ -2,6 +2,10 @@
 
 use super::args::{is, parse_i64, Cursor};
 use super::errors::*;
+use super::spec::{
+    bits, integer, key, one_of, pattern, pure_token, string, unix_time, Arg, CommandSpec, Group,
+    KeySpec,
+};
 use super::Ctx;
 use crate::protocol::Request;
 use crate::store::{ScanFilter, Value};
@@ -395,3 +399,371 @@ pub fn persist(ctx: &mut Ctx, request: Request) -> CmdResult {
     ctx.reply.int(removed as i64);
     Ok(())
 }
+
+/// Keyspace commands as Redis 7 declares them.
+pub(super) const SPECS: &[CommandSpec] = &[
+    CommandSpec::new(
+        "dbsize",
+        1,
+        Group::Server,
+        "Returns the number of keys in the database",
+        dbsize,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .acl(bits![Acl: KEYSPACE])
+    .complexity("O(1)"),
+    CommandSpec::new(
+        "flushdb",
+        -1,
+        Group::Server,
+        "Removes all keys from the current database",
+        flushdb,
+    )
+    .flags(bits![Flags: WRITE])
+    .acl(bits![Acl: KEYSPACE, DANGEROUS])
+    .complexity("O(N) where N is the number of keys in the selected database")
+    .args(FLUSH_MODE),
+    CommandSpec::new(
+        "flushall",
+        -1,
+        Group::Server,
+        "Removes all keys from all databases",
+        flushall,
+    )
+    .flags(bits![Flags: WRITE])
+    .acl(bits![Acl: KEYSPACE, DANGEROUS])
+    .complexity("O(N) where N is the total number of keys in all databases")
+    .args(FLUSH_MODE),
+    CommandSpec::new(
+        "memory",
+        -2,
+        Group::Server,
+        "A container for memory diagnostics commands",
+        memory,
+    )
+    .since("4.0.0")
+    .complexity("Depends on subcommand."),
+    CommandSpec::new("del", -2, Group::Generic, "Deletes one or more keys", del)
+        .flags(bits![Flags: WRITE])
+        .key_specs(&[KeySpec::range(bits![KeyFlags: RM, DELETE], 1, -1, 1)])
+        .acl(bits![Acl: KEYSPACE])
+        .complexity(
+            "O(N) where N is the number of keys that will be removed. When a key to \
+            remove holds a value other than a string, the individual complexity for this \
+            key is O(M) where M is the number of elements in the list, set, sorted set \
+            or hash. Removing a single key that holds a string value is O(1).",
+        )
+        .args(&[key("key").multiple()]),
+    CommandSpec::new(
+        "unlink",
+        -2,
+        Group::Generic,
+        "Deletes one or more keys",
+        del,
+    )
+    .flags(bits![Flags: WRITE, FAST])
+    .key_specs(&[KeySpec::range(bits![KeyFlags: RM, DELETE], 1, -1, 1)])
+    .acl(bits![Acl: KEYSPACE])
+    .since("4.0.0")
+    .complexity(
+        "O(1) for each key removed regardless of its size. Then the command does O(N) \
+        work in a different thread in order to reclaim memory, where N is the number \
+        of allocations the deleted objects where composed of.",
+    )
+    .args(&[key("key").multiple()]),
+    CommandSpec::new(
+        "exists",
+        -2,
+        Group::Generic,
+        "Determines whether one or more keys exist",
+        exists,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(&[KeySpec::range(bits![KeyFlags: RO], 1, -1, 1)])
+    .acl(bits![Acl: KEYSPACE])
+    .complexity("O(N) where N is the number of keys to check.")
+    .args(&[key("key").multiple()]),
+    CommandSpec::new(
+        "touch",
+        -2,
+        Group::Generic,
+        "Returns the number of existing keys out of those specified",
+        exists,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(&[KeySpec::range(bits![KeyFlags: RO], 1, -1, 1)])
+    .acl(bits![Acl: KEYSPACE])
+    .since("3.2.1")
+    .complexity("O(N) where N is the number of keys that will be touched.")
+    .args(&[key("key").multiple()]),
+    CommandSpec::new(
+        "type",
+        2,
+        Group::Generic,
+        "Determines the type of value stored at a key",
+        type_of,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(&[KeySpec::range(bits![KeyFlags: RO], 1, 0, 1)])
+    .acl(bits![Acl: KEYSPACE])
+    .complexity("O(1)")
+    .args(KEY),
+    CommandSpec::new(
+        "keys",
+        2,
+        Group::Generic,
+        "Returns all key names that match a pattern",
+        keys,
+    )
+    .flags(bits![Flags: READONLY])
+    .acl(bits![Acl: KEYSPACE, DANGEROUS])
+    .complexity(
+        "O(N) with N being the number of keys in the database, under the assumption \
+        that the key names in the database and the given pattern have limited \
+        length.",
+    )
+    .args(&[pattern("pattern")]),
+    CommandSpec::new(
+        "scan",
+        -2,
+        Group::Generic,
+        "Iterates over the key names in the database",
+        scan,
+    )
+    .flags(bits![Flags: READONLY])
+    .acl(bits![Acl: KEYSPACE])
+    .since("2.8.0")
+    .complexity(
+        "O(1) for every call. O(N) for a complete iteration, including enough command \
+        calls for the cursor to return back to 0. N is the number of elements inside \
+        the collection.",
+    )
+    .args(&[
+        integer("cursor"),
+        pattern("pattern").token("MATCH").optional(),
+        integer("count").token("COUNT").optional(),
+        string("type").token("TYPE").since("6.0.0").optional(),
+    ]),
+    CommandSpec::new(
+        "randomkey",
+        1,
+        Group::Generic,
+        "Returns a random key name from the database",
+        randomkey,
+    )
+    .flags(bits![Flags: READONLY])
+    .acl(bits![Acl: KEYSPACE])
+    .complexity("O(1)"),
+    CommandSpec::new(
+        "rename",
+        3,
+        Group::Generic,
+        "Renames a key and overwrites the destination",
+        rename,
+    )
+    .flags(bits![Flags: WRITE])
+    .key_specs(&[
+        KeySpec::range(bits![KeyFlags: RW, ACCESS, DELETE], 1, 0, 1),
+        KeySpec::range(bits![KeyFlags: OW, UPDATE], 2, 0, 1),
+    ])
+    .acl(bits![Acl: KEYSPACE])
+    .complexity("O(1)")
+    .args(&[key("key"), key("newkey").key_spec(1)]),
+    CommandSpec::new(
+        "renamenx",
+        3,
+        Group::Generic,
+        "Renames a key only when the target key name doesn't exist",
+        renamenx,
+    )
+    .flags(bits![Flags: WRITE, FAST])
+    .key_specs(&[
+        KeySpec::range(bits![KeyFlags: RW, ACCESS, DELETE], 1, 0, 1),
+        KeySpec::range(bits![KeyFlags: OW, INSERT], 2, 0, 1),
+    ])
+    .acl(bits![Acl: KEYSPACE])
+    .complexity("O(1)")
+    .args(&[key("key"), key("newkey").key_spec(1)]),
+    CommandSpec::new(
+        "copy",
+        -3,
+        Group::Generic,
+        "Copies the value of a key to a new key",
+        copy,
+    )
+    .flags(bits![Flags: WRITE, DENYOOM])
+    .key_specs(&[
+        KeySpec::range(bits![KeyFlags: RO, ACCESS], 1, 0, 1),
+        KeySpec::range(bits![KeyFlags: OW, UPDATE], 2, 0, 1),
+    ])
+    .acl(bits![Acl: KEYSPACE])
+    .since("6.2.0")
+    .complexity(
+        "O(N) worst case for collections, where N is the number of nested items. O(1) \
+        for string values.",
+    )
+    .args(&[
+        key("source"),
+        key("destination").key_spec(1),
+        integer("destination-db").token("DB").optional(),
+        pure_token("replace", "REPLACE").optional(),
+    ]),
+    CommandSpec::new(
+        "expire",
+        -3,
+        Group::Generic,
+        "Sets the expiration time of a key in seconds",
+        expire,
+    )
+    .flags(bits![Flags: WRITE, FAST])
+    .key_specs(UPDATED_KEY)
+    .acl(bits![Acl: KEYSPACE])
+    .complexity("O(1)")
+    .args(&[key("key"), integer("seconds"), EXPIRY_CONDITION]),
+    CommandSpec::new(
+        "pexpire",
+        -3,
+        Group::Generic,
+        "Sets the expiration time of a key in milliseconds",
+        pexpire,
+    )
+    .flags(bits![Flags: WRITE, FAST])
+    .key_specs(UPDATED_KEY)
+    .acl(bits![Acl: KEYSPACE])
+    .since("2.6.0")
+    .complexity("O(1)")
+    .args(&[key("key"), integer("milliseconds"), EXPIRY_CONDITION]),
+    CommandSpec::new(
+        "expireat",
+        -3,
+        Group::Generic,
+        "Sets the expiration time of a key to a Unix timestamp",
+        expireat,
+    )
+    .flags(bits![Flags: WRITE, FAST])
+    .key_specs(UPDATED_KEY)
+    .acl(bits![Acl: KEYSPACE])
+    .since("1.2.0")
+    .complexity("O(1)")
+    .args(&[key("key"), unix_time("unix-time-seconds"), EXPIRY_CONDITION]),
+    CommandSpec::new(
+        "pexpireat",
+        -3,
+        Group::Generic,
+        "Sets the expiration time of a key to a Unix milliseconds timestamp",
+        pexpireat,
+    )
+    .flags(bits![Flags: WRITE, FAST])
+    .key_specs(UPDATED_KEY)
+    .acl(bits![Acl: KEYSPACE])
+    .since("2.6.0")
+    .complexity("O(1)")
+    .args(&[
+        key("key"),
+        unix_time("unix-time-milliseconds"),
+        EXPIRY_CONDITION,
+    ]),
+    CommandSpec::new(
+        "ttl",
+        2,
+        Group::Generic,
+        "Returns the expiration time in seconds of a key",
+        ttl,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(READ_KEY)
+    .acl(bits![Acl: KEYSPACE])
+    .complexity("O(1)")
+    .args(KEY),
+    CommandSpec::new(
+        "pttl",
+        2,
+        Group::Generic,
+        "Returns the expiration time in milliseconds of a key",
+        pttl,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(READ_KEY)
+    .acl(bits![Acl: KEYSPACE])
+    .since("2.6.0")
+    .complexity("O(1)")
+    .args(KEY),
+    CommandSpec::new(
+        "expiretime",
+        2,
+        Group::Generic,
+        "Returns the expiration time of a key as a Unix timestamp",
+        expiretime,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(READ_KEY)
+    .acl(bits![Acl: KEYSPACE])
+    .since("7.0.0")
+    .complexity("O(1)")
+    .args(KEY),
+    CommandSpec::new(
+        "pexpiretime",
+        2,
+        Group::Generic,
+        "Returns the expiration time of a key as a Unix milliseconds timestamp",
+        pexpiretime,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(READ_KEY)
+    .acl(bits![Acl: KEYSPACE])
+    .since("7.0.0")
+    .complexity("O(1)")
+    .args(KEY),
+    CommandSpec::new(
+        "persist",
+        2,
+        Group::Generic,
+        "Removes the expiration time of a key",
+        persist,
+    )
+    .flags(bits![Flags: WRITE, FAST])
+    .key_specs(UPDATED_KEY)
+    .acl(bits![Acl: KEYSPACE])
+    .since("2.2.0")
+    .complexity("O(1)")
+    .args(KEY),
+    CommandSpec::new(
+        "object",
+        -2,
+        Group::Generic,
+        "A container for object introspection commands",
+        object,
+    )
+    .key_specs(&[KeySpec::range(bits![KeyFlags: RO], 2, 0, 1)])
+    .since("2.2.3")
+    .complexity("Depends on subcommand."),
+];
+
+/// The option of FLUSHDB and FLUSHALL; `flush_mode` accepts it and clears at once either way.
+const FLUSH_MODE: &[Arg] = &[one_of(
+    "async",
+    &[
+        pure_token("async", "ASYNC").since("4.0.0"),
+        pure_token("sync", "SYNC").since("6.2.0"),
+    ],
+)
+.optional()];
+
+/// The option of EXPIRE and its three siblings.
+const EXPIRY_CONDITION: Arg = one_of(
+    "condition",
+    &[
+        pure_token("nx", "NX"),
+        pure_token("xx", "XX"),
+        pure_token("gt", "GT"),
+        pure_token("lt", "LT"),
+    ],
+)
+.since("7.0.0")
+.optional();
+
+const KEY: &[Arg] = &[key("key")];
+/// One key, read (the TTL family).
+const READ_KEY: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RO, ACCESS], 1, 0, 1)];
+/// One key, its expiry changed (the EXPIRE family, PERSIST).
+const UPDATED_KEY: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RW, UPDATE], 1, 0, 1)];

@@ -2,6 +2,9 @@
 
 use super::args::{is, parse_i64, Cursor};
 use super::errors::*;
+use super::spec::{
+    bits, integer, key, one_of, pure_token, string, unix_time, CommandSpec, Group, KeySpec,
+};
 use super::Ctx;
 use crate::protocol::Request;
 use crate::store::Value;
@@ -111,3 +114,70 @@ pub fn strlen(ctx: &mut Ctx, request: Request) -> CmdResult {
     ctx.reply.int(len as i64);
     Ok(())
 }
+
+/// String commands as Redis 7 declares them.
+pub(super) const SPECS: &[CommandSpec] = &[
+    CommandSpec::new(
+        "set",
+        -3,
+        Group::String,
+        "Sets the string value of a key",
+        set,
+    )
+    .flags(bits![Flags: WRITE, DENYOOM])
+    .key_specs(&[
+        KeySpec::range(bits![KeyFlags: RW, ACCESS, UPDATE, VARIABLE_FLAGS], 1, 0, 1)
+            .notes("RW and ACCESS due to the optional `GET` argument"),
+    ])
+    .acl(bits![Acl: STRING])
+    .complexity("O(1)")
+    .args(&[
+        key("key"),
+        string("value"),
+        one_of(
+            "condition",
+            &[pure_token("nx", "NX"), pure_token("xx", "XX")],
+        )
+        .since("2.6.12")
+        .optional(),
+        pure_token("get", "GET").since("6.2.0").optional(),
+        one_of(
+            "expiration",
+            &[
+                integer("seconds").token("EX").since("2.6.12"),
+                integer("milliseconds").token("PX").since("2.6.12"),
+                unix_time("unix-time-seconds").token("EXAT").since("6.2.0"),
+                unix_time("unix-time-milliseconds")
+                    .token("PXAT")
+                    .since("6.2.0"),
+                pure_token("keepttl", "KEEPTTL").since("6.0.0"),
+            ],
+        )
+        .optional(),
+    ]),
+    CommandSpec::new(
+        "get",
+        2,
+        Group::String,
+        "Returns the string value of a key",
+        get,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(&[KeySpec::range(bits![KeyFlags: RO, ACCESS], 1, 0, 1)])
+    .acl(bits![Acl: STRING])
+    .complexity("O(1)")
+    .args(&[key("key")]),
+    CommandSpec::new(
+        "strlen",
+        2,
+        Group::String,
+        "Returns the length of a string value",
+        strlen,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(&[KeySpec::range(bits![KeyFlags: RO], 1, 0, 1)])
+    .acl(bits![Acl: STRING])
+    .since("2.2.0")
+    .complexity("O(1)")
+    .args(&[key("key")]),
+];

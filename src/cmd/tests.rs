@@ -8,6 +8,8 @@ use crate::store::Store;
 use std::net::SocketAddr;
 use std::sync::Mutex;
 
+mod table;
+
 /// A server whose write log keeps each logged record as text.
 struct Stub {
     config: Config,

@@ -1,10 +1,13 @@
-//! MULTI, EXEC, DISCARD, WATCH and UNWATCH. Queued commands are checked (name and arity) as they
-//! are queued; EXEC runs them back to back while no other connection executes anything (the
-//! connection loop takes the server's isolation lock around EXEC), and WATCH aborts EXEC if a
-//! watched key was written, deleted, recreated or expired in between.
+//! MULTI, EXEC, DISCARD, WATCH and UNWATCH, and what MULTI does with every other command, read
+//! from the table's flags: `no_multi` ones are refused (failing the transaction), `NOT_QUEUED`
+//! ones run at once, the rest are checked (name, arity, authentication, memory) and queued.
+//! EXEC runs them back to back while no other connection executes anything (the connection
+//! loop takes the server's isolation lock around EXEC), and WATCH aborts EXEC if a watched key
+//! was written, deleted, recreated or expired in between.
 
 use super::errors::*;
-use super::{execute, Ctx};
+use super::spec::{bits, key, Group, KeySpec};
+use super::{execute, CommandSpec, Ctx, Flags, Outcome, Session, COMMANDS};
 use crate::protocol::{Request, RequestList};
 use std::time::Instant;
 
@@ -36,24 +39,49 @@ impl Transaction {
     }
 }
 
-/// Commands that act on the transaction itself rather than being queued.
-pub fn runs_inside_multi(name: &str) -> bool {
-    matches!(
-        name,
-        "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
-    )
+/// Refuses a command flagged `no_multi` inside MULTI (SAVE, SHUTDOWN: a queued SHUTDOWN would
+/// end the server halfway through EXEC's reply), as Redis does; `execute` then fails the
+/// transaction.
+pub(super) fn admit(ctx: &Ctx, spec: &CommandSpec) -> CmdResult {
+    if ctx.session.transaction.is_some() && spec.flags.contains(Flags::NO_MULTI) {
+        return Err(NOT_IN_MULTI.into());
+    }
+    Ok(())
 }
 
-/// Commands Redis flags `no-multi`: refused rather than queued, and the transaction fails, as in
-/// Redis. A queued SHUTDOWN would end the server halfway through EXEC's reply.
-pub fn refused_inside_multi(name: &str) -> bool {
-    matches!(name, "shutdown" | "save")
+/// Inside MULTI, queues the admitted command `index` of the table and replies QUEUED, or
+/// refuses it when the queue would grow too large (the transaction then fails). None when the
+/// command runs now: no MULTI, or a command flagged `NOT_QUEUED`, which acts on the
+/// transaction itself.
+pub(super) fn queue(ctx: &mut Ctx, index: usize, request: Request) -> Option<Outcome> {
+    let transaction = ctx.session.transaction.as_mut()?;
+    if COMMANDS[index].flags.contains(Flags::NOT_QUEUED) {
+        return None;
+    }
+    if transaction.queue(request) {
+        ctx.reply.simple("QUEUED");
+        Some(Outcome::Queued)
+    } else {
+        ctx.reply.error(QUEUE_TOO_LARGE);
+        Some(Outcome::Rejected(index))
+    }
 }
 
-pub const NOT_IN_MULTI: &str = "ERR Command not allowed inside a transaction";
+/// A refused command inside MULTI makes the whole transaction fail at EXEC, as in Redis.
+pub(super) fn fail(ctx: &mut Ctx) {
+    if let Some(transaction) = ctx.session.transaction.as_mut() {
+        transaction.fail();
+    }
+}
 
-pub const QUEUE_TOO_LARGE: &str =
-    "ERR transaction too large: more than 512 MiB of queued arguments";
+/// Whether `request` is an EXEC that will run a transaction, which must execute in isolation.
+pub fn is_exec(session: &Session, request: &Request) -> bool {
+    session.transaction.is_some() && request.arg(0).eq_ignore_ascii_case(b"exec")
+}
+
+const NOT_IN_MULTI: &str = "ERR Command not allowed inside a transaction";
+
+const QUEUE_TOO_LARGE: &str = "ERR transaction too large: more than 512 MiB of queued arguments";
 
 pub fn multi(ctx: &mut Ctx, _request: Request) -> CmdResult {
     if ctx.session.transaction.is_some() {
@@ -142,3 +170,70 @@ pub fn unwatch(ctx: &mut Ctx, _request: Request) -> CmdResult {
     ctx.reply.ok();
     Ok(())
 }
+
+/// The transaction commands as Redis 7 declares them. `NOT_QUEUED` marks those MULTI runs at once.
+pub(super) const SPECS: &[CommandSpec] = &[
+    CommandSpec::new(
+        "multi",
+        1,
+        Group::Transactions,
+        "Starts a transaction",
+        multi,
+    )
+    .flags(bits![Flags:
+        NOSCRIPT, LOADING, STALE, FAST, ALLOW_BUSY, NOT_QUEUED
+    ])
+    .acl(bits![Acl: TRANSACTION])
+    .since("1.2.0")
+    .complexity("O(1)"),
+    CommandSpec::new(
+        "exec",
+        1,
+        Group::Transactions,
+        "Executes all commands in a transaction",
+        exec,
+    )
+    .flags(bits![Flags: NOSCRIPT, LOADING, STALE, SKIP_SLOWLOG, NOT_QUEUED])
+    .acl(bits![Acl: TRANSACTION])
+    .since("1.2.0")
+    .complexity("Depends on commands in the transaction"),
+    CommandSpec::new(
+        "discard",
+        1,
+        Group::Transactions,
+        "Discards a transaction",
+        discard,
+    )
+    .flags(bits![Flags:
+        NOSCRIPT, LOADING, STALE, FAST, ALLOW_BUSY, NOT_QUEUED
+    ])
+    .acl(bits![Acl: TRANSACTION])
+    .since("2.0.0")
+    .complexity("O(N), when N is the number of queued commands"),
+    CommandSpec::new(
+        "watch",
+        -2,
+        Group::Transactions,
+        "Monitors changes to keys to determine the execution of a transaction",
+        watch,
+    )
+    .flags(bits![Flags:
+        NOSCRIPT, LOADING, STALE, FAST, ALLOW_BUSY, NOT_QUEUED
+    ])
+    .key_specs(&[KeySpec::range(bits![KeyFlags: RO], 1, -1, 1)])
+    .acl(bits![Acl: TRANSACTION])
+    .since("2.2.0")
+    .complexity("O(1) for every key.")
+    .args(&[key("key").multiple()]),
+    CommandSpec::new(
+        "unwatch",
+        1,
+        Group::Transactions,
+        "Forgets about watched keys of a transaction",
+        unwatch,
+    )
+    .flags(bits![Flags: NOSCRIPT, LOADING, STALE, FAST, ALLOW_BUSY])
+    .acl(bits![Acl: TRANSACTION])
+    .since("2.2.0")
+    .complexity("O(1)"),
+];

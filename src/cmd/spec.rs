@@ -1,0 +1,464 @@
+//! The vocabulary of the command table: what each family declares about its commands, in the
+//! terms Redis's COMMAND INFO and COMMAND DOCS report, plus how to run them.
+
+use super::errors::CmdResult;
+use super::Ctx;
+use crate::protocol::Request;
+
+pub(crate) type Handler = fn(&mut Ctx, Request) -> CmdResult;
+
+/// Declares a set of named bits: the type, a constant per bit, and the names COMMAND reports,
+/// in the order listed (Redis's own).
+macro_rules! bit_set {
+    (
+        $(#[$meta:meta])*
+        $set:ident($int:ty) {
+            $($(#[$doc:meta])* $bit:ident = $shift:literal => $name:literal,)*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct $set($int);
+
+        impl $set {
+            pub const NONE: $set = $set(0);
+            $($(#[$doc])* pub const $bit: $set = $set(1 << $shift);)*
+
+            const NAMES: &'static [($set, &'static str)] = &[$(($set::$bit, $name)),*];
+
+            pub const fn or(self, other: $set) -> $set {
+                $set(self.0 | other.0)
+            }
+
+            pub const fn contains(self, other: $set) -> bool {
+                self.0 & other.0 == other.0
+            }
+
+            /// The names of the bits set, in the order COMMAND reports them.
+            pub fn names(self) -> impl Iterator<Item = &'static str> + Clone {
+                $set::NAMES
+                    .iter()
+                    .filter(move |(bit, _)| self.contains(*bit))
+                    .map(|(_, name)| *name)
+            }
+        }
+    };
+}
+
+bit_set! {
+    /// Redis's command flags, those sieved's commands use.
+    Flags(u32) {
+        WRITE = 0 => "write",
+        READONLY = 1 => "readonly",
+        /// Refused while memory is over `maxmemory`.
+        DENYOOM = 2 => "denyoom",
+        ADMIN = 3 => "admin",
+        NOSCRIPT = 4 => "noscript",
+        LOADING = 5 => "loading",
+        STALE = 6 => "stale",
+        SKIP_SLOWLOG = 7 => "skip_slowlog",
+        FAST = 8 => "fast",
+        /// May run before AUTH.
+        NO_AUTH = 9 => "no_auth",
+        NO_ASYNC_LOADING = 10 => "no_async_loading",
+        /// Refused inside MULTI, which then fails at EXEC.
+        NO_MULTI = 11 => "no_multi",
+        ALLOW_BUSY = 12 => "allow_busy",
+    }
+}
+
+/// `bits![Flags: WRITE, DENYOOM]`: a value of one of the sets above from the names of its bits.
+macro_rules! bits {
+    ($set:ident: $($bit:ident),* $(,)?) => {
+        $crate::cmd::spec::$set::NONE$(.or($crate::cmd::spec::$set::$bit))*
+    };
+}
+pub(crate) use bits;
+
+impl Flags {
+    /// Not a Redis flag and never reported: runs at once inside MULTI instead of being queued
+    /// (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET), which Redis decides by a list in its code.
+    pub const NOT_QUEUED: Flags = Flags(1 << 31);
+}
+
+bit_set! {
+    /// ACL categories, those sieved's commands belong to; module categories come last.
+    Acl(u32) {
+        KEYSPACE = 0 => "@keyspace",
+        READ = 1 => "@read",
+        WRITE = 2 => "@write",
+        STRING = 3 => "@string",
+        ADMIN = 4 => "@admin",
+        FAST = 5 => "@fast",
+        SLOW = 6 => "@slow",
+        DANGEROUS = 7 => "@dangerous",
+        CONNECTION = 8 => "@connection",
+        TRANSACTION = 9 => "@transaction",
+        /// RedisBloom's category, which sieved's own filter commands share.
+        BLOOM = 10 => "@bloom",
+    }
+}
+
+impl Acl {
+    /// The category's name without its `@`, as ACL CAT and COMMAND LIST FILTERBY ACLCAT spell it.
+    pub(crate) fn find(name: &[u8]) -> Option<Acl> {
+        Acl::NAMES
+            .iter()
+            .find(|(_, known)| known.as_bytes()[1..].eq_ignore_ascii_case(name))
+            .map(|(category, _)| *category)
+    }
+}
+
+bit_set! {
+    /// What a command does with the keys a key specification finds.
+    KeyFlags(u16) {
+        RO = 0 => "RO",
+        RW = 1 => "RW",
+        OW = 2 => "OW",
+        RM = 3 => "RM",
+        ACCESS = 4 => "access",
+        UPDATE = 5 => "update",
+        INSERT = 6 => "insert",
+        DELETE = 7 => "delete",
+        VARIABLE_FLAGS = 8 => "variable_flags",
+    }
+}
+
+/// Where a command's keys are, as Redis 7's key specifications say it: from the argument at
+/// `index`, up to `last_key` further on (counted from the end when negative), every `step`.
+/// sieved's commands need no other kind of search.
+#[derive(Debug, Clone, Copy)]
+pub struct KeySpec {
+    pub flags: KeyFlags,
+    pub index: i32,
+    pub last_key: i32,
+    pub step: i32,
+    pub notes: Option<&'static str>,
+}
+
+impl KeySpec {
+    pub(crate) const fn range(flags: KeyFlags, index: i32, last_key: i32, step: i32) -> KeySpec {
+        KeySpec {
+            flags,
+            index,
+            last_key,
+            step,
+            notes: None,
+        }
+    }
+
+    pub(crate) const fn notes(mut self, notes: &'static str) -> KeySpec {
+        self.notes = Some(notes);
+        self
+    }
+
+    /// The positions of the keys in a request of `argc` words, or None when they would run
+    /// past its end (Redis's "Invalid arguments specified for command").
+    pub(crate) fn positions(&self, argc: usize) -> Option<impl Iterator<Item = usize>> {
+        let argc = argc as i64;
+        let first = i64::from(self.index);
+        let last = if self.last_key >= 0 {
+            first + i64::from(self.last_key)
+        } else {
+            argc + i64::from(self.last_key)
+        };
+        if first < 1 || first >= argc || last >= argc || last < first || self.step < 1 {
+            return None;
+        }
+        Some((first as usize..=last as usize).step_by(self.step as usize))
+    }
+}
+
+/// Redis's command groups. Module commands report `module` and the module's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    Generic,
+    String,
+    Connection,
+    Server,
+    Transactions,
+    /// A command RedisBloom would provide (module `bf`): BF.*, and sieved's CBF.* and SIEVED.*.
+    Bloom,
+}
+
+impl Group {
+    pub fn name(self) -> &'static str {
+        match self {
+            Group::Generic => "generic",
+            Group::String => "string",
+            Group::Connection => "connection",
+            Group::Server => "server",
+            Group::Transactions => "transactions",
+            Group::Bloom => "module",
+        }
+    }
+
+    pub fn module(self) -> Option<&'static str> {
+        match self {
+            Group::Bloom => Some("bf"),
+            _ => None,
+        }
+    }
+}
+
+/// An argument's type, as COMMAND DOCS names it; blocks and choices hold their arguments.
+#[derive(Debug, Clone, Copy)]
+pub enum ArgType {
+    String,
+    Integer,
+    Double,
+    /// A key, and the index of the key specification that finds it.
+    Key(u8),
+    Pattern,
+    UnixTime,
+    PureToken,
+    OneOf(&'static [Arg]),
+    Block(&'static [Arg]),
+}
+
+impl ArgType {
+    pub fn name(self) -> &'static str {
+        match self {
+            ArgType::String => "string",
+            ArgType::Integer => "integer",
+            ArgType::Double => "double",
+            ArgType::Key(_) => "key",
+            ArgType::Pattern => "pattern",
+            ArgType::UnixTime => "unix-time",
+            ArgType::PureToken => "pure-token",
+            ArgType::OneOf(_) => "oneof",
+            ArgType::Block(_) => "block",
+        }
+    }
+}
+
+/// One argument of a command, as COMMAND DOCS reports it.
+#[derive(Debug, Clone, Copy)]
+pub struct Arg {
+    pub name: &'static str,
+    pub kind: ArgType,
+    /// The keyword written before the value (or alone, for a pure token).
+    pub token: Option<&'static str>,
+    pub since: Option<&'static str>,
+    pub optional: bool,
+    pub multiple: bool,
+}
+
+const fn arg(name: &'static str, kind: ArgType) -> Arg {
+    Arg {
+        name,
+        kind,
+        token: None,
+        since: None,
+        optional: false,
+        multiple: false,
+    }
+}
+
+pub(crate) const fn key(name: &'static str) -> Arg {
+    arg(name, ArgType::Key(0))
+}
+pub(crate) const fn string(name: &'static str) -> Arg {
+    arg(name, ArgType::String)
+}
+pub(crate) const fn integer(name: &'static str) -> Arg {
+    arg(name, ArgType::Integer)
+}
+pub(crate) const fn double(name: &'static str) -> Arg {
+    arg(name, ArgType::Double)
+}
+pub(crate) const fn pattern(name: &'static str) -> Arg {
+    arg(name, ArgType::Pattern)
+}
+pub(crate) const fn unix_time(name: &'static str) -> Arg {
+    arg(name, ArgType::UnixTime)
+}
+/// A keyword standing alone: `pure_token("nx", "NX")`.
+pub(crate) const fn pure_token(name: &'static str, token: &'static str) -> Arg {
+    arg(name, ArgType::PureToken).token(token)
+}
+pub(crate) const fn one_of(name: &'static str, choices: &'static [Arg]) -> Arg {
+    arg(name, ArgType::OneOf(choices))
+}
+pub(crate) const fn block(name: &'static str, parts: &'static [Arg]) -> Arg {
+    arg(name, ArgType::Block(parts))
+}
+
+impl Arg {
+    pub(crate) const fn token(mut self, token: &'static str) -> Arg {
+        self.token = Some(token);
+        self
+    }
+    pub(crate) const fn since(mut self, version: &'static str) -> Arg {
+        self.since = Some(version);
+        self
+    }
+    pub(crate) const fn optional(mut self) -> Arg {
+        self.optional = true;
+        self
+    }
+    pub(crate) const fn multiple(mut self) -> Arg {
+        self.multiple = true;
+        self
+    }
+    /// For a key: which key specification finds it (the second key of RENAME is 1).
+    pub(crate) const fn key_spec(mut self, index: u8) -> Arg {
+        self.kind = ArgType::Key(index);
+        self
+    }
+}
+
+/// What COMMAND reports about a command, and how to run it.
+#[derive(Clone, Copy)]
+pub struct CommandSpec {
+    /// Lower case, as Redis reports it.
+    pub name: &'static str,
+    /// Exact argument count including the name when positive; a minimum when negative.
+    pub arity: i32,
+    pub flags: Flags,
+    /// The first and last key's positions (last negative: counted from the end), and the step:
+    /// Redis's legacy summary of `key_specs`.
+    pub first_key: i32,
+    pub last_key: i32,
+    pub step: i32,
+    pub key_specs: &'static [KeySpec],
+    /// Declared categories; `acl_categories` adds those Redis derives from the flags.
+    pub acl: Acl,
+    pub group: Group,
+    pub summary: &'static str,
+    pub since: &'static str,
+    pub complexity: Option<&'static str>,
+    pub args: &'static [Arg],
+    pub(crate) handler: Handler,
+}
+
+impl CommandSpec {
+    /// A command with no keys, flags or categories yet; each family adds what applies.
+    pub(crate) const fn new(
+        name: &'static str,
+        arity: i32,
+        group: Group,
+        summary: &'static str,
+        handler: Handler,
+    ) -> CommandSpec {
+        CommandSpec {
+            name,
+            arity,
+            flags: Flags::NONE,
+            first_key: 0,
+            last_key: 0,
+            step: 0,
+            key_specs: &[],
+            acl: Acl::NONE,
+            group,
+            summary,
+            since: "1.0.0",
+            complexity: None,
+            args: &[],
+            handler,
+        }
+    }
+
+    pub(crate) const fn flags(mut self, flags: Flags) -> CommandSpec {
+        self.flags = flags;
+        self
+    }
+    /// Sets the key specifications, and the legacy range Redis derives from them: from the
+    /// first specification's key to the last one's.
+    pub(crate) const fn key_specs(mut self, specs: &'static [KeySpec]) -> CommandSpec {
+        let (first, last) = (specs[0], specs[specs.len() - 1]);
+        self.key_specs = specs;
+        self.first_key = first.index;
+        self.last_key = if last.last_key < 0 {
+            last.last_key
+        } else {
+            last.index + last.last_key
+        };
+        self.step = first.step;
+        self
+    }
+    pub(crate) const fn acl(mut self, acl: Acl) -> CommandSpec {
+        self.acl = acl;
+        self
+    }
+    pub(crate) const fn since(mut self, version: &'static str) -> CommandSpec {
+        self.since = version;
+        self
+    }
+    pub(crate) const fn complexity(mut self, complexity: &'static str) -> CommandSpec {
+        self.complexity = Some(complexity);
+        self
+    }
+    pub(crate) const fn args(mut self, args: &'static [Arg]) -> CommandSpec {
+        self.args = args;
+        self
+    }
+
+    pub fn writes(&self) -> bool {
+        self.flags.contains(Flags::WRITE)
+    }
+
+    /// Whether `argc` words (the name included) fit the arity.
+    pub fn arity_fits(&self, argc: usize) -> bool {
+        arity_fits(self.arity, argc)
+    }
+
+    /// The categories COMMAND INFO reports. Like Redis, a built-in command also gets those its
+    /// flags imply (and @slow unless @fast); a module command reports only what it declared.
+    pub fn acl_categories(&self) -> Acl {
+        if self.group.module().is_some() {
+            return self.acl;
+        }
+        let mut acl = self.acl;
+        for (flag, implied) in [
+            (Flags::WRITE, Acl::WRITE),
+            (Flags::READONLY, Acl::READ),
+            (Flags::ADMIN, Acl::ADMIN.or(Acl::DANGEROUS)),
+            (Flags::FAST, Acl::FAST),
+        ] {
+            if self.flags.contains(flag) {
+                acl = acl.or(implied);
+            }
+        }
+        if !acl.contains(Acl::FAST) {
+            acl = acl.or(Acl::SLOW);
+        }
+        acl
+    }
+}
+
+/// Whether `argc` words fit `arity`: exactly that many when positive, at least when negative.
+pub(crate) fn arity_fits(arity: i32, argc: usize) -> bool {
+    match usize::try_from(arity) {
+        Ok(exact) => argc == exact,
+        Err(_) => argc >= arity.unsigned_abs() as usize,
+    }
+}
+
+/// The families' tables as one array, in order, built at compile time.
+pub(crate) const fn concat<const N: usize>(families: &[&[CommandSpec]]) -> [CommandSpec; N] {
+    let mut all = [families[0][0]; N];
+    let mut at = 0;
+    let mut family = 0;
+    while family < families.len() {
+        let mut i = 0;
+        while i < families[family].len() {
+            all[at] = families[family][i];
+            at += 1;
+            i += 1;
+        }
+        family += 1;
+    }
+    assert!(at == N, "the table's length is the sum of the families'");
+    all
+}
+
+pub(crate) const fn total(families: &[&[CommandSpec]]) -> usize {
+    let mut sum = 0;
+    let mut family = 0;
+    while family < families.len() {
+        sum += families[family].len();
+        family += 1;
+    }
+    sum
+}

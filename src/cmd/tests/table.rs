@@ -1,0 +1,407 @@
+//! The command table: COMMAND's replies byte for byte (checked against Redis 7.0 where Redis has
+//! the command), argument docs that agree with arities, and the rules the flags drive.
+
+use super::*;
+use crate::cmd::spec::{Arg, ArgType};
+
+impl Client {
+    /// Runs one command given as raw words and returns its reply's bytes.
+    fn run_raw(&mut self, args: &[&[u8]]) -> Vec<u8> {
+        let base: Vec<u8> = args.concat();
+        let mut ranges = Vec::new();
+        let mut start = 0;
+        for arg in args {
+            ranges.push(start..start + arg.len());
+            start += arg.len();
+        }
+        self.with_ctx(|ctx| execute(ctx, Request::new(&base, &ranges)));
+        let bytes = self.reply.bytes().to_vec();
+        self.reply.clear();
+        bytes
+    }
+
+    fn run3(&mut self, args: &[&str]) -> String {
+        self.reply.set_protocol(Protocol::Resp3);
+        let reply = self.run(args);
+        self.reply.set_protocol(Protocol::Resp2);
+        reply
+    }
+}
+
+/// A key specification as Redis 7 sends it in RESP2: flags, then an index search and a range.
+fn key_spec(flags: &str, index: i32, last_key: i32) -> String {
+    let count = flags.split(' ').count();
+    let flags: String = flags
+        .split(' ')
+        .map(|flag| format!("+{flag}\r\n"))
+        .collect();
+    format!(
+        "*6\r\n$5\r\nflags\r\n*{count}\r\n{flags}$12\r\nbegin_search\r\n*4\r\n$4\r\n\
+         type\r\n$5\r\nindex\r\n$4\r\nspec\r\n*2\r\n$5\r\nindex\r\n:{index}\r\n$9\r\n\
+         find_keys\r\n*4\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n*6\r\n$7\r\n\
+         lastkey\r\n:{last_key}\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n"
+    )
+}
+
+#[test]
+fn command_count_and_list_cover_the_whole_table() {
+    let mut client = Client::new(None);
+    assert_eq!(
+        client.run(&["COMMAND", "COUNT"]),
+        format!(":{}\r\n", COMMANDS.len())
+    );
+    let list = client.run(&["COMMAND", "LIST"]);
+    assert!(list.starts_with(&format!("*{}\r\n", COMMANDS.len())));
+    for (index, spec) in COMMANDS.iter().enumerate() {
+        assert!(list.contains(&format!("\r\n{}\r\n", spec.name)));
+        assert_eq!(lookup(spec.name.to_uppercase().as_bytes()), Some(index));
+        assert_eq!(spec.name, spec.name.to_lowercase());
+    }
+}
+
+#[test]
+fn command_info_is_redis_7s_shape() {
+    let mut client = Client::new(None);
+    // Redis 7.0 sends exactly this for GET.
+    let get = format!(
+        "*10\r\n$3\r\nget\r\n:2\r\n*2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n\
+         *3\r\n+@read\r\n+@string\r\n+@fast\r\n*0\r\n*1\r\n{}*0\r\n",
+        key_spec("RO access", 1, 0)
+    );
+    assert_eq!(
+        client.run(&["COMMAND", "INFO", "get", "nosuch"]),
+        format!("*2\r\n{get}$-1\r\n")
+    );
+    // RedisBloom's declaration: its own categories only, and the key spec Redis derives for
+    // a module command.
+    assert_eq!(
+        client.run(&["COMMAND", "INFO", "BF.ADD"]),
+        format!(
+            "*1\r\n*10\r\n$6\r\nbf.add\r\n:3\r\n*2\r\n+write\r\n+denyoom\r\n:1\r\n:1\r\n:1\r\n\
+             *2\r\n+@write\r\n+@bloom\r\n*0\r\n*1\r\n{}*0\r\n",
+            key_spec("RW access update", 1, 0)
+        )
+    );
+    // In RESP3 the flag, category, tip, key-spec and subcommand lists are sets.
+    let resp3 = client.run3(&["COMMAND", "INFO", "multi"]);
+    assert_eq!(
+        resp3,
+        "*1\r\n*10\r\n$5\r\nmulti\r\n:1\r\n~5\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n\
+         +allow_busy\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n+@transaction\r\n~0\r\n~0\r\n~0\r\n"
+    );
+}
+
+#[test]
+fn command_docs_include_the_arguments() {
+    let mut client = Client::new(None);
+    assert_eq!(
+        client.run(&["COMMAND", "DOCS", "get", "nosuch"]),
+        "*2\r\n$3\r\nget\r\n*10\r\n$7\r\nsummary\r\n$33\r\nReturns the string value of a key\r\n\
+         $5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$6\r\nstring\r\n$10\r\ncomplexity\r\n\
+         $4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n\
+         $3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n"
+    );
+    let tokens: String = ["CAPACITY", "SIZE", "FILTERS", "ITEMS", "EXPANSION"]
+        .iter()
+        .map(|token| {
+            let name = token.to_lowercase();
+            format!(
+                "%3\r\n$4\r\nname\r\n${}\r\n{name}\r\n$4\r\ntype\r\n$10\r\npure-token\r\n\
+                 $5\r\ntoken\r\n${}\r\n{token}\r\n",
+                name.len(),
+                token.len()
+            )
+        })
+        .collect();
+    assert_eq!(
+        client.run3(&["COMMAND", "DOCS", "bf.info"]),
+        format!(
+            "%1\r\n$7\r\nbf.info\r\n%6\r\n$7\r\nsummary\r\n$40\r\n\
+             Returns information about a Bloom Filter\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\n\
+             group\r\n$6\r\nmodule\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$6\r\nmodule\r\n\
+             $2\r\nbf\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n\
+             type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%4\r\n$4\r\nname\r\n$12\r\n\
+             single_value\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n\
+             $9\r\narguments\r\n*5\r\n{tokens}"
+        )
+    );
+}
+
+#[test]
+fn command_getkeys_finds_keys_as_redis_does() {
+    let mut client = Client::new(None);
+    let cases: &[(&[&str], &str)] = &[
+        (&["rename", "a", "b"], "*2\r\n$1\r\na\r\n$1\r\nb\r\n"),
+        (
+            &["DEL", "a", "b", "c"],
+            "*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n",
+        ),
+        (&["bf.madd", "f", "x", "y"], "*1\r\n$1\r\nf\r\n"),
+        (&["object", "encoding", "k"], "*1\r\n$1\r\nk\r\n"),
+        (&["nosuch", "a"], "-ERR Invalid command specified\r\n"),
+        (&["ping", "x"], "-ERR The command has no key arguments\r\n"),
+        (
+            &["get", "a", "b"],
+            "-ERR Invalid number of arguments specified for command\r\n",
+        ),
+        // Keys past the end. (Redis, which knows OBJECT's subcommands apart, answers that
+        // OBJECT HELP has no key arguments.)
+        (
+            &["object", "help"],
+            "-ERR Invalid arguments specified for command\r\n",
+        ),
+    ];
+    for (command, expected) in cases {
+        let mut args = vec!["COMMAND", "GETKEYS"];
+        args.extend_from_slice(command);
+        assert_eq!(client.run(&args), *expected, "{command:?}");
+    }
+    assert_eq!(
+        client.run(&["COMMAND", "GETKEYS", "get"]),
+        "-ERR wrong number of arguments for 'command|getkeys' command\r\n"
+    );
+    assert_eq!(
+        client.run(&["COMMAND", "GETKEYSANDFLAGS", "rename", "a", "b"]),
+        "*2\r\n*2\r\n$1\r\na\r\n*3\r\n+RW\r\n+access\r\n+delete\r\n\
+         *2\r\n$1\r\nb\r\n*2\r\n+OW\r\n+update\r\n"
+    );
+}
+
+#[test]
+fn command_list_filters_as_redis_does() {
+    let mut client = Client::new(None);
+    assert_eq!(
+        client.run(&["COMMAND", "LIST", "FILTERBY", "pattern", "*EXPIRETIME"]),
+        "*2\r\n$10\r\nexpiretime\r\n$11\r\npexpiretime\r\n"
+    );
+    let transactions = client.run(&["COMMAND", "LIST", "FILTERBY", "ACLCAT", "transaction"]);
+    assert!(transactions.starts_with("*5\r\n"), "{transactions}");
+    let module = client.run(&["COMMAND", "LIST", "FILTERBY", "MODULE", "bf"]);
+    let module_commands = COMMANDS.iter().filter(|s| s.group.module().is_some());
+    assert!(module.starts_with(&format!("*{}\r\n", module_commands.count())));
+    for unknown in ["ACLCAT", "MODULE"] {
+        assert_eq!(
+            client.run(&["COMMAND", "LIST", "FILTERBY", unknown, "nosuch"]),
+            "*0\r\n"
+        );
+    }
+    for bad in [
+        &["COMMAND", "LIST", "FILTERBY"][..],
+        &["COMMAND", "LIST", "FILTERBY", "FOO", "x"],
+        &["COMMAND", "LIST", "FILTERBY", "PATTERN", "x", "y"],
+    ] {
+        assert_eq!(client.run(bad), "-ERR syntax error\r\n");
+    }
+    assert_eq!(
+        client.run(&["COMMAND", "FOO"]),
+        "-ERR unknown subcommand 'FOO'. Try COMMAND HELP.\r\n"
+    );
+}
+
+/// The fewest and most words an argument takes (None: no limit).
+fn words(arg: &Arg) -> (usize, Option<usize>) {
+    let token = arg.token.is_some() as usize;
+    let (min, max) = match arg.kind {
+        ArgType::PureToken => (1, Some(1)),
+        ArgType::OneOf(choices) => {
+            let each: Vec<_> = choices.iter().map(words).collect();
+            let min = each.iter().map(|(min, _)| *min).min().unwrap_or(0);
+            let max = each.iter().map(|(_, max)| *max).max().flatten();
+            let max = if each.iter().any(|(_, max)| max.is_none()) {
+                None
+            } else {
+                max
+            };
+            (token + min, max.map(|max| token + max))
+        }
+        ArgType::Block(parts) => {
+            let (min, max) = sum(parts);
+            (token + min, max.map(|max| token + max))
+        }
+        _ => (token + 1, Some(token + 1)),
+    };
+    let max = if arg.multiple { None } else { max };
+    let min = if arg.optional { 0 } else { min };
+    (min, max)
+}
+
+fn sum(args: &[Arg]) -> (usize, Option<usize>) {
+    args.iter()
+        .map(words)
+        .fold((0, Some(0)), |(min, max), (arg_min, arg_max)| {
+            (min + arg_min, max.zip(arg_max).map(|(a, b)| a + b))
+        })
+}
+
+#[test]
+fn arities_agree_with_the_argument_docs() {
+    for spec in COMMANDS.iter() {
+        // Containers are documented by their subcommands, which the table does not list.
+        if spec.summary.starts_with("A container") {
+            assert!(spec.args.is_empty(), "{}", spec.name);
+            continue;
+        }
+        let (min, max) = sum(spec.args);
+        let (min, max) = (min + 1, max.map(|max| max + 1));
+        if spec.arity > 0 {
+            let arity = spec.arity as usize;
+            assert_eq!((min, max), (arity, Some(arity)), "{}", spec.name);
+        } else if spec.group.module().is_some() {
+            // A module may declare a looser arity than its syntax and check the rest itself.
+            assert!(min >= spec.arity.unsigned_abs() as usize, "{}", spec.name);
+        } else {
+            assert_eq!(min, spec.arity.unsigned_abs() as usize, "{}", spec.name);
+        }
+        let keys = spec
+            .args
+            .iter()
+            .filter(|arg| matches!(arg.kind, ArgType::Key(_)))
+            .count();
+        assert_eq!(keys > 0, !spec.key_specs.is_empty(), "{}", spec.name);
+    }
+}
+
+/// One successful run of each write command, after what it needs.
+const WRITES: &[(&[&str], &[&str])] = &[
+    (&[], &["BF.RESERVE", "f", "0.01", "100"]),
+    (&[], &["BF.ADD", "f", "a"]),
+    (&[], &["BF.MADD", "f", "a", "b"]),
+    (&[], &["BF.INSERT", "f", "ITEMS", "a"]),
+    (&[], &["BF.LOADCHUNK", "f", "1", "<dump>"]),
+    (&[], &["CBF.RESERVE", "f", "0.01", "100"]),
+    (&[], &["CBF.ADD", "f", "a"]),
+    (&[], &["CBF.MADD", "f", "a", "b"]),
+    (&[], &["CBF.INSERT", "f", "ITEMS", "a"]),
+    (&["CBF.ADD f a"], &["CBF.DEL", "f", "a"]),
+    (&["CBF.ADD f a"], &["CBF.MDEL", "f", "a"]),
+    (&[], &["CBF.LOADCHUNK", "f", "1", "<dump>"]),
+    (&["SET a 1"], &["FLUSHDB"]),
+    (&["SET a 1"], &["FLUSHALL"]),
+    (&["SET a 1"], &["DEL", "a"]),
+    (&["SET a 1"], &["UNLINK", "a"]),
+    (&["SET a 1"], &["RENAME", "a", "b"]),
+    (&["SET a 1"], &["RENAMENX", "a", "b"]),
+    (&["SET a 1"], &["COPY", "a", "b"]),
+    (&["SET a 1"], &["EXPIRE", "a", "100"]),
+    (&["SET a 1"], &["PEXPIRE", "a", "100000"]),
+    (&["SET a 1"], &["EXPIREAT", "a", "4000000000"]),
+    (&["SET a 1"], &["PEXPIREAT", "a", "4000000000000"]),
+    (&["SET a 1 EX 100"], &["PERSIST", "a"]),
+    (&[], &["SET", "a", "1"]),
+];
+
+/// The header chunk of a dump of a new filter of the same family as `loadchunk`.
+fn dump_header(loadchunk: &str) -> Vec<u8> {
+    let family = loadchunk.split('.').next().expect("a family");
+    let mut source = Client::new(None);
+    source.run(&[&format!("{family}.RESERVE"), "source", "0.01", "100"]);
+    let reply = source.run_raw(&[format!("{family}.SCANDUMP").as_bytes(), b"source", b"0"]);
+    // *2 :1 $<len> <header>: the header is the last bulk.
+    let start = reply
+        .windows(2)
+        .enumerate()
+        .filter(|(_, pair)| *pair == b"\r\n")
+        .nth(2)
+        .map(|(at, _)| at + 2)
+        .expect("a dump reply");
+    reply[start..reply.len() - 2].to_vec()
+}
+
+#[test]
+fn every_write_command_is_logged_and_counted() {
+    let covered: Vec<String> = WRITES
+        .iter()
+        .map(|(_, command)| command[0].to_lowercase())
+        .collect();
+    for spec in COMMANDS.iter().filter(|spec| spec.writes()) {
+        assert!(covered.contains(&spec.name.to_string()), "{}", spec.name);
+    }
+    for (setup, command) in WRITES {
+        let mut client = Client::new(Some(Log::default()));
+        for line in *setup {
+            let words: Vec<&str> = line.split(' ').collect();
+            client.run(&words);
+        }
+        let (logged, writes) = (client.logged().len(), client.session.writes);
+        let header = if command.contains(&"<dump>") {
+            dump_header(command[0])
+        } else {
+            Vec::new()
+        };
+        let words: Vec<&[u8]> = command
+            .iter()
+            .map(|word| match *word {
+                "<dump>" => &header[..],
+                word => word.as_bytes(),
+            })
+            .collect();
+        let reply = client.run_raw(&words);
+        assert!(!reply.starts_with(b"-"), "{command:?}: {reply:?}");
+        assert_eq!(client.logged().len(), logged + 1, "{command:?}");
+        assert_eq!(client.session.writes, writes + 1, "{command:?}");
+    }
+}
+
+#[test]
+fn multi_refuses_no_multi_commands_and_runs_transaction_commands_at_once() {
+    for spec in COMMANDS.iter() {
+        let mut client = Client::new(None);
+        assert_eq!(client.run(&["MULTI"]), "+OK\r\n");
+        let name = spec.name.to_uppercase();
+        let mut words = vec![name.as_str()];
+        // Enough words for any arity; the reply shows only where it went.
+        words.extend(std::iter::repeat_n(
+            "x",
+            spec.arity.unsigned_abs() as usize - 1,
+        ));
+        let reply = client.run(&words);
+        if spec.flags.contains(Flags::NO_MULTI) {
+            assert_eq!(
+                reply, "-ERR Command not allowed inside a transaction\r\n",
+                "{name}"
+            );
+            assert_eq!(
+                client.run(&["EXEC"]),
+                "-EXECABORT Transaction discarded because of previous errors.\r\n"
+            );
+        } else if spec.flags.contains(Flags::NOT_QUEUED) {
+            assert_ne!(reply, "+QUEUED\r\n", "{name}");
+        } else {
+            assert_eq!(reply, "+QUEUED\r\n", "{name}");
+        }
+    }
+    let no_multi: Vec<_> = COMMANDS
+        .iter()
+        .filter(|spec| spec.flags.contains(Flags::NO_MULTI))
+        .map(|spec| spec.name)
+        .collect();
+    assert_eq!(no_multi, ["shutdown", "save"]);
+}
+
+#[test]
+fn only_no_auth_commands_run_before_auth() {
+    let mut client = Client::new(None);
+    client
+        .server
+        .config
+        .set_many(&[(b"requirepass".as_slice(), b"secret".as_slice())])
+        .expect("a password");
+    client.session.authenticated = false;
+    for spec in COMMANDS.iter() {
+        let name = spec.name.to_uppercase();
+        if matches!(spec.name, "quit" | "reset") {
+            continue;
+        }
+        let mut words = vec![name.as_str()];
+        words.extend(std::iter::repeat_n(
+            "x",
+            spec.arity.unsigned_abs() as usize - 1,
+        ));
+        let reply = client.run(&words);
+        assert_eq!(
+            reply == "-NOAUTH Authentication required.\r\n",
+            !spec.flags.contains(Flags::NO_AUTH),
+            "{name}: {reply}"
+        );
+    }
+}
