@@ -121,10 +121,13 @@ pub fn time(ctx: &mut Ctx, _request: Request) -> CmdResult {
     Ok(())
 }
 
-/// SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE]: on success the connection closes without a reply;
-/// the server stops accepting, lets connections finish, then writes the exit snapshot.
+/// SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE]: the server pauses every command and writes the exit
+/// snapshot; if that works (or FORCE) it stops and this connection closes without a reply, else
+/// the connection replies with Redis's error and serving goes on. NOW asks not to wait for
+/// replicas, which sieved does not have.
 pub fn shutdown(ctx: &mut Ctx, request: Request) -> CmdResult {
     let mut exit_save = ExitSave::Default;
+    let mut force = false;
     for option in request.args().skip(1) {
         if is(option, "ABORT") {
             return Err("ERR No shutdown in progress.".into());
@@ -132,7 +135,9 @@ pub fn shutdown(ctx: &mut Ctx, request: Request) -> CmdResult {
             exit_save = ExitSave::NoSave;
         } else if is(option, "SAVE") {
             exit_save = ExitSave::Save;
-        } else if !is(option, "NOW") && !is(option, "FORCE") {
+        } else if is(option, "FORCE") {
+            force = true;
+        } else if !is(option, "NOW") {
             return Err(SYNTAX.into());
         }
     }
@@ -140,7 +145,7 @@ pub fn shutdown(ctx: &mut Ctx, request: Request) -> CmdResult {
         client = ctx.session.client.id,
         "SHUTDOWN requested by a client"
     );
-    ctx.server.shutdown(exit_save);
+    ctx.session.shutdown_asked = Some(ctx.server.shutdown(exit_save, force));
     ctx.session.close = true;
     Ok(())
 }

@@ -30,9 +30,6 @@ pub enum SaveError {
 /// Where writes go once they took effect: the append-only file today, replicas as well later.
 /// One implementation fans out to every sink, so commands log once whatever listens.
 pub trait WriteLog: Send + Sync {
-    /// Why writes are refused now (a sink cannot take them), as the error message to send.
-    fn refusal(&self) -> Option<String>;
-
     /// Runs `write` in the log's order and logs what it put in `batch` as one record stamped
     /// `time_ms`: the log's order is then the order the writes took effect, so replaying it
     /// rebuilds the same keyspace. `batch` is left empty. Returns the position a reply must
@@ -71,7 +68,12 @@ pub trait Server: Send + Sync {
     fn save_in_background(&self, schedule: bool) -> Result<bool, SaveError>;
     /// LASTSAVE, in Unix seconds.
     fn last_save_secs(&self) -> u64;
-    fn shutdown(&self, exit_save: ExitSave);
+    /// Asks the server to stop; returns the request's number, which the connection waits on
+    /// to learn whether the server stops or refused (its exit snapshot failed).
+    fn shutdown(&self, exit_save: ExitSave, force: bool) -> u64;
+    /// Why write commands (and PING, as Redis) are refused now, as the error to send: the
+    /// server cannot keep what they would change (Redis's MISCONF).
+    fn write_refusal(&self) -> Option<String>;
 }
 
 /// One connection's state, as commands see it.
@@ -80,6 +82,9 @@ pub struct Session {
     pub client: Arc<ClientInfo>,
     /// Set by QUIT: close once the replies so far are written.
     pub close: bool,
+    /// Set by SHUTDOWN with its request's number: once the replies so far are written, the
+    /// connection waits for the answer, and closes or (refused) replies with an error.
+    pub shutdown_asked: Option<u64>,
     /// Reused by commands that gather results before replying, so they need not allocate.
     pub scratch: Vec<Result<bool, CmdError>>,
     /// Write commands run since the connection last reported them (for snapshot scheduling).
@@ -125,6 +130,7 @@ impl Session {
             db: 0,
             client,
             close: false,
+            shutdown_asked: None,
             scratch: Vec::new(),
             writes: 0,
             transaction: None,

@@ -125,8 +125,8 @@ pub fn execute(ctx: &mut Ctx, request: Request) -> Outcome {
 }
 
 /// The checks every command passes before it runs or is queued, in Redis's order: arity,
-/// authentication (unless flagged `no_auth`), memory (if flagged `denyoom`), and MULTI's
-/// refusal of `no_multi` commands.
+/// authentication (unless flagged `no_auth`), memory (if flagged `denyoom`), a disk that cannot
+/// keep writes (MISCONF), and MULTI's refusal of `no_multi` commands.
 fn admit(ctx: &Ctx, spec: &CommandSpec, request: Request) -> CmdResult {
     if !spec.arity_fits(request.len()) {
         return Err(CmdError::arity(spec.name));
@@ -138,6 +138,12 @@ fn admit(ctx: &Ctx, spec: &CommandSpec, request: Request) -> CmdResult {
         let limit = ctx.config().maxmemory();
         if limit > 0 && crate::memory::allocated() as u64 > limit {
             return Err(errors::OOM.into());
+        }
+    }
+    // As Redis: PING is refused too, so that a monitor sees the server cannot persist.
+    if spec.writes() || spec.name == "ping" {
+        if let Some(refusal) = ctx.server.write_refusal() {
+            return Err(CmdError::Owned(refusal));
         }
     }
     transaction::admit(ctx, spec)
@@ -153,9 +159,6 @@ fn run_logged(
     spec: &CommandSpec,
     request: Request,
 ) -> CmdResult {
-    if let Some(refusal) = log.refusal() {
-        return Err(CmdError::Owned(refusal));
-    }
     if ctx.session.in_exec {
         let ran = (spec.handler)(ctx, request);
         let mut batch = std::mem::take(&mut ctx.session.batch);

@@ -14,19 +14,16 @@ mod table;
 struct Stub {
     config: Config,
     log: Option<Log>,
+    /// What `write_refusal` answers.
+    refusal: Option<String>,
 }
 
 #[derive(Default)]
 struct Log {
     records: Mutex<Vec<RequestList>>,
-    refusal: Option<String>,
 }
 
 impl WriteLog for Log {
-    fn refusal(&self) -> Option<String> {
-        self.refusal.clone()
-    }
-
     fn in_order(
         &self,
         _time_ms: u64,
@@ -74,7 +71,12 @@ impl Server for Stub {
     fn last_save_secs(&self) -> u64 {
         0
     }
-    fn shutdown(&self, _exit_save: ExitSave) {}
+    fn shutdown(&self, _exit_save: ExitSave, _force: bool) -> u64 {
+        1
+    }
+    fn write_refusal(&self) -> Option<String> {
+        self.refusal.clone()
+    }
 }
 
 struct Client {
@@ -91,6 +93,7 @@ impl Client {
             server: Stub {
                 config: Config::default_for_tests(),
                 log,
+                refusal: None,
             },
             store: Store::new(2, 4),
             session: Session::new(ClientInfo::new(1, addr, addr, 0), true),
@@ -266,14 +269,18 @@ fn a_transaction_is_one_record_in_the_databases_its_commands_ran_in() {
 }
 
 #[test]
-fn a_refusing_log_refuses_writes_but_not_reads() {
-    let log = Log {
-        refusal: Some("MISCONF test".into()),
-        ..Log::default()
-    };
-    let mut client = Client::new(Some(log));
+fn a_server_that_cannot_keep_writes_refuses_them_and_ping_but_not_reads() {
+    let mut client = Client::new(Some(Log::default()));
+    client.server.refusal = Some("MISCONF test".into());
     assert_eq!(client.run(&["SET", "a", "1"]), "-MISCONF test\r\n");
+    assert_eq!(client.run(&["PING"]), "-MISCONF test\r\n");
     assert_eq!(client.run(&["GET", "a"]), "$-1\r\n");
+    assert_eq!(client.run(&["MULTI"]), "+OK\r\n");
+    assert_eq!(client.run(&["SET", "a", "1"]), "-MISCONF test\r\n");
+    assert_eq!(
+        client.run(&["EXEC"]),
+        "-EXECABORT Transaction discarded because of previous errors.\r\n"
+    );
     assert!(client.logged().is_empty());
 }
 

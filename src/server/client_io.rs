@@ -4,7 +4,7 @@
 
 use super::query_buffer::{OverCeiling, QueryBuffer};
 use super::Shared;
-use crate::cmd::{self, ClientInfo, Ctx, Outcome, Session};
+use crate::cmd::{self, errors, ClientInfo, Ctx, Outcome, Session};
 use crate::config::Config;
 use crate::observe::{Call, Stats, Tally};
 use crate::protocol::{Limits, Protocol, Reply, Request, RequestParser};
@@ -182,6 +182,15 @@ where
             if session.logged_up_to > durable_seen {
                 aof.wait_durable(session.logged_up_to).await;
                 durable_seen = session.logged_up_to;
+            }
+        }
+        if let Some(number) = session.shutdown_asked.take() {
+            if !shared.shutdown.answer(number).await {
+                // Refused (the exit snapshot failed): say so, as Redis, and go on with whatever
+                // the client sent after SHUTDOWN.
+                session.close = false;
+                reply.error(errors::SHUTDOWN_FAILED);
+                unfinished = true;
             }
         }
         if !reply.is_empty() {

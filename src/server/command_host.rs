@@ -3,7 +3,7 @@
 
 use super::saver::{self, Saver};
 use super::Shared;
-use crate::cmd::errors::MISCONF_AOF;
+use crate::cmd::errors::{MISCONF_AOF, MISCONF_RDB};
 use crate::cmd::{self, Ctx, ExitSave, SaveError, Session, WriteLog};
 use crate::config::Config;
 use crate::observe;
@@ -66,6 +66,7 @@ impl cmd::Server for Arc<Shared> {
         if let Some(aof) = self.aof.as_ref() {
             aof.set_fsync(self.config.settings().appendfsync);
         }
+        self.saver.update_write_refusal(self);
     }
 
     fn save(&self) -> Result<(), SaveError> {
@@ -87,8 +88,17 @@ impl cmd::Server for Arc<Shared> {
         self.saver.last_save_ms() / 1000
     }
 
-    fn shutdown(&self, exit_save: ExitSave) {
-        self.shutdown.request_with(exit_save, false);
+    fn shutdown(&self, exit_save: ExitSave, force: bool) -> u64 {
+        self.shutdown.request_with(exit_save, force)
+    }
+
+    fn write_refusal(&self) -> Option<String> {
+        if let Some(failure) = self.aof.as_ref().and_then(Aof::failure) {
+            return Some(format!("{MISCONF_AOF}{failure}"));
+        }
+        self.saver
+            .refuses_writes()
+            .then(|| MISCONF_RDB.to_string())
     }
 }
 
@@ -100,11 +110,6 @@ fn save_error(error: saver::SaveError) -> SaveError {
 }
 
 impl WriteLog for Aof {
-    fn refusal(&self) -> Option<String> {
-        self.failure()
-            .map(|failure| format!("{MISCONF_AOF}{failure}"))
-    }
-
     fn in_order(
         &self,
         time_ms: u64,

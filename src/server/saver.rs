@@ -31,6 +31,10 @@ pub struct Saver {
     last_ok: AtomicBool,
     last_duration_ms: AtomicU64,
     saves: AtomicU64,
+    /// Writes are refused (MISCONF): `stop-writes-on-bgsave-error` is on, save rules are
+    /// configured, there is no append-only file, and the last save failed. Kept here, updated
+    /// when a save ends or a setting changes, so that a write command reads one flag.
+    refuses_writes: AtomicBool,
     /// What a snapshot of the live keyspace records as its first log segment when there is no
     /// append-only file: the number after the last segment ever folded in.
     first_segment: AtomicU64,
@@ -47,6 +51,7 @@ impl Saver {
             last_ok: AtomicBool::new(true),
             last_duration_ms: AtomicU64::new(0),
             saves: AtomicU64::new(0),
+            refuses_writes: AtomicBool::new(false),
             first_segment: AtomicU64::new(0),
         }
     }
@@ -84,6 +89,22 @@ impl Saver {
 
     pub fn saves(&self) -> u64 {
         self.saves.load(Ordering::Relaxed)
+    }
+
+    pub fn refuses_writes(&self) -> bool {
+        self.refuses_writes.load(Ordering::Relaxed)
+    }
+
+    /// With snapshots as the only copy on disk, a failed save means acknowledged writes could be
+    /// lost: as Redis, refuse more of them until a save works. With the log on, the log keeps
+    /// them, and only its own failures refuse writes.
+    pub fn update_write_refusal(&self, shared: &Shared) {
+        let settings = shared.config.settings();
+        let refuse = shared.aof.is_none()
+            && settings.stop_writes_on_bgsave_error
+            && !settings.save.is_empty()
+            && !self.last_ok();
+        self.refuses_writes.store(refuse, Ordering::Relaxed);
     }
 
     fn claim(&self) -> Result<(), SaveError> {
@@ -174,6 +195,7 @@ impl Saver {
                 tracing::error!(%error, "snapshot failed; the previous snapshot is kept");
             }
         }
+        self.update_write_refusal(shared);
         self.in_progress.store(false, Ordering::Release);
         result.map_err(SaveError::Failed)
     }
