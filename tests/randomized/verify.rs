@@ -1,0 +1,234 @@
+//! After a restart: the server against the model, key by key and item by item.
+
+use super::model::{Entry, Expiry, Kind, Reply, Value};
+use super::{Checked, Run, DATABASES};
+use crate::common::{encode_command, escape};
+use std::collections::BTreeSet;
+
+/// One question asked of the server after a restart, and what the answer must be.
+enum Check {
+    Type(Kind),
+    BloomItems(Vec<Vec<u8>>),
+    CountingItems(Vec<Vec<u8>>),
+    Count(Vec<u8>, u64),
+    Text(Vec<u8>),
+    Ttl(Expiry),
+}
+
+impl Run {
+    pub(super) fn keys_of(&mut self) -> BTreeSet<Vec<u8>> {
+        let mut keys = BTreeSet::new();
+        let mut cursor = b"0".to_vec();
+        loop {
+            let reply = self.call(&[
+                b"SCAN".to_vec(),
+                cursor,
+                b"COUNT".to_vec(),
+                b"1000".to_vec(),
+            ]);
+            let Reply::Array(Some(parts)) = reply else {
+                self.fail(&format!("SCAN answered {reply:?}"))
+            };
+            let [Reply::Bulk(Some(next)), Reply::Array(Some(found))] = parts.as_slice() else {
+                self.fail(&format!("SCAN answered {parts:?}"))
+            };
+            for key in found {
+                if let Reply::Bulk(Some(key)) = key {
+                    keys.insert(key.clone());
+                }
+            }
+            if next.as_slice() == b"0" {
+                return keys;
+            }
+            cursor = next.clone();
+        }
+    }
+
+    /// Compares the server with the model: every acknowledged key, item, count, string and TTL.
+    pub(super) fn verify(&mut self, round: u64) {
+        let mut checked = Checked::default();
+        let mut problems = Vec::new();
+        for (db, index) in DATABASES.iter().enumerate() {
+            self.db = db;
+            let index = index.to_string();
+            self.call_str(&["SELECT", &index]);
+            let on_server = self.keys_of();
+            for key in &on_server {
+                if !self.model.dbs[db].contains_key(key) {
+                    problems.push(format!(
+                        "db {index}: key {} is back (deleted or never written)",
+                        escape(key)
+                    ));
+                }
+            }
+            let entries: Vec<(Vec<u8>, Entry)> = self.model.dbs[db]
+                .iter()
+                .map(|(k, e)| (k.clone(), e.clone()))
+                .collect();
+            let mut questions: Vec<(Vec<u8>, Vec<Vec<u8>>, Check)> = Vec::new();
+            for (key, entry) in entries {
+                if !on_server.contains(&key) {
+                    if entry.expiry == Expiry::Short {
+                        checked.maybe_gone += 1;
+                        self.model.dbs[db].remove(&key);
+                    } else {
+                        problems.push(format!(
+                            "db {index}: key {} ({:?}) is missing",
+                            escape(&key),
+                            entry.value.kind()
+                        ));
+                    }
+                    continue;
+                }
+                checked.keys += 1;
+                let ask = |name: &[u8], rest: &[Vec<u8>]| {
+                    let mut args = vec![name.to_vec(), key.clone()];
+                    args.extend(rest.iter().cloned());
+                    args
+                };
+                questions.push((
+                    key.clone(),
+                    ask(b"TYPE", &[]),
+                    Check::Type(entry.value.kind()),
+                ));
+                questions.push((key.clone(), ask(b"PTTL", &[]), Check::Ttl(entry.expiry)));
+                checked.ttls += 1;
+                match &entry.value {
+                    Value::Bloom(items) => {
+                        let items: Vec<Vec<u8>> = items.iter().cloned().collect();
+                        for chunk in items.chunks(100) {
+                            checked.bloom_items += chunk.len() as u64;
+                            questions.push((
+                                key.clone(),
+                                ask(b"BF.MEXISTS", chunk),
+                                Check::BloomItems(chunk.to_vec()),
+                            ));
+                        }
+                    }
+                    Value::Counting(counts) => {
+                        let items: Vec<Vec<u8>> = counts.keys().cloned().collect();
+                        for chunk in items.chunks(100) {
+                            questions.push((
+                                key.clone(),
+                                ask(b"CBF.MEXISTS", chunk),
+                                Check::CountingItems(chunk.to_vec()),
+                            ));
+                        }
+                        for (item, count) in counts {
+                            checked.counting_items += 1;
+                            questions.push((
+                                key.clone(),
+                                ask(b"CBF.COUNT", std::slice::from_ref(item)),
+                                Check::Count(item.clone(), *count),
+                            ));
+                        }
+                    }
+                    Value::Text(value) => {
+                        checked.strings += 1;
+                        questions.push((key.clone(), ask(b"GET", &[]), Check::Text(value.clone())));
+                    }
+                }
+            }
+            // Pipelined: thousands of questions would otherwise cost a round trip each.
+            let mut batch = Vec::new();
+            for (_, args, _) in &questions {
+                let borrowed: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+                batch.extend(encode_command(&borrowed));
+            }
+            self.note(format!("[db {index}] {} pipelined checks", questions.len()));
+            self.client().send(&batch);
+            let mut gone = BTreeSet::new();
+            for (key, _, check) in questions {
+                let reply = Reply::parse(&self.client().read_reply());
+                let short = self.model.dbs[db]
+                    .get(&key)
+                    .is_some_and(|e| e.expiry == Expiry::Short);
+                if short
+                    && (matches!(reply, Reply::Error(_) | Reply::Bulk(None))
+                        || matches!((&check, &reply), (Check::Type(_), Reply::Simple(t)) if t == "none"))
+                {
+                    // Expired while being checked.
+                    gone.insert(key);
+                    continue;
+                }
+                if gone.contains(&key) {
+                    continue;
+                }
+                if let Some(problem) = judge(&check, &reply) {
+                    problems.push(format!("db {index}: key {}: {problem}", escape(&key)));
+                }
+            }
+            for key in gone {
+                checked.maybe_gone += 1;
+                self.model.dbs[db].remove(&key);
+            }
+        }
+        self.db = 0;
+        self.call_str(&["SELECT", "0"]);
+        println!(
+            "round {round}: checked {} keys, {} Bloom items, {} counting items, {} strings, {} TTLs; \
+             {} short-TTL keys gone; {} missing or wrong",
+            checked.keys,
+            checked.bloom_items,
+            checked.counting_items,
+            checked.strings,
+            checked.ttls,
+            checked.maybe_gone,
+            problems.len()
+        );
+        self.total.keys += checked.keys;
+        self.total.bloom_items += checked.bloom_items;
+        self.total.counting_items += checked.counting_items;
+        self.total.strings += checked.strings;
+        self.total.ttls += checked.ttls;
+        self.total.maybe_gone += checked.maybe_gone;
+        if !problems.is_empty() {
+            problems.truncate(40);
+            self.failures.extend(problems);
+            self.fail(&format!(
+                "after restart {round}:\n{}",
+                self.failures.join("\n")
+            ));
+        }
+    }
+}
+
+fn judge(check: &Check, reply: &Reply) -> Option<String> {
+    match (check, reply) {
+        (Check::Type(kind), Reply::Simple(name)) => {
+            let expected = match kind {
+                Kind::Bloom => "MBbloom--",
+                Kind::Counting => "MBbloomCBF",
+                Kind::Text => "string",
+            };
+            (name != expected).then(|| format!("TYPE is {name}, not {expected}"))
+        }
+        (Check::BloomItems(items) | Check::CountingItems(items), Reply::Array(Some(answers))) => {
+            let missing: Vec<String> = items
+                .iter()
+                .zip(answers)
+                .filter(|(_, answer)| !matches!(answer, Reply::Int(1)))
+                .map(|(item, _)| escape(item))
+                .collect();
+            (!missing.is_empty() || answers.len() != items.len())
+                .then(|| format!("{} acknowledged items missing: {missing:?}", missing.len()))
+        }
+        (Check::Count(item, count), Reply::Int(n)) => (*n < *count as i64).then(|| {
+            format!(
+                "CBF.COUNT {} is {n}, below the {count} acknowledged",
+                escape(item)
+            )
+        }),
+        (Check::Text(value), Reply::Bulk(Some(found))) => {
+            (found != value).then(|| format!("holds {}, not {}", escape(found), escape(value)))
+        }
+        (Check::Ttl(Expiry::None), Reply::Int(n)) => {
+            (*n != -1).then(|| format!("PTTL {n}, expected none"))
+        }
+        (Check::Ttl(Expiry::Long), Reply::Int(n)) => {
+            (*n <= 0).then(|| format!("PTTL {n}, expected a long TTL"))
+        }
+        (Check::Ttl(Expiry::Short), Reply::Int(_)) => None,
+        (_, other) => Some(format!("answered {other:?}")),
+    }
+}
