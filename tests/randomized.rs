@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 /// The databases the writers SELECT; not only 0, and far apart, so that a mix-up shows.
 const DATABASES: [usize; 3] = [0, 3, 9];
-const DEFAULT_ROUNDS: u64 = 10;
+const DEFAULT_ROUNDS: u64 = 30;
 /// Commands kept for the failure message, so that a failure can be read without a replay.
 const TRANSCRIPT_LINES: usize = 400;
 /// A TTL no run reaches, so that such a key must be there after every restart.
@@ -67,6 +67,23 @@ struct Checked {
     maybe_gone: u64,
 }
 
+/// What the run did, so that a passing run shows it exercised what it claims to.
+#[derive(Default, Debug)]
+struct Tally {
+    writes: u64,
+    refused_writes: u64,
+    /// Bloom items answered 0 ("may exist already"), which must answer 1 after restarts too.
+    zero_answers: u64,
+    transactions: u64,
+    dump_loads: u64,
+    settings_changed: u64,
+    kills: u64,
+    kills_after_bgrewriteaof: u64,
+    kills_after_bgsave: u64,
+    shutdowns: u64,
+    rounds_without_log: u64,
+}
+
 struct Run {
     rng: Rng,
     seed: u64,
@@ -84,7 +101,7 @@ struct Run {
     transcript: VecDeque<String>,
     failures: Vec<String>,
     total: Checked,
-    writes: u64,
+    tally: Tally,
 }
 
 impl Run {
@@ -104,7 +121,7 @@ impl Run {
             transcript: VecDeque::new(),
             failures: Vec::new(),
             total: Checked::default(),
-            writes: 0,
+            tally: Tally::default(),
         }
     }
 
@@ -182,12 +199,22 @@ impl Run {
 impl Run {
     fn apply(&mut self, effect: Effect, reply: &Reply) {
         let db = self.db;
+        if reply.is_error() {
+            self.tally.refused_writes += 1;
+        }
+        if let Effect::BloomItems { .. } = effect {
+            let zeros = reply
+                .per_item()
+                .into_iter()
+                .filter(|r| matches!(r, Reply::Int(0)));
+            self.tally.zero_answers += zeros.count() as u64;
+        }
         match self.model.apply(db, effect, reply) {
             Ok(Some((key, kind))) => self.look_up_after_error(key, kind),
             Ok(None) => {}
             Err(mismatch) => self.fail(&format!("a reply contradicts the model: {mismatch}")),
         }
-        self.writes += 1;
+        self.tally.writes += 1;
     }
 
     /// A write that failed part-way may have created its key (empty, or with the items that were
@@ -220,6 +247,7 @@ impl Run {
         let planned: Vec<Planned> = (0..2 + self.rng.below(4))
             .filter_map(|_| self.plan(&mut busy))
             .collect();
+        self.tally.transactions += 1;
         self.call_str(&["MULTI"]);
         for write in &planned {
             match self.call(&write.args) {
@@ -306,6 +334,7 @@ impl Run {
                 break;
             }
         }
+        self.tally.dump_loads += 1;
         if loaded {
             let copy = self.model.dbs[db][&from].value.clone();
             self.model.dbs[db].insert(
@@ -367,6 +396,7 @@ impl Run {
             Reply::Simple(_) => {}
             other => self.fail(&format!("CONFIG SET {name} {value} answered {other:?}")),
         }
+        self.tally.settings_changed += 1;
         if name == "appendfsync" {
             self.fsync_always = value == "always";
         }
@@ -437,15 +467,18 @@ impl Run {
             0..=1 => {
                 self.background("BGREWRITEAOF");
                 self.note("kill -9 right after BGREWRITEAOF".into());
+                self.tally.kills_after_bgrewriteaof += 1;
                 server.kill();
             }
             2 => {
                 self.background("BGSAVE");
                 self.note("kill -9 right after BGSAVE".into());
+                self.tally.kills_after_bgsave += 1;
                 server.kill();
             }
             3 => {
                 self.note("SHUTDOWN".into());
+                self.tally.shutdowns += 1;
                 let client = self.client.as_mut().expect("a client");
                 client.send(&encode_command(&[b"SHUTDOWN"]));
                 client.read_until_closed();
@@ -454,6 +487,7 @@ impl Run {
             }
             _ => {
                 self.note("kill -9".into());
+                self.tally.kills += 1;
                 server.kill();
             }
         }
@@ -511,6 +545,7 @@ fn random_writes_kills_and_restarts_lose_no_acknowledged_write() {
         // Round 2 runs without the log, and now and then another: the segments left by the
         // rounds before must still be replayed, and the SAVE at its end must hold everything.
         run.appendonly = round != 2 && !(round > 2 && run.rng.one_in(6));
+        run.tally.rounds_without_log += u64::from(!run.appendonly);
         let flags = restart_flags(&mut run.rng, run.appendonly);
         println!("round {round}: sieved {}", flags.join(" "));
         run.note(format!("start: sieved {}", flags.join(" ")));
@@ -528,9 +563,15 @@ fn random_writes_kills_and_restarts_lose_no_acknowledged_write() {
     run.verify(rounds);
     let total = run.total;
     println!(
-        "seed {seed}: {rounds} rounds, {} acknowledged writes; over all restarts checked {} keys, \
-         {} Bloom items, {} counting items, {} strings, {} TTLs: 0 missing",
-        run.writes, total.keys, total.bloom_items, total.counting_items, total.strings, total.ttls
+        "seed {seed}: {rounds} rounds; over all restarts checked {} keys, {} Bloom items, {} \
+         counting items, {} strings, {} TTLs ({} short-TTL keys gone): 0 missing\n{:?}",
+        total.keys,
+        total.bloom_items,
+        total.counting_items,
+        total.strings,
+        total.ttls,
+        total.maybe_gone,
+        run.tally
     );
 }
 
