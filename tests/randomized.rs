@@ -80,6 +80,7 @@ struct Tally {
     kills: u64,
     kills_after_bgrewriteaof: u64,
     kills_after_bgsave: u64,
+    kills_with_writes_in_flight: u64,
     shutdowns: u64,
     rounds_without_log: u64,
 }
@@ -102,6 +103,8 @@ struct Run {
     failures: Vec<String>,
     total: Checked,
     tally: Tally,
+    /// Keys of the pipelined writes that the last kill cut short, in the order they were sent.
+    in_flight: Vec<(usize, Vec<u8>)>,
 }
 
 impl Run {
@@ -122,6 +125,7 @@ impl Run {
             failures: Vec::new(),
             total: Checked::default(),
             tally: Tally::default(),
+            in_flight: Vec::new(),
         }
     }
 
@@ -476,6 +480,9 @@ impl Run {
                 self.tally.kills_after_bgsave += 1;
                 server.kill();
             }
+            4 | 5 if self.appendonly => {
+                self.send_and_kill(server);
+            }
             3 => {
                 self.note("SHUTDOWN".into());
                 self.tally.shutdowns += 1;
@@ -492,6 +499,48 @@ impl Run {
             }
         }
         self.client = None;
+    }
+}
+
+impl Run {
+    /// Pipelines SETs of fresh keys, reads the replies of some, and kills the server while the
+    /// rest may still be on their way: those read must survive, the others may.
+    fn send_and_kill(&mut self, server: Running) {
+        let db = self.db;
+        let count = 1 + self.rng.below(60);
+        let answered = self.rng.below(count + 1);
+        let mut batch = Vec::new();
+        for n in 0..count {
+            let key = self.fresh_key();
+            let value = format!("in flight {n}").into_bytes();
+            batch.extend(encode_command(&[b"SET", &key, &value]));
+            self.in_flight.push((db, key.clone()));
+            let expiry = if n < answered {
+                Expiry::None
+            } else {
+                Expiry::Unacknowledged
+            };
+            self.model.dbs[db].insert(
+                key,
+                Entry {
+                    value: Value::Text(value),
+                    expiry,
+                },
+            );
+        }
+        self.note(format!(
+            "[db {}] {count} pipelined SETs, {answered} replies read, then kill -9",
+            DATABASES[db]
+        ));
+        self.client().send(&batch);
+        for _ in 0..answered {
+            match Reply::parse(&self.client().read_reply()) {
+                Reply::Simple(_) => {}
+                other => self.fail(&format!("a pipelined SET answered {other:?}")),
+            }
+        }
+        self.tally.kills_with_writes_in_flight += 1;
+        server.kill();
     }
 }
 

@@ -116,6 +116,9 @@ pub(crate) enum Expiry {
     /// Soon: the key may be gone at any moment. Writers never touch such a key again, so when it
     /// is there it must hold exactly what the model says.
     Short,
+    /// Written in a pipeline cut short by kill -9, its reply never read: it may or may not have
+    /// been applied; the first restart that finds it makes it certain.
+    Unacknowledged,
 }
 
 #[derive(Clone, Debug)]

@@ -26,7 +26,7 @@ impl Run {
         let candidates: Vec<&Vec<u8>> = self.model.dbs[db]
             .iter()
             .filter(|(key, entry)| {
-                entry.expiry != Expiry::Short
+                matches!(entry.expiry, Expiry::None | Expiry::Long)
                     && kind.is_none_or(|k| entry.value.kind() == k)
                     && !busy.contains(&(db, (*key).clone()))
             })

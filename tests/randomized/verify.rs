@@ -3,7 +3,7 @@
 use super::model::{Entry, Expiry, Kind, Reply, Value};
 use super::{Checked, Run, DATABASES};
 use crate::common::{encode_command, escape};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// One question asked of the server after a restart, and what the answer must be.
 enum Check {
@@ -68,7 +68,7 @@ impl Run {
             let mut questions: Vec<(Vec<u8>, Vec<Vec<u8>>, Check)> = Vec::new();
             for (key, entry) in entries {
                 if !on_server.contains(&key) {
-                    if entry.expiry == Expiry::Short {
+                    if matches!(entry.expiry, Expiry::Short | Expiry::Unacknowledged) {
                         checked.maybe_gone += 1;
                         self.model.dbs[db].remove(&key);
                     } else {
@@ -138,24 +138,26 @@ impl Run {
             self.note(format!("[db {index}] {} pipelined checks", questions.len()));
             self.client().send(&batch);
             let mut gone = BTreeSet::new();
+            // Problems of keys that may expire: real only if the key is still there afterwards.
+            let mut suspect: BTreeMap<Vec<u8>, Vec<String>> = BTreeMap::new();
             for (key, _, check) in questions {
                 let reply = Reply::parse(&self.client().read_reply());
-                let short = self.model.dbs[db]
-                    .get(&key)
-                    .is_some_and(|e| e.expiry == Expiry::Short);
-                if short
-                    && (matches!(reply, Reply::Error(_) | Reply::Bulk(None))
-                        || matches!((&check, &reply), (Check::Type(_), Reply::Simple(t)) if t == "none"))
-                {
-                    // Expired while being checked.
-                    gone.insert(key);
+                let Some(problem) = judge(&check, &reply) else {
                     continue;
+                };
+                let problem = format!("db {index}: key {}: {problem}", escape(&key));
+                if self.model.dbs[db][&key].expiry == Expiry::Short {
+                    suspect.entry(key).or_default().push(problem);
+                } else {
+                    problems.push(problem);
                 }
-                if gone.contains(&key) {
-                    continue;
-                }
-                if let Some(problem) = judge(&check, &reply) {
-                    problems.push(format!("db {index}: key {}: {problem}", escape(&key)));
+            }
+            for (key, found) in suspect {
+                match self.call(&[b"EXISTS".to_vec(), key.clone()]) {
+                    Reply::Int(0) => {
+                        gone.insert(key);
+                    }
+                    _ => problems.extend(found),
                 }
             }
             for key in gone {
@@ -165,6 +167,24 @@ impl Run {
         }
         self.db = 0;
         self.call_str(&["SELECT", "0"]);
+        for db in &mut self.model.dbs {
+            for entry in db.values_mut() {
+                if entry.expiry == Expiry::Unacknowledged {
+                    entry.expiry = Expiry::None;
+                }
+            }
+        }
+        // The log is replayed in order: of writes sent one after another, those that survived
+        // are the first ones.
+        let survived: Vec<bool> = std::mem::take(&mut self.in_flight)
+            .into_iter()
+            .map(|(db, key)| self.model.dbs[db].contains_key(&key))
+            .collect();
+        if survived.windows(2).any(|pair| !pair[0] && pair[1]) {
+            problems.push(format!(
+                "pipelined writes survived out of order: {survived:?}"
+            ));
+        }
         println!(
             "round {round}: checked {} keys, {} Bloom items, {} counting items, {} strings, {} TTLs; \
              {} short-TTL keys gone; {} missing or wrong",
@@ -222,7 +242,7 @@ fn judge(check: &Check, reply: &Reply) -> Option<String> {
         (Check::Text(value), Reply::Bulk(Some(found))) => {
             (found != value).then(|| format!("holds {}, not {}", escape(found), escape(value)))
         }
-        (Check::Ttl(Expiry::None), Reply::Int(n)) => {
+        (Check::Ttl(Expiry::None | Expiry::Unacknowledged), Reply::Int(n)) => {
             (*n != -1).then(|| format!("PTTL {n}, expected none"))
         }
         (Check::Ttl(Expiry::Long), Reply::Int(n)) => {
