@@ -96,7 +96,10 @@ struct Run {
     /// Index into `DATABASES` of the writer connection's database.
     db: usize,
     next_key: u64,
-    /// False while `appendfsync` is not `always`: a kill must wait for a write under `always`.
+    /// False from the moment `appendfsync` leaves `always` until a write is acknowledged under
+    /// `always` again: writes acknowledged under `everysec` or `no` wait in memory for the log's
+    /// writer thread, so a kill -9 may lose them (as the README says), and switching back alone
+    /// does not write them out.
     fsync_always: bool,
     appendonly: bool,
     transcript: VecDeque<String>,
@@ -401,8 +404,8 @@ impl Run {
             other => self.fail(&format!("CONFIG SET {name} {value} answered {other:?}")),
         }
         self.tally.settings_changed += 1;
-        if name == "appendfsync" {
-            self.fsync_always = value == "always";
+        if name == "appendfsync" && value != "always" {
+            self.fsync_always = false;
         }
     }
 
