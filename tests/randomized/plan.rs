@@ -94,8 +94,12 @@ impl Run {
         RATES[self.rng.below(4) as usize]
     }
 
+    /// Now and then a filter of several hundred KB, so that snapshots copy it in many pieces.
     pub(super) fn capacity(&mut self) -> &'static str {
         const CAPACITIES: [&str; 4] = ["5", "20", "100", "1000"];
+        if self.rng.one_in(40) {
+            return "50000";
+        }
         CAPACITIES[self.rng.below(4) as usize]
     }
 
