@@ -28,6 +28,10 @@ const DATABASES: [usize; 3] = [0, 3, 9];
 const DEFAULT_ROUNDS: u64 = 30;
 /// Commands kept for the failure message, so that a failure can be read without a replay.
 const TRANSCRIPT_LINES: usize = 400;
+/// Keys of pipelined writes cut short by a kill. Whether they survived depends on timing, so
+/// writers leave them alone: a seed then replays the same commands (short TTLs aside, which only
+/// decide what is checked).
+const IN_FLIGHT_PREFIX: &[u8] = b"in-flight-";
 /// A TTL no run reaches, so that such a key must be there after every restart.
 const LONG_TTL_SECONDS: u64 = 100_000;
 
@@ -513,7 +517,8 @@ impl Run {
         let answered = self.rng.below(count + 1);
         let mut batch = Vec::new();
         for n in 0..count {
-            let key = self.fresh_key();
+            self.next_key += 1;
+            let key = [IN_FLIGHT_PREFIX, self.next_key.to_string().as_bytes()].concat();
             let value = format!("in flight {n}").into_bytes();
             batch.extend(encode_command(&[b"SET", &key, &value]));
             self.in_flight.push((db, key.clone()));

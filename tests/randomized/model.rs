@@ -4,6 +4,7 @@ use super::DATABASES;
 use crate::common::escape;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// A RESP2 reply, read from a frame that RawClient cut with redis-protocol's decoder.
 #[derive(Debug)]
 pub(crate) enum Reply {
     Simple(String),
@@ -20,7 +21,7 @@ impl Reply {
         reply
     }
 
-    pub(crate) fn parse_at(bytes: &[u8], at: usize) -> (Reply, usize) {
+    fn parse_at(bytes: &[u8], at: usize) -> (Reply, usize) {
         let end = at
             + 1
             + bytes[at + 1..]
@@ -218,9 +219,10 @@ impl Model {
                             value: Value::empty(Kind::Counting),
                             expiry: Expiry::None,
                         });
-                        if let Value::Counting(counts) = &mut entry.value {
-                            *counts.entry(item.clone()).or_insert(0) += 1;
-                        }
+                        let Value::Counting(counts) = &mut entry.value else {
+                            return Err(format!("an add to {} answered {answer:?}", escape(&key)));
+                        };
+                        *counts.entry(item.clone()).or_insert(0) += 1;
                     }
                 }
                 Ok(reply.is_error().then_some((key, Kind::Counting)))
