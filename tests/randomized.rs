@@ -18,7 +18,7 @@ mod verify;
 
 use common::{encode_command, escape, free_port, sieved_command, DataDir, RawClient, Running};
 use model::{Effect, Entry, Expiry, Kind, Model, Planned, Reply, Value};
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fs::File;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -34,6 +34,9 @@ const TRANSCRIPT_LINES: usize = 400;
 const IN_FLIGHT_PREFIX: &[u8] = b"in-flight-";
 /// A TTL no run reaches, so that such a key must be there after every restart.
 const LONG_TTL_SECONDS: u64 = 100_000;
+
+/// A filter's SCANDUMP: each chunk with the iterator that came with it.
+type Dump = Vec<(i64, Vec<u8>)>;
 
 /// splitmix64: a few lines, and the same sequence on every platform for a given seed.
 struct Rng(u64);
@@ -69,6 +72,7 @@ struct Checked {
     strings: u64,
     ttls: u64,
     maybe_gone: u64,
+    fingerprints: u64,
 }
 
 /// What the run did, so that a passing run shows it exercised what it claims to.
@@ -112,6 +116,8 @@ struct Run {
     tally: Tally,
     /// Keys of the pipelined writes that the last kill cut short, in the order they were sent.
     in_flight: Vec<(usize, Vec<u8>)>,
+    /// Every lasting filter's dump, taken before the last stop.
+    fingerprints: BTreeMap<(usize, Vec<u8>), Dump>,
 }
 
 impl Run {
@@ -133,6 +139,7 @@ impl Run {
             total: Checked::default(),
             tally: Tally::default(),
             in_flight: Vec::new(),
+            fingerprints: BTreeMap::new(),
         }
     }
 
@@ -308,29 +315,14 @@ impl Run {
             Kind::Bloom => (b"BF.SCANDUMP", b"BF.LOADCHUNK"),
             _ => (b"CBF.SCANDUMP", b"CBF.LOADCHUNK"),
         };
-        let mut chunks = Vec::new();
-        let mut iterator = 0i64;
-        loop {
-            let reply = self.call(&[
-                scandump.to_vec(),
-                from.clone(),
-                iterator.to_string().into_bytes(),
-            ]);
-            let Reply::Array(Some(parts)) = reply else {
-                self.fail(&format!("SCANDUMP answered {reply:?}"))
-            };
-            let [Reply::Int(next), Reply::Bulk(data)] = parts.as_slice() else {
-                self.fail(&format!("SCANDUMP answered {parts:?}"))
-            };
-            if *next == 0 {
-                break;
-            }
-            if chunks.len() > 10_000 {
-                self.fail("SCANDUMP does not end");
-            }
-            chunks.push((*next, data.clone().unwrap_or_default()));
-            iterator = *next;
-        }
+        let chunks = self.scandump(kind, &from);
+        self.note(format!(
+            "[db {}] {} of {} in {} chunks",
+            DATABASES[db],
+            escape(scandump),
+            escape(&from),
+            chunks.len()
+        ));
         let to = self.fresh_key();
         let mut loaded = true;
         for (iterator, data) in chunks {
@@ -472,6 +464,7 @@ impl Run {
             let reply = self.call(&[b"SET".to_vec(), key, b"synced".to_vec()]);
             self.apply(effect, &reply);
         }
+        self.take_fingerprints();
         let server = self.server.take().expect("a server is running");
         match self.rng.below(10) {
             0..=1 => {
@@ -623,12 +616,13 @@ fn random_writes_kills_and_restarts_lose_no_acknowledged_write() {
     let total = run.total;
     println!(
         "seed {seed}: {rounds} rounds; over all restarts checked {} keys, {} Bloom items, {} \
-         counting items, {} strings, {} TTLs ({} short-TTL keys gone): 0 missing\n{:?}",
+         counting items, {} strings, {} TTLs, {} filter dumps ({} short-TTL keys gone): 0 missing\n{:?}",
         total.keys,
         total.bloom_items,
         total.counting_items,
         total.strings,
         total.ttls,
+        total.fingerprints,
         total.maybe_gone,
         run.tally
     );

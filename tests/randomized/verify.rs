@@ -1,7 +1,7 @@
 //! After a restart: the server against the model, key by key and item by item.
 
 use super::model::{Entry, Expiry, Kind, Reply, Value};
-use super::{Checked, Run, DATABASES};
+use super::{Checked, Dump, Run, DATABASES};
 use crate::common::{encode_command, escape};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -42,6 +42,60 @@ impl Run {
             }
             cursor = next.clone();
         }
+    }
+
+    /// A filter's dump, read without a line in the transcript per chunk (the fingerprints read
+    /// every filter at every stop).
+    pub(super) fn scandump(&mut self, kind: Kind, key: &[u8]) -> Dump {
+        let name: &[u8] = if kind == Kind::Bloom {
+            b"BF.SCANDUMP"
+        } else {
+            b"CBF.SCANDUMP"
+        };
+        let mut chunks = Vec::new();
+        let mut iterator = 0i64;
+        loop {
+            let at = iterator.to_string();
+            let reply = Reply::parse(&self.client().command(&[name, key, at.as_bytes()]));
+            let Reply::Array(Some(parts)) = reply else {
+                self.fail(&format!("SCANDUMP {} answered {reply:?}", escape(key)))
+            };
+            let [Reply::Int(next), Reply::Bulk(data)] = parts.as_slice() else {
+                self.fail(&format!("SCANDUMP {} answered {parts:?}", escape(key)))
+            };
+            if *next == 0 {
+                return chunks;
+            }
+            if chunks.len() > 10_000 {
+                self.fail("SCANDUMP does not end");
+            }
+            chunks.push((*next, data.clone().unwrap_or_default()));
+            iterator = *next;
+        }
+    }
+
+    /// The dump of every filter that must survive the coming kill as it is: a restart replays
+    /// each acknowledged write exactly once, so the filters come back bit for bit (a write
+    /// replayed twice would show here, which the checks by item cannot see).
+    pub(super) fn take_fingerprints(&mut self) {
+        let mut fingerprints = BTreeMap::new();
+        for (db, index) in DATABASES.iter().enumerate() {
+            let filters: Vec<(Vec<u8>, Kind)> = self.model.dbs[db]
+                .iter()
+                .filter(|(_, entry)| matches!(entry.expiry, Expiry::None | Expiry::Long))
+                .filter(|(_, entry)| entry.value.kind() != Kind::Text)
+                .map(|(key, entry)| (key.clone(), entry.value.kind()))
+                .collect();
+            self.call_str(&["SELECT", &index.to_string()]);
+            for (key, kind) in filters {
+                let dump = self.scandump(kind, &key);
+                fingerprints.insert((db, key), dump);
+            }
+        }
+        let index = DATABASES[self.db].to_string();
+        self.call_str(&["SELECT", &index]);
+        self.note(format!("{} filters fingerprinted", fingerprints.len()));
+        self.fingerprints = fingerprints;
     }
 
     /// Compares the server with the model: every acknowledged key, item, count, string and TTL.
@@ -160,6 +214,21 @@ impl Run {
                     _ => problems.extend(found),
                 }
             }
+            let fingerprinted: Vec<(Vec<u8>, Kind)> = self.model.dbs[db]
+                .iter()
+                .filter(|(key, _)| self.fingerprints.contains_key(&(db, (*key).clone())))
+                .map(|(key, entry)| (key.clone(), entry.value.kind()))
+                .collect();
+            for (key, kind) in fingerprinted {
+                checked.fingerprints += 1;
+                let dump = self.scandump(kind, &key);
+                if self.fingerprints[&(db, key.clone())] != dump {
+                    problems.push(format!(
+                        "db {index}: key {}: the filter differs from what it was before the stop",
+                        escape(&key)
+                    ));
+                }
+            }
             for key in gone {
                 checked.maybe_gone += 1;
                 self.model.dbs[db].remove(&key);
@@ -167,6 +236,7 @@ impl Run {
         }
         self.db = 0;
         self.call_str(&["SELECT", "0"]);
+        self.fingerprints.clear();
         for db in &mut self.model.dbs {
             for entry in db.values_mut() {
                 if entry.expiry == Expiry::Unacknowledged {
@@ -186,13 +256,14 @@ impl Run {
             ));
         }
         println!(
-            "round {round}: checked {} keys, {} Bloom items, {} counting items, {} strings, {} TTLs; \
-             {} short-TTL keys gone; {} missing or wrong",
+            "round {round}: checked {} keys, {} Bloom items, {} counting items, {} strings, {} TTLs, \
+             {} filter dumps; {} short-TTL keys gone; {} missing or wrong",
             checked.keys,
             checked.bloom_items,
             checked.counting_items,
             checked.strings,
             checked.ttls,
+            checked.fingerprints,
             checked.maybe_gone,
             problems.len()
         );
@@ -202,6 +273,7 @@ impl Run {
         self.total.strings += checked.strings;
         self.total.ttls += checked.ttls;
         self.total.maybe_gone += checked.maybe_gone;
+        self.total.fingerprints += checked.fingerprints;
         if !problems.is_empty() {
             problems.truncate(40);
             self.failures.extend(problems);
