@@ -275,11 +275,11 @@ impl Run {
         self.total.maybe_gone += checked.maybe_gone;
         self.total.fingerprints += checked.fingerprints;
         if !problems.is_empty() {
-            problems.truncate(40);
-            self.failures.extend(problems);
+            let shown = problems.len().min(40);
             self.fail(&format!(
-                "after restart {round}:\n{}",
-                self.failures.join("\n")
+                "after restart {round}, {} problems:\n{}",
+                problems.len(),
+                problems[..shown].join("\n")
             ));
         }
     }
