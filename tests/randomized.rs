@@ -125,12 +125,12 @@ struct Run {
 }
 
 impl Run {
-    fn new(seed: u64) -> Run {
+    fn new(seed: u64, dir: DataDir) -> Run {
         Run {
             rng: Rng(seed),
             seed,
             model: Model::default(),
-            dir: DataDir::new(&format!("randomized-{seed}")),
+            dir,
             port: 0,
             server: None,
             client: None,
@@ -595,7 +595,7 @@ fn random_writes_kills_and_restarts_lose_no_acknowledged_write() {
     });
     let rounds = env_number("SIEVED_RANDOMIZED_ROUNDS").unwrap_or(DEFAULT_ROUNDS);
     println!("seed {seed} (SIEVED_RANDOMIZED_SEED={seed} replays it), {rounds} rounds");
-    let mut run = Run::new(seed);
+    let mut run = Run::new(seed, DataDir::new(&format!("randomized-{seed}")));
     for round in 0..rounds {
         // Round 2 runs without the log, and now and then another: the segments left by the
         // rounds before must still be replayed, and the SAVE at its end must hold everything.
@@ -652,12 +652,13 @@ fn a_restart_with_a_lower_max_filter_memory_loads_the_filters_that_exist() {
     assert_eq!(escape(&client.cmd(&["SAVE"])), "+OK\\r\\n");
     server.kill();
 
-    let mut flags = durable.to_vec();
-    flags.extend(["--max-filter-memory", "4096"]);
-    let mut run = Run::new(0);
-    run.dir = dir;
-    let flags: Vec<String> = flags.into_iter().map(String::from).collect();
-    run.start(&flags);
+    let lower: Vec<String> = durable
+        .iter()
+        .chain(&["--max-filter-memory", "4096"])
+        .map(|flag| flag.to_string())
+        .collect();
+    let mut run = Run::new(0, dir);
+    run.start(&lower);
     assert!(matches!(
         run.call_str(&["BF.EXISTS", "f", "x"]),
         Reply::Int(1)
