@@ -94,6 +94,7 @@ struct Tally {
     kills_after_bgrewriteaof: u64,
     kills_after_bgsave: u64,
     kills_with_writes_in_flight: u64,
+    kills_during_save: u64,
     shutdowns: u64,
     rounds_without_log: u64,
 }
@@ -484,6 +485,14 @@ impl Run {
             }
             4 | 5 if self.appendonly => {
                 self.send_and_kill(server);
+            }
+            6 => {
+                // Killed while the snapshot (and, with the log, the compaction) is being
+                // written: the files it replaces must still be whole.
+                self.note("SAVE sent, then kill -9 before its reply".into());
+                self.tally.kills_during_save += 1;
+                self.client().send(&encode_command(&[b"SAVE"]));
+                server.kill();
             }
             3 => {
                 self.note("SHUTDOWN".into());
