@@ -369,12 +369,35 @@ impl Run {
         })
     }
 
-    /// EXPIRE, PEXPIRE (long or short) or PERSIST.
+    /// EXPIRE, PEXPIRE (long or short), EXPIREAT, PEXPIREAT in the past, or PERSIST.
     fn plan_expiry(&mut self, busy: &mut BTreeSet<(usize, Vec<u8>)>) -> Option<Planned> {
         let db = self.db;
         let key = self.existing(db, None, busy)?;
         busy.insert((db, key.clone()));
-        let planned = match self.rng.below(6) {
+        let planned = match self.rng.below(8) {
+            // A time in the past deletes the key; replay must delete it too, not keep it for
+            // lack of a TTL to wait for.
+            6 => Planned {
+                args: vec![b"PEXPIREAT".to_vec(), key.clone(), b"1".to_vec()],
+                effect: Effect::Delete { keys: vec![key] },
+            },
+            7 => {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .expect("clock")
+                    .as_secs();
+                Planned {
+                    args: vec![
+                        b"EXPIREAT".to_vec(),
+                        key.clone(),
+                        (now + LONG_TTL_SECONDS).to_string().into_bytes(),
+                    ],
+                    effect: Effect::Expire {
+                        key,
+                        to: Expiry::Long,
+                    },
+                }
+            }
             0 => Planned {
                 args: vec![
                     b"EXPIRE".to_vec(),
