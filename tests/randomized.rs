@@ -95,6 +95,9 @@ struct Tally {
     kills_after_bgsave: u64,
     kills_with_writes_in_flight: u64,
     kills_during_save: u64,
+    /// Pipelined writes whose replies were not read, found after the restart or not.
+    in_flight_kept: u64,
+    in_flight_lost: u64,
     shutdowns: u64,
     rounds_without_log: u64,
 }
@@ -121,6 +124,8 @@ struct Run {
     tally: Tally,
     /// Keys of the pipelined writes that the last kill cut short, in the order they were sent.
     in_flight: Vec<(usize, Vec<u8>)>,
+    /// Those of them sent in one transaction.
+    in_flight_transaction: Vec<(usize, Vec<u8>)>,
     /// Every lasting filter's dump, taken before the last stop.
     fingerprints: BTreeMap<(usize, Vec<u8>), Dump>,
 }
@@ -143,6 +148,7 @@ impl Run {
             total: Checked::default(),
             tally: Tally::default(),
             in_flight: Vec::new(),
+            in_flight_transaction: Vec::new(),
             fingerprints: BTreeMap::new(),
         }
     }
@@ -518,15 +524,23 @@ impl Run {
     /// rest may still be on their way: those read must survive, the others may.
     fn send_and_kill(&mut self, server: Running) {
         let db = self.db;
-        let count = 1 + self.rng.below(60);
+        let count = 1 + self.rng.below(400);
         let answered = self.rng.below(count + 1);
+        // Then a transaction, which must survive whole or not at all.
+        let in_transaction = self.rng.below(2) * (2 + self.rng.below(8));
         let mut batch = Vec::new();
-        for n in 0..count {
+        for n in 0..count + in_transaction {
+            if n == count {
+                batch.extend(encode_command(&[b"MULTI"]));
+            }
             self.next_key += 1;
             let key = [IN_FLIGHT_PREFIX, self.next_key.to_string().as_bytes()].concat();
             let value = format!("in flight {n}").into_bytes();
             batch.extend(encode_command(&[b"SET", &key, &value]));
             self.in_flight.push((db, key.clone()));
+            if n >= count {
+                self.in_flight_transaction.push((db, key.clone()));
+            }
             let expiry = if n < answered {
                 Expiry::None
             } else {
@@ -540,8 +554,12 @@ impl Run {
                 },
             );
         }
+        if in_transaction > 0 {
+            batch.extend(encode_command(&[b"EXEC"]));
+        }
         self.note(format!(
-            "[db {}] {count} pipelined SETs, {answered} replies read, then kill -9",
+            "[db {}] {count} pipelined SETs and a MULTI of {in_transaction}, {answered} replies \
+             read, then kill -9",
             DATABASES[db]
         ));
         self.client().send(&batch);

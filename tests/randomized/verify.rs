@@ -250,10 +250,20 @@ impl Run {
             .into_iter()
             .map(|(db, key)| self.model.dbs[db].contains_key(&key))
             .collect();
+        let kept = survived.iter().filter(|&&kept| kept).count() as u64;
+        self.tally.in_flight_kept += kept;
+        self.tally.in_flight_lost += survived.len() as u64 - kept;
         if survived.windows(2).any(|pair| !pair[0] && pair[1]) {
             problems.push(format!(
                 "pipelined writes survived out of order: {survived:?}"
             ));
+        }
+        let whole: Vec<bool> = std::mem::take(&mut self.in_flight_transaction)
+            .into_iter()
+            .map(|(db, key)| self.model.dbs[db].contains_key(&key))
+            .collect();
+        if whole.windows(2).any(|pair| pair[0] != pair[1]) {
+            problems.push(format!("a transaction survived in part: {whole:?}"));
         }
         println!(
             "round {round}: checked {} keys, {} Bloom items, {} counting items, {} strings, {} TTLs, \
