@@ -96,9 +96,7 @@ impl cmd::Server for Arc<Shared> {
         if let Some(failure) = self.aof.as_ref().and_then(Aof::failure) {
             return Some(format!("{MISCONF_AOF}{failure}"));
         }
-        self.saver
-            .refuses_writes()
-            .then(|| MISCONF_RDB.to_string())
+        self.saver.refuses_writes().then(|| MISCONF_RDB.to_string())
     }
 }
 
