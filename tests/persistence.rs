@@ -328,9 +328,11 @@ fn terminate(server: &common::Running) {
 fn a_failing_save_refuses_writes_and_shutdown_and_the_server_keeps_serving() {
     let dir = DataDir::new("failing-save");
     let port = free_port();
-    let server = spawn_server(&dir.0, port, &["--save", "3600 1"]);
+    let server = spawn_server(&dir.0, port, &[]);
     let addr = format!("127.0.0.1:{port}").parse().expect("address");
     let mut client = RawClient::connect(addr);
+    // Save rules configured, as MISCONF requires (the tests' servers start without).
+    assert_eq!(client.cmd(&["CONFIG", "SET", "save", "3600 1"]), b"+OK\r\n");
     assert_eq!(client.cmd(&["BF.ADD", "k", "a"]), b":1\r\n");
     // A non-empty directory where the snapshot goes: every save fails, even for root.
     let blocker = dir.0.join("sieved.snap");
@@ -368,6 +370,7 @@ fn a_failing_save_refuses_writes_and_shutdown_and_the_server_keeps_serving() {
     );
 
     // FORCE stops even though the save fails.
+    std::fs::remove_file(&blocker).expect("the snapshot of the last stop");
     std::fs::create_dir_all(blocker.join("in-the-way")).expect("blocker");
     client.send(&encode_command(&[b"SHUTDOWN", b"SAVE", b"FORCE"]));
     assert!(client.read_until_closed().is_empty());
