@@ -406,7 +406,6 @@ fn split_inline(
     out: &mut Vec<u8>,
     ranges: &mut Vec<Range<usize>>,
 ) -> Result<(), ProtocolError> {
-    let unbalanced = || violation("unbalanced quotes in request");
     let mut i = 0;
     loop {
         while i < line.len() && is_space(line[i]) {
@@ -417,71 +416,8 @@ fn split_inline(
         }
         let start = out.len();
         match line[i] {
-            b'"' => {
-                i += 1;
-                loop {
-                    match line.get(i) {
-                        None => return Err(unbalanced()),
-                        Some(b'"') => {
-                            i += 1;
-                            break;
-                        }
-                        Some(b'\\') if i + 3 < line.len() && line[i + 1] == b'x' => {
-                            match (hex_value(line[i + 2]), hex_value(line[i + 3])) {
-                                (Some(hi), Some(lo)) => {
-                                    out.push(hi * 16 + lo);
-                                    i += 4;
-                                }
-                                _ => {
-                                    out.push(b'x');
-                                    i += 2;
-                                }
-                            }
-                        }
-                        Some(b'\\') if i + 1 < line.len() => {
-                            out.push(match line[i + 1] {
-                                b'n' => b'\n',
-                                b'r' => b'\r',
-                                b't' => b'\t',
-                                b'b' => 0x08,
-                                b'a' => 0x07,
-                                other => other,
-                            });
-                            i += 2;
-                        }
-                        Some(&b) => {
-                            out.push(b);
-                            i += 1;
-                        }
-                    }
-                }
-                if i < line.len() && !is_space(line[i]) {
-                    return Err(unbalanced());
-                }
-            }
-            b'\'' => {
-                i += 1;
-                loop {
-                    match line.get(i) {
-                        None => return Err(unbalanced()),
-                        Some(b'\'') => {
-                            i += 1;
-                            break;
-                        }
-                        Some(b'\\') if line.get(i + 1) == Some(&b'\'') => {
-                            out.push(b'\'');
-                            i += 2;
-                        }
-                        Some(&b) => {
-                            out.push(b);
-                            i += 1;
-                        }
-                    }
-                }
-                if i < line.len() && !is_space(line[i]) {
-                    return Err(unbalanced());
-                }
-            }
+            b'"' => i = quoted(line, i, out, double_quoted_escape)?,
+            b'\'' => i = quoted(line, i, out, single_quoted_escape)?,
             _ => {
                 while i < line.len() && !is_space(line[i]) {
                     out.push(line[i]);
@@ -491,6 +427,69 @@ fn split_inline(
         }
         ranges.push(start..out.len());
     }
+}
+
+/// An escape inside quotes at `line[i]` (a backslash): the byte it stands for and how many bytes
+/// it takes, or None when the backslash is an ordinary byte.
+type Escape = fn(&[u8], usize) -> Option<(u8, usize)>;
+
+/// \n, \r, \t, \b, \a, \xHH and \<any byte>; `\x` without two hex digits is `x`.
+fn double_quoted_escape(line: &[u8], i: usize) -> Option<(u8, usize)> {
+    let next = *line.get(i + 1)?;
+    if next == b'x' && i + 3 < line.len() {
+        return Some(match (hex_value(line[i + 2]), hex_value(line[i + 3])) {
+            (Some(hi), Some(lo)) => (hi * 16 + lo, 4),
+            _ => (b'x', 2),
+        });
+    }
+    let byte = match next {
+        b'n' => b'\n',
+        b'r' => b'\r',
+        b't' => b'\t',
+        b'b' => 0x08,
+        b'a' => 0x07,
+        other => other,
+    };
+    Some((byte, 2))
+}
+
+/// Only \' is an escape.
+fn single_quoted_escape(line: &[u8], i: usize) -> Option<(u8, usize)> {
+    (line.get(i + 1) == Some(&b'\'')).then_some((b'\'', 2))
+}
+
+/// Copies the quoted argument that starts with the quote at `line[start]` into `out`, and
+/// returns where the line goes on after the closing quote.
+fn quoted(
+    line: &[u8],
+    start: usize,
+    out: &mut Vec<u8>,
+    escape: Escape,
+) -> Result<usize, ProtocolError> {
+    let unbalanced = || violation("unbalanced quotes in request");
+    let quote = line[start];
+    let mut i = start + 1;
+    loop {
+        match line.get(i) {
+            None => return Err(unbalanced()),
+            Some(&b) if b == quote => {
+                i += 1;
+                break;
+            }
+            Some(&b) => {
+                let (byte, taken) = match b {
+                    b'\\' => escape(line, i).unwrap_or((b, 1)),
+                    _ => (b, 1),
+                };
+                out.push(byte);
+                i += taken;
+            }
+        }
+    }
+    if i < line.len() && !is_space(line[i]) {
+        return Err(unbalanced());
+    }
+    Ok(i)
 }
 
 #[cfg(test)]
