@@ -9,18 +9,19 @@ use crate::store::{now_ms, Store};
 use std::fs;
 use std::path::{Path, PathBuf};
 
+/// One command read back from the log: what ran, on which database, and when.
+#[derive(Clone, Copy)]
+pub struct Logged<'a> {
+    pub db: usize,
+    pub request: Request<'a>,
+    pub time_ms: u64,
+}
+
 /// Applies a logged write to a keyspace. Persistence knows the log's records, not what the
 /// commands in them mean: the server runs them.
 pub trait ApplyLogged {
-    /// Runs `request` on database `db` of `store` as it ran at `time_ms`; an error says why it
-    /// cannot be applied.
-    fn apply(
-        &mut self,
-        store: &Store,
-        db: usize,
-        request: Request,
-        time_ms: u64,
-    ) -> Result<(), String>;
+    /// Runs the write on `store` as it ran then; an error says why it cannot be applied.
+    fn apply(&mut self, store: &Store, write: Logged) -> Result<(), String>;
 }
 
 /// What replaying the append-only file did.
@@ -261,7 +262,14 @@ impl Replayer<'_> {
             }
             let request = Request::new(&record.body, ranges);
             self.applier
-                .apply(self.store, *db, request, record.time_ms)
+                .apply(
+                    self.store,
+                    Logged {
+                        db: *db,
+                        request,
+                        time_ms: record.time_ms,
+                    },
+                )
                 .map_err(|error| {
                     format!(
                         "the logged write {} cannot be applied: {error}",

@@ -8,7 +8,7 @@ use super::aof::{Aof, OnFatal, PendingTransaction};
 use super::compaction;
 use super::faults::{Fault, FaultyFs};
 use super::fs::{self, FileSystem};
-use super::recovery::{self, ApplyLogged, Options, Recovery};
+use super::recovery::{self, ApplyLogged, Logged, Options, Recovery};
 use super::snapshot::{self, Expired};
 use crate::config::Fsync;
 use crate::protocol::Request;
@@ -23,13 +23,12 @@ use std::time::Duration;
 struct Stub;
 
 impl ApplyLogged for Stub {
-    fn apply(
-        &mut self,
-        store: &Store,
-        db: usize,
-        request: Request,
-        time_ms: u64,
-    ) -> Result<(), String> {
+    fn apply(&mut self, store: &Store, write: Logged) -> Result<(), String> {
+        let Logged {
+            db,
+            request,
+            time_ms,
+        } = write;
         match request.arg(0) {
             b"SET" => {
                 store
@@ -134,8 +133,13 @@ fn set_logged(aof: &Aof, store: &Store, key: &str, value: &str) -> bool {
     let (body, ranges) = request(&[b"SET", key.as_bytes(), value.as_bytes()]);
     let position = {
         let order = aof.order();
-        Stub.apply(store, 0, Request::new(&body, &ranges), 1)
-            .expect("apply");
+        let request = Request::new(&body, &ranges);
+        let write = Logged {
+            db: 0,
+            request,
+            time_ms: 1,
+        };
+        Stub.apply(store, write).expect("apply");
         order.append(1, 0, &Request::new(&body, &ranges))
     };
     loop {

@@ -8,8 +8,8 @@ use crate::cmd::{self, Ctx, ExitSave, SaveError, Session, WriteLog};
 use crate::config::Config;
 use crate::observe;
 use crate::persist::aof::{Aof, PendingTransaction};
-use crate::persist::recovery::ApplyLogged;
-use crate::protocol::{Protocol, Reply, Request, RequestList};
+use crate::persist::recovery::{ApplyLogged, Logged};
+use crate::protocol::{Protocol, Reply, RequestList};
 use crate::store::{now_ms, Store};
 use std::sync::Arc;
 
@@ -154,13 +154,12 @@ impl<'a> LoggedWrites<'a> {
 }
 
 impl ApplyLogged for LoggedWrites<'_> {
-    fn apply(
-        &mut self,
-        store: &Store,
-        db: usize,
-        request: Request,
-        time_ms: u64,
-    ) -> Result<(), String> {
+    fn apply(&mut self, store: &Store, write: Logged) -> Result<(), String> {
+        let Logged {
+            db,
+            request,
+            time_ms,
+        } = write;
         self.session.db = db;
         let mut ctx = Ctx {
             server: self.shared,
