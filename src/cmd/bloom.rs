@@ -118,15 +118,6 @@ pub fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
     filters::reserve::<BloomChain>(ctx, command.key, command.options)
 }
 
-pub fn add(ctx: &mut Ctx, request: Request) -> CmdResult {
-    filters::add::<BloomChain>(ctx, request)
-}
-
-pub fn madd(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let items = request.args().skip(2);
-    filters::add_many::<BloomChain>(ctx, request.arg(1), filters::Create::Defaults, items)
-}
-
 /// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item...
 /// Keywords are recognised by their first letters, as RedisBloom does.
 struct Insert<'a> {
@@ -184,14 +175,6 @@ pub fn insert(ctx: &mut Ctx, request: Request) -> CmdResult {
     filters::add_many::<BloomChain>(ctx, command.key, command.create.into(), items)
 }
 
-pub fn exists(ctx: &mut Ctx, request: Request) -> CmdResult {
-    filters::exists::<BloomChain>(ctx, request)
-}
-
-pub fn mexists(ctx: &mut Ctx, request: Request) -> CmdResult {
-    filters::mexists::<BloomChain>(ctx, request)
-}
-
 #[derive(Clone, Copy)]
 enum InfoField {
     Capacity,
@@ -202,6 +185,7 @@ enum InfoField {
 }
 
 impl filters::InfoField<BloomChain> for InfoField {
+    const COMMAND: &'static str = "bf.info";
     const ALL: &'static [InfoField] = &[
         InfoField::Capacity,
         InfoField::Size,
@@ -234,22 +218,6 @@ impl filters::InfoField<BloomChain> for InfoField {
             },
         }
     }
-}
-
-pub fn info(ctx: &mut Ctx, request: Request) -> CmdResult {
-    filters::info::<BloomChain, InfoField>(ctx, request, "bf.info")
-}
-
-pub fn card(ctx: &mut Ctx, request: Request) -> CmdResult {
-    filters::card::<BloomChain>(ctx, request)
-}
-
-pub fn scandump(ctx: &mut Ctx, request: Request) -> CmdResult {
-    filters::scandump::<BloomChain>(ctx, request)
-}
-
-pub fn loadchunk(ctx: &mut Ctx, request: Request) -> CmdResult {
-    filters::loadchunk::<BloomChain>(ctx, request)
 }
 
 pub fn debug(ctx: &mut Ctx, request: Request) -> CmdResult {
@@ -309,19 +277,25 @@ pub(super) const SPECS: &[CommandSpec] = &[
         3,
         Group::Bloom,
         "Adds an item to a Bloom Filter",
-        add,
+        filters::add::<BloomChain>,
     )
     .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: WRITE, BLOOM])
     .complexity(HASHES_OF_LAST_LINK)
     .args(KEY_ITEM),
-    CommandSpec::new("bf.madd", -3, Group::Bloom, ADD_MANY, madd)
-        .flags(bits![Flags: WRITE, DENYOOM])
-        .key_specs(FILTER_KEY)
-        .acl(bits![Acl: WRITE, BLOOM])
-        .complexity(HASHES_TIMES_ITEMS)
-        .args(KEY_ITEMS),
+    CommandSpec::new(
+        "bf.madd",
+        -3,
+        Group::Bloom,
+        ADD_MANY,
+        filters::madd::<BloomChain>,
+    )
+    .flags(bits![Flags: WRITE, DENYOOM])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: WRITE, BLOOM])
+    .complexity(HASHES_TIMES_ITEMS)
+    .args(KEY_ITEMS),
     CommandSpec::new("bf.insert", -4, Group::Bloom, ADD_MANY, insert)
         .flags(bits![Flags: WRITE, DENYOOM])
         .key_specs(FILTER_KEY)
@@ -342,7 +316,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         3,
         Group::Bloom,
         "Checks whether an item exists in a Bloom Filter",
-        exists,
+        filters::exists::<BloomChain>,
     )
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
@@ -354,7 +328,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         -3,
         Group::Bloom,
         "Checks whether one or more items exist in a Bloom Filter",
-        mexists,
+        filters::mexists::<BloomChain>,
     )
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
@@ -366,7 +340,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         -2,
         Group::Bloom,
         "Returns information about a Bloom Filter",
-        info,
+        filters::info::<BloomChain, InfoField>,
     )
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
@@ -391,7 +365,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         2,
         Group::Bloom,
         "Returns the cardinality of a Bloom filter",
-        card,
+        filters::card::<BloomChain>,
     )
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
@@ -404,7 +378,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         3,
         Group::Bloom,
         "Begins an incremental save of the bloom filter",
-        scandump,
+        filters::scandump::<BloomChain>,
     )
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
@@ -416,7 +390,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         4,
         Group::Bloom,
         "Restores a filter previously saved using SCANDUMP",
-        loadchunk,
+        filters::loadchunk::<BloomChain>,
     )
     .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(FILTER_KEY)

@@ -73,15 +73,6 @@ pub fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
     filters::reserve::<CountingChain>(ctx, command.key, command.options)
 }
 
-pub fn add(ctx: &mut Ctx, request: Request) -> CmdResult {
-    filters::add::<CountingChain>(ctx, request)
-}
-
-pub fn madd(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let items = request.args().skip(2);
-    filters::add_many::<CountingChain>(ctx, request.arg(1), filters::Create::Defaults, items)
-}
-
 /// CBF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] [COUNTERBITS b]
 /// ITEMS item... The options and their errors are BF.INSERT's, but keywords are matched whole:
 /// BF.INSERT's first-letter matching cannot tell COUNTERBITS from CAPACITY.
@@ -143,14 +134,6 @@ pub fn insert(ctx: &mut Ctx, request: Request) -> CmdResult {
     filters::add_many::<CountingChain>(ctx, command.key, command.create.into(), items)
 }
 
-pub fn exists(ctx: &mut Ctx, request: Request) -> CmdResult {
-    filters::exists::<CountingChain>(ctx, request)
-}
-
-pub fn mexists(ctx: &mut Ctx, request: Request) -> CmdResult {
-    filters::mexists::<CountingChain>(ctx, request)
-}
-
 pub fn del(ctx: &mut Ctx, request: Request) -> CmdResult {
     let item = request.arg(2);
     let deleted = ctx
@@ -194,10 +177,6 @@ pub fn count(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-pub fn card(ctx: &mut Ctx, request: Request) -> CmdResult {
-    filters::card::<CountingChain>(ctx, request)
-}
-
 #[derive(Clone, Copy)]
 enum InfoField {
     Capacity,
@@ -211,6 +190,7 @@ enum InfoField {
 }
 
 impl filters::InfoField<CountingChain> for InfoField {
+    const COMMAND: &'static str = "cbf.info";
     const ALL: &'static [InfoField] = &[
         InfoField::Capacity,
         InfoField::Size,
@@ -263,18 +243,6 @@ impl filters::InfoField<CountingChain> for InfoField {
     }
 }
 
-pub fn info(ctx: &mut Ctx, request: Request) -> CmdResult {
-    filters::info::<CountingChain, InfoField>(ctx, request, "cbf.info")
-}
-
-pub fn scandump(ctx: &mut Ctx, request: Request) -> CmdResult {
-    filters::scandump::<CountingChain>(ctx, request)
-}
-
-pub fn loadchunk(ctx: &mut Ctx, request: Request) -> CmdResult {
-    filters::loadchunk::<CountingChain>(ctx, request)
-}
-
 /// CBF.* declared in RedisBloom's style (module `bf`, category @bloom), since sieved's own
 /// version of it.
 pub(super) const SPECS: &[CommandSpec] = &[
@@ -303,7 +271,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         3,
         Group::Bloom,
         "Adds one copy of an item to a counting Bloom filter",
-        add,
+        filters::add::<CountingChain>,
     )
     .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(FILTER_KEY)
@@ -317,7 +285,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         Group::Bloom,
         "Adds one copy of each of one or more items to a counting Bloom filter. A \
         filter will be created if it does not exist",
-        madd,
+        filters::madd::<CountingChain>,
     )
     .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(FILTER_KEY)
@@ -354,7 +322,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         3,
         Group::Bloom,
         "Checks whether an item exists in a counting Bloom filter",
-        exists,
+        filters::exists::<CountingChain>,
     )
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
@@ -367,7 +335,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         -3,
         Group::Bloom,
         "Checks whether one or more items exist in a counting Bloom filter",
-        mexists,
+        filters::mexists::<CountingChain>,
     )
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
@@ -419,7 +387,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         2,
         Group::Bloom,
         "Returns the number of items held by a counting Bloom filter",
-        card,
+        filters::card::<CountingChain>,
     )
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
@@ -432,7 +400,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         -2,
         Group::Bloom,
         "Returns information about a counting Bloom filter",
-        info,
+        filters::info::<CountingChain, InfoField>,
     )
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
@@ -461,7 +429,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         3,
         Group::Bloom,
         "Begins an incremental save of the counting Bloom filter",
-        scandump,
+        filters::scandump::<CountingChain>,
     )
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
@@ -474,7 +442,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         4,
         Group::Bloom,
         "Restores a counting Bloom filter previously saved using CBF.SCANDUMP",
-        loadchunk,
+        filters::loadchunk::<CountingChain>,
     )
     .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(FILTER_KEY)

@@ -36,6 +36,8 @@ pub(super) trait Filter: HashedChain + Sized {
 
 /// The fields of a family's INFO reply, in reply order.
 pub(super) trait InfoField<F>: Copy + 'static {
+    /// The INFO command, as its arity error names it.
+    const COMMAND: &'static str;
     const ALL: &'static [Self];
     /// The names a single-field INFO accepts (in any case), in the order of `ALL`.
     const NAMES: &'static [&'static str];
@@ -272,6 +274,16 @@ pub(super) fn add<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 /// Adds items in order and replies with one element each; the first failure is the last element.
+/// MADD key item...: adds each item, creating the key with the defaults if it is missing.
+pub(super) fn madd<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
+    add_many::<F>(
+        ctx,
+        request.arg(1),
+        Create::Defaults,
+        request.args().skip(2),
+    )
+}
+
 pub(super) fn add_many<'a, F: Filter>(
     ctx: &mut Ctx,
     key: &[u8],
@@ -351,13 +363,9 @@ pub(super) fn with_filter<F: Filter, R>(
 
 /// INFO key [FIELD]: every field as a map (a flat array under RESP2) with simple-string keys;
 /// one field as a one-element array under RESP2, a one-entry map under RESP3, as RedisBloom 8.
-pub(super) fn info<F: Filter, Field: InfoField<F>>(
-    ctx: &mut Ctx,
-    request: Request,
-    name: &str,
-) -> CmdResult {
+pub(super) fn info<F: Filter, Field: InfoField<F>>(ctx: &mut Ctx, request: Request) -> CmdResult {
     if request.len() > 3 {
-        return Err(CmdError::arity(name));
+        return Err(CmdError::arity(Field::COMMAND));
     }
     let reply = &mut *ctx.reply;
     let db = ctx.store.db(ctx.session.db);
