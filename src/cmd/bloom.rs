@@ -2,10 +2,11 @@
 
 use super::args::{is, parse_f64, parse_i64, Cursor};
 use super::errors::*;
+use super::filters::{self, InsertOption};
 use super::spec::{
     bits, double, integer, key, one_of, pure_token, string, Arg, CommandSpec, Group, KeySpec,
 };
-use super::{filters, Ctx};
+use super::Ctx;
 use crate::config::{MAX_CAPACITY, MAX_EXPANSION};
 use crate::filter::{format_g, BloomChain, ChainOptions, Layout};
 use crate::protocol::{Reply, Request};
@@ -119,60 +120,22 @@ pub fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 /// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item...
-/// Keywords are recognised by their first letters, as RedisBloom does.
-struct Insert<'a> {
-    key: &'a [u8],
-    create: Option<ChainOptions>,
-    first_item: usize,
-}
-
-impl<'a> Insert<'a> {
-    fn parse(request: Request<'a>, defaults: ChainOptions) -> Result<Self, CmdError> {
-        let arity = || CmdError::arity("bf.insert");
-        let mut options = defaults;
-        let (mut no_create, mut non_scaling) = (false, false);
-        let mut cursor = Cursor::new(request, 2);
-        let mut first_item = None;
-        while let Some(arg) = cursor.next() {
-            let letter = |i: usize| arg.get(i).map(u8::to_ascii_lowercase);
-            match letter(0) {
-                Some(b'c') => {
-                    options.capacity = parse_insert_capacity(cursor.next().ok_or_else(arity)?)?;
-                }
-                Some(b'e') if letter(1) == Some(b'r') => {
-                    options.error_rate = parse_insert_error_rate(cursor.next().ok_or_else(arity)?)?;
-                }
-                Some(b'e') => {
-                    options.expansion = parse_insert_expansion(cursor.next().ok_or_else(arity)?)?;
-                }
-                Some(b'n') if letter(2) == Some(b'c') => no_create = true,
-                Some(b'n') => non_scaling = true,
-                Some(b'i') => {
-                    if cursor.remaining() == 0 {
-                        return Err(arity());
-                    }
-                    first_item = Some(request.len() - cursor.remaining());
-                    break;
-                }
-                _ => return Err(BF_UNKNOWN_ARGUMENT.into()),
-            }
-        }
-        if non_scaling {
-            options.expansion = 0;
-        }
-        Ok(Insert {
-            key: request.arg(1),
-            create: (!no_create).then_some(options),
-            first_item: first_item.ok_or_else(arity)?,
-        })
-    }
-}
-
 pub fn insert(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let defaults = filters::default_options::<BloomChain>(ctx);
-    let command = Insert::parse(request, defaults)?;
-    let items = request.args().skip(command.first_item);
-    filters::add_many::<BloomChain>(ctx, command.key, command.create.into(), items)
+    filters::insert::<BloomChain>(ctx, request, "bf.insert", first_letters)
+}
+
+/// BF.INSERT's keywords are recognised by their first letters, as RedisBloom does.
+fn first_letters(arg: &[u8]) -> Option<InsertOption> {
+    let letter = |i: usize| arg.get(i).map(u8::to_ascii_lowercase);
+    Some(match letter(0)? {
+        b'c' => InsertOption::Capacity,
+        b'e' if letter(1) == Some(b'r') => InsertOption::Error,
+        b'e' => InsertOption::Expansion,
+        b'n' if letter(2) == Some(b'c') => InsertOption::NoCreate,
+        b'n' => InsertOption::NonScaling,
+        b'i' => InsertOption::Items,
+        _ => return None,
+    })
 }
 
 #[derive(Clone, Copy)]

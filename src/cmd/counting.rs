@@ -5,12 +5,11 @@
 
 use super::args::{is, parse_i64, Cursor};
 use super::bloom::{
-    parse_insert_capacity, parse_insert_error_rate, parse_insert_expansion, parse_reserve_capacity,
-    parse_reserve_error_rate, parse_reserve_expansion, reserve_expansion,
+    parse_reserve_capacity, parse_reserve_error_rate, parse_reserve_expansion, reserve_expansion,
+    FILTER_KEY, KEY_ITEM, KEY_ITEMS,
 };
-use super::bloom::{FILTER_KEY, KEY_ITEM, KEY_ITEMS};
 use super::errors::*;
-use super::filters::{self, write_results};
+use super::filters::{self, write_results, InsertOption};
 use super::spec::{bits, double, integer, key, one_of, pure_token, string, CommandSpec, Group};
 use super::Ctx;
 use crate::filter::{CounterBits, CountingChain, CountingOptions};
@@ -74,64 +73,25 @@ pub fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 /// CBF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] [COUNTERBITS b]
-/// ITEMS item... The options and their errors are BF.INSERT's, but keywords are matched whole:
-/// BF.INSERT's first-letter matching cannot tell COUNTERBITS from CAPACITY.
-struct Insert<'a> {
-    key: &'a [u8],
-    create: Option<CountingOptions>,
-    first_item: usize,
-}
-
-impl<'a> Insert<'a> {
-    fn parse(request: Request<'a>, defaults: CountingOptions) -> Result<Self, CmdError> {
-        let arity = || CmdError::arity("cbf.insert");
-        let mut options = defaults;
-        let (mut no_create, mut non_scaling) = (false, false);
-        let mut cursor = Cursor::new(request, 2);
-        let mut first_item = None;
-        while let Some(arg) = cursor.next() {
-            if is(arg, "CAPACITY") {
-                options.capacity = parse_insert_capacity(cursor.next().ok_or_else(arity)?)?;
-            } else if is(arg, "ERROR") {
-                options.error_rate = parse_insert_error_rate(cursor.next().ok_or_else(arity)?)?;
-            } else if is(arg, "EXPANSION") {
-                options.expansion = parse_insert_expansion(cursor.next().ok_or_else(arity)?)?;
-            } else if is(arg, "COUNTERBITS") {
-                let value = cursor.next().ok_or_else(arity)?;
-                options.counter_bits = parse_i64(value)
-                    .and_then(|bits| u64::try_from(bits).ok())
-                    .and_then(CounterBits::from_bits)
-                    .ok_or(CBF_INSERT_BAD_COUNTER_BITS)?;
-            } else if is(arg, "NOCREATE") {
-                no_create = true;
-            } else if is(arg, "NONSCALING") {
-                non_scaling = true;
-            } else if is(arg, "ITEMS") {
-                if cursor.remaining() == 0 {
-                    return Err(arity());
-                }
-                first_item = Some(request.len() - cursor.remaining());
-                break;
-            } else {
-                return Err(BF_UNKNOWN_ARGUMENT.into());
-            }
-        }
-        if non_scaling {
-            options.expansion = 0;
-        }
-        Ok(Insert {
-            key: request.arg(1),
-            create: (!no_create).then_some(options),
-            first_item: first_item.ok_or_else(arity)?,
-        })
-    }
-}
-
+/// ITEMS item...: the options and their errors are BF.INSERT's.
 pub fn insert(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let defaults = filters::default_options::<CountingChain>(ctx);
-    let command = Insert::parse(request, defaults)?;
-    let items = request.args().skip(command.first_item);
-    filters::add_many::<CountingChain>(ctx, command.key, command.create.into(), items)
+    filters::insert::<CountingChain>(ctx, request, "cbf.insert", whole_words)
+}
+
+/// CBF.INSERT's keywords are matched whole: BF.INSERT's first-letter matching cannot tell
+/// COUNTERBITS from CAPACITY.
+fn whole_words(arg: &[u8]) -> Option<InsertOption> {
+    [
+        ("CAPACITY", InsertOption::Capacity),
+        ("ERROR", InsertOption::Error),
+        ("EXPANSION", InsertOption::Expansion),
+        ("COUNTERBITS", InsertOption::CounterBits),
+        ("NOCREATE", InsertOption::NoCreate),
+        ("NONSCALING", InsertOption::NonScaling),
+        ("ITEMS", InsertOption::Items),
+    ]
+    .into_iter()
+    .find_map(|(word, option)| is(arg, word).then_some(option))
 }
 
 pub fn del(ctx: &mut Ctx, request: Request) -> CmdResult {

@@ -3,7 +3,8 @@
 //! commands, with RedisBloom's replies and errors. bloom.rs and counting.rs keep what is their
 //! own: option parsing, INFO fields, and (for counting filters) deletion and counts.
 
-use super::args::{is, parse_i64};
+use super::args::{is, parse_i64, Cursor};
+use super::bloom::{parse_insert_capacity, parse_insert_error_rate, parse_insert_expansion};
 use super::errors::*;
 use super::Ctx;
 use crate::config::Settings;
@@ -274,6 +275,103 @@ pub(super) fn add<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 /// Adds items in order and replies with one element each; the first failure is the last element.
+/// An option of BF.INSERT and CBF.INSERT, once its keyword is recognised (each family matches
+/// keywords its own way).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum InsertOption {
+    Capacity,
+    Error,
+    Expansion,
+    CounterBits,
+    NoCreate,
+    NonScaling,
+    Items,
+}
+
+/// The options INSERT may set on a filter it creates.
+pub(super) trait InsertOptions: Copy {
+    /// Sets the option that takes a value; an option this filter type lacks is unknown.
+    fn set(&mut self, option: InsertOption, value: &[u8]) -> CmdResult;
+    fn set_non_scaling(&mut self);
+}
+
+impl InsertOptions for ChainOptions {
+    fn set(&mut self, option: InsertOption, value: &[u8]) -> CmdResult {
+        match option {
+            InsertOption::Capacity => self.capacity = parse_insert_capacity(value)?,
+            InsertOption::Error => self.error_rate = parse_insert_error_rate(value)?,
+            InsertOption::Expansion => self.expansion = parse_insert_expansion(value)?,
+            _ => return Err(BF_UNKNOWN_ARGUMENT.into()),
+        }
+        Ok(())
+    }
+
+    fn set_non_scaling(&mut self) {
+        self.expansion = 0;
+    }
+}
+
+impl InsertOptions for CountingOptions {
+    fn set(&mut self, option: InsertOption, value: &[u8]) -> CmdResult {
+        match option {
+            InsertOption::CounterBits => {
+                self.counter_bits = parse_i64(value)
+                    .and_then(|bits| u64::try_from(bits).ok())
+                    .and_then(CounterBits::from_bits)
+                    .ok_or(CBF_INSERT_BAD_COUNTER_BITS)?;
+            }
+            InsertOption::Capacity => self.capacity = parse_insert_capacity(value)?,
+            InsertOption::Error => self.error_rate = parse_insert_error_rate(value)?,
+            InsertOption::Expansion => self.expansion = parse_insert_expansion(value)?,
+            _ => return Err(BF_UNKNOWN_ARGUMENT.into()),
+        }
+        Ok(())
+    }
+
+    fn set_non_scaling(&mut self) {
+        self.expansion = 0;
+    }
+}
+
+/// INSERT key [options] ITEMS item...: adds the items, creating a missing key with the options
+/// given over the defaults, unless NOCREATE. `keyword` recognises the options; `name` is the
+/// command, as its arity error says it.
+pub(super) fn insert<F: Filter>(
+    ctx: &mut Ctx,
+    request: Request,
+    name: &str,
+    keyword: fn(&[u8]) -> Option<InsertOption>,
+) -> CmdResult
+where
+    F::Options: InsertOptions,
+{
+    let arity = || CmdError::arity(name);
+    let mut options = default_options::<F>(ctx);
+    let (mut no_create, mut non_scaling) = (false, false);
+    let mut cursor = Cursor::new(request, 2);
+    let mut first_item = None;
+    while let Some(arg) = cursor.next() {
+        match keyword(arg).ok_or(BF_UNKNOWN_ARGUMENT)? {
+            InsertOption::NoCreate => no_create = true,
+            InsertOption::NonScaling => non_scaling = true,
+            InsertOption::Items => {
+                if cursor.remaining() == 0 {
+                    return Err(arity());
+                }
+                first_item = Some(request.len() - cursor.remaining());
+                break;
+            }
+            option => options.set(option, cursor.next().ok_or_else(arity)?)?,
+        }
+    }
+    if non_scaling {
+        options.set_non_scaling();
+    }
+    let items = request.args().skip(first_item.ok_or_else(arity)?);
+    let create = (!no_create).then_some(options);
+    add_many::<F>(ctx, request.arg(1), create.into(), items)
+}
+
 /// MADD key item...: adds each item, creating the key with the defaults if it is missing.
 pub(super) fn madd<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
     add_many::<F>(

@@ -155,20 +155,15 @@ impl<'a> LoggedWrites<'a> {
 
 impl ApplyLogged for LoggedWrites<'_> {
     fn apply(&mut self, store: &Store, write: Logged) -> Result<(), String> {
-        let Logged {
-            db,
-            request,
-            time_ms,
-        } = write;
-        self.session.db = db;
+        self.session.db = write.db;
         let mut ctx = Ctx {
             server: self.shared,
             store,
             session: &mut self.session,
             reply: &mut self.reply,
-            now: time_ms,
+            now: write.time_ms,
         };
-        let applied = cmd::replay(&mut ctx, request);
+        let applied = cmd::replay(&mut ctx, write.request);
         self.reply.clear();
         applied.map_err(|error| error.message().to_string())
     }
