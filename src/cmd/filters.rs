@@ -290,46 +290,55 @@ pub(super) enum InsertOption {
 
 /// The options INSERT may set on a filter it creates.
 pub(super) trait InsertOptions: Copy {
-    /// Sets the option that takes a value; an option this filter type lacks is unknown.
-    fn set(&mut self, option: InsertOption, value: &[u8]) -> CmdResult;
-    fn set_non_scaling(&mut self);
-}
+    /// Capacity, error rate and expansion, which every filter type has.
+    fn shape(&mut self) -> (&mut u64, &mut f64, &mut u32);
 
-impl InsertOptions for ChainOptions {
+    /// An option only some filter types have; unknown by default.
+    fn set_own(&mut self, _option: InsertOption, _value: &[u8]) -> CmdResult {
+        Err(BF_UNKNOWN_ARGUMENT.into())
+    }
+
+    /// Sets an option that takes a value.
     fn set(&mut self, option: InsertOption, value: &[u8]) -> CmdResult {
+        let (capacity, error_rate, expansion) = self.shape();
         match option {
-            InsertOption::Capacity => self.capacity = parse_insert_capacity(value)?,
-            InsertOption::Error => self.error_rate = parse_insert_error_rate(value)?,
-            InsertOption::Expansion => self.expansion = parse_insert_expansion(value)?,
-            _ => return Err(BF_UNKNOWN_ARGUMENT.into()),
+            InsertOption::Capacity => *capacity = parse_insert_capacity(value)?,
+            InsertOption::Error => *error_rate = parse_insert_error_rate(value)?,
+            InsertOption::Expansion => *expansion = parse_insert_expansion(value)?,
+            _ => return self.set_own(option, value),
         }
         Ok(())
     }
+}
 
-    fn set_non_scaling(&mut self) {
-        self.expansion = 0;
+impl InsertOptions for ChainOptions {
+    fn shape(&mut self) -> (&mut u64, &mut f64, &mut u32) {
+        (
+            &mut self.capacity,
+            &mut self.error_rate,
+            &mut self.expansion,
+        )
     }
 }
 
 impl InsertOptions for CountingOptions {
-    fn set(&mut self, option: InsertOption, value: &[u8]) -> CmdResult {
-        match option {
-            InsertOption::CounterBits => {
-                self.counter_bits = parse_i64(value)
-                    .and_then(|bits| u64::try_from(bits).ok())
-                    .and_then(CounterBits::from_bits)
-                    .ok_or(CBF_INSERT_BAD_COUNTER_BITS)?;
-            }
-            InsertOption::Capacity => self.capacity = parse_insert_capacity(value)?,
-            InsertOption::Error => self.error_rate = parse_insert_error_rate(value)?,
-            InsertOption::Expansion => self.expansion = parse_insert_expansion(value)?,
-            _ => return Err(BF_UNKNOWN_ARGUMENT.into()),
-        }
-        Ok(())
+    fn shape(&mut self) -> (&mut u64, &mut f64, &mut u32) {
+        (
+            &mut self.capacity,
+            &mut self.error_rate,
+            &mut self.expansion,
+        )
     }
 
-    fn set_non_scaling(&mut self) {
-        self.expansion = 0;
+    fn set_own(&mut self, option: InsertOption, value: &[u8]) -> CmdResult {
+        if option != InsertOption::CounterBits {
+            return Err(BF_UNKNOWN_ARGUMENT.into());
+        }
+        self.counter_bits = parse_i64(value)
+            .and_then(|bits| u64::try_from(bits).ok())
+            .and_then(CounterBits::from_bits)
+            .ok_or(CBF_INSERT_BAD_COUNTER_BITS)?;
+        Ok(())
     }
 }
 
@@ -365,7 +374,7 @@ where
         }
     }
     if non_scaling {
-        options.set_non_scaling();
+        *options.shape().2 = 0;
     }
     let items = request.args().skip(first_item.ok_or_else(arity)?);
     let create = (!no_create).then_some(options);
