@@ -1,0 +1,83 @@
+//! The keyspace on its own: memory per key, and the lookups every command starts with (hit,
+//! miss, write lookup) plus insert-and-remove, in a database of 200,000 keys. Run with
+//! `cargo bench --bench keyspace`; the memory figures are printed first.
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use sieved::memory::{allocated, CountingAllocator};
+use sieved::store::{Db, Value};
+use std::hint::black_box;
+use std::time::Duration;
+
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
+
+const KEYS: usize = 200_000;
+const SHARDS: usize = 64;
+
+/// Twelve-digit keys, as redis-benchmark's `__rand_int__` makes them.
+fn key(i: usize) -> Vec<u8> {
+    format!(
+        "{:012}",
+        (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) % 1_000_000_000_000
+    )
+    .into_bytes()
+}
+
+fn filled(keys: usize) -> Db {
+    let db = Db::new(SHARDS);
+    for i in 0..keys {
+        db.insert(&key(i), Value::String(b"v".to_vec()), 0);
+    }
+    db
+}
+
+/// Bytes the database holds per key, keys and values included, at several sizes (tables sit at
+/// different fill levels just before and after they grow).
+fn report_memory() {
+    for keys in [100_000, 150_000, 200_000, 300_000, 1_000_000] {
+        let before = allocated();
+        let db = filled(keys);
+        let per_key = (allocated() - before) as f64 / keys as f64;
+        println!("memory: {keys} keys, {per_key:.1} bytes per key (12-byte key, 1-byte string)");
+        drop(db);
+    }
+}
+
+fn lookups(c: &mut Criterion) {
+    report_memory();
+    let db = filled(KEYS);
+    let hits: Vec<Vec<u8>> = (0..1024).map(|i| key(i * 193)).collect();
+    let misses: Vec<Vec<u8>> = (0..1024).map(|i| key(KEYS + i * 193)).collect();
+    let mut group = c.benchmark_group("keyspace");
+    group.throughput(Throughput::Elements(hits.len() as u64));
+    group.bench_function("contains-hit", |b| {
+        b.iter(|| hits.iter().filter(|k| db.contains(k, 1)).count())
+    });
+    group.bench_function("contains-miss", |b| {
+        b.iter(|| misses.iter().filter(|k| db.contains(k, 1)).count())
+    });
+    group.bench_function("get-mut-hit", |b| {
+        b.iter(|| {
+            hits.iter()
+                .filter(|k| db.get_mut(k, 1, |v| v.is_some()))
+                .count()
+        })
+    });
+    group.bench_function("insert-remove", |b| {
+        b.iter(|| {
+            for k in &misses {
+                db.insert(k, Value::String(Vec::new()), 0);
+            }
+            misses.iter().filter(|k| db.remove(k, 1)).count()
+        })
+    });
+    group.finish();
+    black_box(db);
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_secs(1));
+    targets = lookups
+}
+criterion_main!(benches);
