@@ -381,9 +381,10 @@ impl Db {
         (next, keys, read_entries)
     }
 
-    /// A live key chosen at random, or None if there is none. Shards are picked at random and
-    /// then an entry in the shard, so a key's chance follows its shard's size only roughly,
-    /// which the hash keeps even (Redis is not uniform either).
+    /// A key chosen at random, None if there is none: live, unless `RANDOM_KEY_PICKS` picks
+    /// found only expired keys. A pick is a random shard (the next one with keys, if it has
+    /// none) and a random entry of it: a key's chance follows its shard's size, which the hash
+    /// keeps about even (Redis is not uniform either).
     pub fn random_key(&self, now: u64, random: u64) -> Option<Vec<u8>> {
         self.random_key_counting(now, random).0
     }
