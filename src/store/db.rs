@@ -1,38 +1,9 @@
+use super::table::{KeyTable, ScanBudget};
 use super::{glob_match, read, write, Value};
-use std::collections::HashMap;
-use std::hash::{BuildHasher, Hasher};
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
-
-/// Keys are chosen by clients, so the hash is seeded per process to keep collisions unpredictable.
-#[derive(Clone)]
-struct KeyHasherBuilder {
-    seed: u64,
-}
-
-struct KeyHasher {
-    state: u64,
-}
-
-impl BuildHasher for KeyHasherBuilder {
-    type Hasher = KeyHasher;
-    fn build_hasher(&self) -> KeyHasher {
-        KeyHasher { state: self.seed }
-    }
-}
-
-impl Hasher for KeyHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        self.state = xxh3_64_with_seed(bytes, self.state);
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.state = (self.state ^ n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-    fn finish(&self) -> u64 {
-        self.state
-    }
-}
 
 fn random_seed() -> u64 {
     std::collections::hash_map::RandomState::new().hash_one(0u64)
@@ -79,10 +50,8 @@ impl Entry {
     }
 }
 
-type Map = HashMap<Box<[u8]>, Entry, KeyHasherBuilder>;
-
 struct Shard {
-    map: RwLock<Map>,
+    map: RwLock<KeyTable<Entry>>,
     /// Keys in this shard that have an expiry time, so the sweeper can skip shards without any.
     volatile: AtomicUsize,
 }
@@ -93,37 +62,65 @@ pub struct ScanFilter<'a> {
     pub type_name: Option<&'a [u8]>,
 }
 
+impl ScanFilter<'_> {
+    fn accepts(&self, key: &[u8], entry: &Entry) -> bool {
+        self.pattern.is_none_or(|p| glob_match(p, key, false))
+            && self.type_name.is_none_or(|wanted| {
+                read(&entry.value)
+                    .type_name()
+                    .as_bytes()
+                    .eq_ignore_ascii_case(wanted)
+            })
+    }
+}
+
 pub struct Db {
     shards: Box<[Shard]>,
-    shard_seed: u64,
+    /// Keys are chosen by clients, so the hash is seeded per process to keep collisions
+    /// unpredictable. One hash serves twice: its high half picks the shard, its low half the
+    /// bucket within the shard's table.
+    seed: u64,
 }
+
+/// SCAN's cursor holds the shard in its bits from this one up, and the cursor within the shard's
+/// table (32 bits) below.
+const SHARD_CURSOR_SHIFT: u32 = 32;
+
+/// How many buckets a SCAN step may read per key of COUNT: empty buckets are cheap, but a
+/// sparse table must not make one step walk all of them (Redis allows the same ten).
+const SCAN_BUCKETS_PER_KEY: usize = 10;
+
+/// How many random picks RANDOMKEY makes looking for a live key. Should they all land on expired
+/// keys the sweeper has not yet removed, it answers the last one, as Redis does on a replica:
+/// a client must expect a key from RANDOMKEY to be gone by the time it asks, anyway.
+const RANDOM_KEY_PICKS: usize = 100;
 
 impl Db {
     pub fn new(shards: usize) -> Db {
         let count = shards.max(1).next_power_of_two();
-        let builder = KeyHasherBuilder {
-            seed: random_seed(),
-        };
         Db {
             shards: (0..count)
                 .map(|_| Shard {
-                    map: RwLock::new(HashMap::with_hasher(builder.clone())),
+                    map: RwLock::new(KeyTable::new()),
                     volatile: AtomicUsize::new(0),
                 })
                 .collect(),
-            shard_seed: random_seed(),
+            seed: random_seed(),
         }
     }
 
-    fn shard(&self, key: &[u8]) -> &Shard {
-        let index = xxh3_64_with_seed(key, self.shard_seed) as usize & (self.shards.len() - 1);
-        &self.shards[index]
+    /// The key's shard and hash.
+    fn locate(&self, key: &[u8]) -> (&Shard, u64) {
+        let hash = xxh3_64_with_seed(key, self.seed);
+        let index = (hash >> 32) as usize & (self.shards.len() - 1);
+        (&self.shards[index], hash)
     }
 
     /// Calls `f` with the live value at `key`, if any, read-locked.
     pub fn get<R>(&self, key: &[u8], now: u64, f: impl FnOnce(Option<&Value>) -> R) -> R {
-        let map = read(&self.shard(key).map);
-        match map.get(key).filter(|entry| entry.is_live(now)) {
+        let (shard, hash) = self.locate(key);
+        let map = read(&shard.map);
+        match map.get(hash, key).filter(|entry| entry.is_live(now)) {
             Some(entry) => f(Some(&read(&entry.value))),
             None => f(None),
         }
@@ -131,8 +128,9 @@ impl Db {
 
     /// Calls `f` with the live value at `key`, if any, write-locked.
     pub fn get_mut<R>(&self, key: &[u8], now: u64, f: impl FnOnce(Option<&mut Value>) -> R) -> R {
-        let map = read(&self.shard(key).map);
-        match map.get(key).filter(|entry| entry.is_live(now)) {
+        let (shard, hash) = self.locate(key);
+        let map = read(&shard.map);
+        match map.get(hash, key).filter(|entry| entry.is_live(now)) {
             Some(entry) => {
                 entry.touch();
                 f(Some(&mut write(&entry.value)))
@@ -142,9 +140,10 @@ impl Db {
     }
 
     pub fn watch(&self, key: &[u8], now: u64) -> WatchToken {
-        let map = read(&self.shard(key).map);
+        let (shard, hash) = self.locate(key);
+        let map = read(&shard.map);
         WatchToken(
-            map.get(key)
+            map.get(hash, key)
                 .filter(|entry| entry.is_live(now))
                 .map(|entry| (entry.value.clone(), entry.version.load(Ordering::Relaxed))),
         )
@@ -152,8 +151,9 @@ impl Db {
 
     /// Whether `key` is still as WATCH saw it: same entry, no write since, not expired.
     pub fn unchanged_since(&self, key: &[u8], now: u64, token: &WatchToken) -> bool {
-        let map = read(&self.shard(key).map);
-        let current = map.get(key).filter(|entry| entry.is_live(now));
+        let (shard, hash) = self.locate(key);
+        let map = read(&shard.map);
+        let current = map.get(hash, key).filter(|entry| entry.is_live(now));
         match (current, &token.0) {
             (None, None) => true,
             (Some(entry), Some((value, version))) => {
@@ -173,47 +173,50 @@ impl Db {
         create: impl FnOnce() -> Result<Value, E>,
         f: impl FnOnce(&mut Value, bool) -> R,
     ) -> Result<R, E> {
-        let shard = self.shard(key);
+        let (shard, hash) = self.locate(key);
         {
             let map = read(&shard.map);
-            if let Some(entry) = map.get(key).filter(|entry| entry.is_live(now)) {
+            if let Some(entry) = map.get(hash, key).filter(|entry| entry.is_live(now)) {
                 entry.touch();
                 return Ok(f(&mut write(&entry.value), false));
             }
         }
         let mut map = write(&shard.map);
-        if let Some(entry) = map.get_mut(key) {
+        if let Some(entry) = map.get_mut(hash, key) {
             if entry.is_live(now) {
                 entry.touch();
                 return Ok(f(&mut entry.value_mut(), false));
             }
         }
         let value = create()?;
-        Self::forget_expiry(shard, map.remove(key));
-        let entry = map.entry(key.into()).or_insert(Entry::new(value, 0));
+        Self::forget_expiry(shard, map.remove(hash, key));
+        let (entry, _) = map.insert(hash, key, Entry::new(value, 0));
         let result = f(&mut entry.value_mut(), true);
         Ok(result)
     }
 
     /// Stores `value` unless a live key exists; false (and nothing changed) if one does.
     pub fn insert_new(&self, key: &[u8], value: Value, now: u64) -> bool {
-        let shard = self.shard(key);
+        let (shard, hash) = self.locate(key);
         let mut map = write(&shard.map);
-        if map.get(key).is_some_and(|entry| entry.is_live(now)) {
+        if map.get(hash, key).is_some_and(|entry| entry.is_live(now)) {
             return false;
         }
-        Self::forget_expiry(shard, map.insert(key.into(), Entry::new(value, 0)));
+        Self::forget_expiry(shard, map.insert(hash, key, Entry::new(value, 0)).1);
         true
     }
 
     /// Stores `value`, replacing whatever was there.
     pub fn insert(&self, key: &[u8], value: Value, expires_at: u64) {
-        let shard = self.shard(key);
+        let (shard, hash) = self.locate(key);
         let mut map = write(&shard.map);
         if expires_at != 0 {
             shard.volatile.fetch_add(1, Ordering::Relaxed);
         }
-        Self::forget_expiry(shard, map.insert(key.into(), Entry::new(value, expires_at)));
+        Self::forget_expiry(
+            shard,
+            map.insert(hash, key, Entry::new(value, expires_at)).1,
+        );
     }
 
     fn forget_expiry(shard: &Shard, old: Option<Entry>) {
@@ -229,9 +232,9 @@ impl Db {
 
     /// Removes the key and hands back its value and expiry time.
     pub fn take(&self, key: &[u8], now: u64) -> Option<(Value, u64)> {
-        let shard = self.shard(key);
+        let (shard, hash) = self.locate(key);
         let mut map = write(&shard.map);
-        let entry = map.remove(key)?;
+        let entry = map.remove(hash, key)?;
         let expires_at = entry.expires_at.load(Ordering::Relaxed);
         if expires_at != 0 {
             shard.volatile.fetch_sub(1, Ordering::Relaxed);
@@ -249,22 +252,24 @@ impl Db {
     }
 
     pub fn contains(&self, key: &[u8], now: u64) -> bool {
-        let map = read(&self.shard(key).map);
-        map.get(key).is_some_and(|entry| entry.is_live(now))
+        let (shard, hash) = self.locate(key);
+        let map = read(&shard.map);
+        map.get(hash, key).is_some_and(|entry| entry.is_live(now))
     }
 
     /// None if the key is missing; Some(0) if it has no expiry; else the expiry time.
     pub fn expires_at(&self, key: &[u8], now: u64) -> Option<u64> {
-        let map = read(&self.shard(key).map);
-        let entry = map.get(key).filter(|entry| entry.is_live(now))?;
+        let (shard, hash) = self.locate(key);
+        let map = read(&shard.map);
+        let entry = map.get(hash, key).filter(|entry| entry.is_live(now))?;
         Some(entry.expires_at.load(Ordering::Relaxed))
     }
 
     /// Sets (or with 0, clears) the expiry of a live key; false if there is none.
     pub fn set_expires_at(&self, key: &[u8], now: u64, at: u64) -> bool {
-        let shard = self.shard(key);
+        let (shard, hash) = self.locate(key);
         let map = read(&shard.map);
-        let Some(entry) = map.get(key).filter(|entry| entry.is_live(now)) else {
+        let Some(entry) = map.get(hash, key).filter(|entry| entry.is_live(now)) else {
             return false;
         };
         entry.touch();
@@ -296,8 +301,7 @@ impl Db {
     pub fn clear(&self) {
         for shard in self.shards.iter() {
             let mut map = write(&shard.map);
-            let empty = HashMap::with_hasher(map.hasher().clone());
-            let old = std::mem::replace(&mut *map, empty);
+            let old = std::mem::replace(&mut *map, KeyTable::new());
             shard.volatile.store(0, Ordering::Relaxed);
             drop(map);
             // Freeing a large keyspace takes a while; do it after releasing the shard.
@@ -318,8 +322,15 @@ impl Db {
         keys
     }
 
-    /// One SCAN step. The cursor is a shard index: each call returns whole shards until `count`
-    /// keys are gathered, so a key present for the whole scan is returned exactly once.
+    /// One SCAN step: the next cursor (0 when the scan is done) and the keys found.
+    ///
+    /// A step reads about `count` entries (whole buckets, so a few more) or `count` times ten
+    /// buckets, whichever comes first, then filters what it read: a MATCH that hits nothing
+    /// costs as little per step as one that hits everything, and answers with an empty page.
+    /// Shards are scanned one after the other, each with its table's cursor (see
+    /// `KeyTable::scan`), so every key present for the whole scan is returned at least once.
+    /// A cursor this server never gave (another server's, say) continues from where it points,
+    /// or ends the scan if it names no shard.
     pub fn scan(
         &self,
         cursor: u64,
@@ -327,48 +338,81 @@ impl Db {
         filter: &ScanFilter,
         now: u64,
     ) -> (u64, Vec<Vec<u8>>) {
-        let mut keys = Vec::new();
-        let mut index = cursor as usize;
-        while index < self.shards.len() && keys.len() < count.max(1) {
-            let map = read(&self.shards[index].map);
-            for (key, entry) in map.iter() {
-                if !entry.is_live(now) || filter.pattern.is_some_and(|p| !glob_match(p, key, false))
-                {
-                    continue;
-                }
-                if let Some(wanted) = filter.type_name {
-                    if !read(&entry.value)
-                        .type_name()
-                        .as_bytes()
-                        .eq_ignore_ascii_case(wanted)
-                    {
-                        continue;
-                    }
-                }
-                keys.push(key.to_vec());
-            }
-            index += 1;
-        }
-        let next = if index >= self.shards.len() {
-            0
-        } else {
-            index as u64
-        };
+        let (next, keys, _) = self.scan_counting(cursor, count, filter, now);
         (next, keys)
     }
 
-    /// A live key chosen at random, or None if there is none.
+    /// `scan`, also telling how many entries it read.
+    fn scan_counting(
+        &self,
+        cursor: u64,
+        count: usize,
+        filter: &ScanFilter,
+        now: u64,
+    ) -> (u64, Vec<Vec<u8>>, usize) {
+        let mut shard = (cursor >> SHARD_CURSOR_SHIFT) as usize;
+        let mut table_cursor = cursor as u32;
+        let mut budget = ScanBudget {
+            entries: count.max(1),
+            buckets: count.max(1).saturating_mul(SCAN_BUCKETS_PER_KEY),
+        };
+        let (mut keys, mut read_entries) = (Vec::new(), 0);
+        while shard < self.shards.len() {
+            let map = read(&self.shards[shard].map);
+            table_cursor = map.scan(table_cursor, &mut budget, |key, entry| {
+                read_entries += 1;
+                if entry.is_live(now) && filter.accepts(key, entry) {
+                    keys.push(key.to_vec());
+                }
+            });
+            drop(map);
+            if table_cursor == 0 {
+                shard += 1;
+            }
+            if budget.is_spent() {
+                break;
+            }
+        }
+        let next = if shard < self.shards.len() {
+            (shard as u64) << SHARD_CURSOR_SHIFT | u64::from(table_cursor)
+        } else {
+            0
+        };
+        (next, keys, read_entries)
+    }
+
+    /// A key chosen at random, None if there is none: live, unless `RANDOM_KEY_PICKS` picks
+    /// found only expired keys. A pick is a random shard (the next one with keys, if it has
+    /// none) and a random entry of it: a key's chance follows its shard's size, which the hash
+    /// keeps about even (Redis is not uniform either).
     pub fn random_key(&self, now: u64, random: u64) -> Option<Vec<u8>> {
-        let count = self.shards.len();
-        (0..count).find_map(|step| {
-            let map = read(&self.shards[(random as usize + step) % count].map);
-            let live: Vec<_> = map
-                .iter()
-                .filter(|(_, e)| e.is_live(now))
-                .map(|(k, _)| k)
-                .collect();
-            (!live.is_empty()).then(|| live[(random >> 32) as usize % live.len()].to_vec())
-        })
+        self.random_key_counting(now, random).0
+    }
+
+    /// `random_key`, also telling how many picks it made.
+    fn random_key_counting(&self, now: u64, random: u64) -> (Option<Vec<u8>>, usize) {
+        let mut state = random;
+        let mut expired = None;
+        let shard_mask = self.shards.len() - 1;
+        for pick in 1..=RANDOM_KEY_PICKS {
+            let random = split_mix(&mut state);
+            let first = (random >> 32) as usize & shard_mask;
+            // Empty shards hand the pick on to the next one, so a small keyspace is found
+            // without many picks.
+            let found = (0..self.shards.len()).find_map(|step| {
+                let map = read(&self.shards[(first + step) & shard_mask].map);
+                let index = random % map.len().max(1) as u64;
+                let (key, entry) = map.at(index as usize)?;
+                let live = entry.is_live(now);
+                Some((live, (live || expired.is_none()).then(|| key.to_vec())))
+            });
+            match found {
+                None => return (None, pick),
+                Some((true, key)) => return (key, pick),
+                Some((false, key)) => expired = expired.or(key),
+            }
+        }
+        (expired, RANDOM_KEY_PICKS)
     }
 
     /// Removes expired keys from at most `max_shards` shards that have volatile keys, starting at
@@ -398,7 +442,7 @@ impl Db {
             .filter(|(_, entry)| entry.is_live(now))
             .map(|(key, entry)| {
                 (
-                    key.clone(),
+                    Box::from(key),
                     entry.expires_at.load(Ordering::Relaxed),
                     entry.value.clone(),
                 )
@@ -421,6 +465,16 @@ impl Db {
         }
         acc
     }
+}
+
+/// The next number of a SplitMix64 sequence: cheap, and good enough to spread RANDOMKEY's
+/// picks from one seed.
+fn split_mix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 #[cfg(test)]
@@ -482,5 +536,159 @@ mod tests {
         seen.sort();
         seen.dedup();
         assert_eq!(seen.len(), 500);
+    }
+
+    const NO_FILTER: ScanFilter = ScanFilter {
+        pattern: None,
+        type_name: None,
+    };
+
+    #[test]
+    fn a_full_scan_returns_every_key_present_throughout_despite_churn() {
+        let db = Db::new(4);
+        let stable: Vec<Vec<u8>> = (0..400)
+            .map(|i| format!("stable:{i}").into_bytes())
+            .collect();
+        stable.iter().for_each(|key| db.insert(key, string("v"), 0));
+        let (mut cursor, mut calls, mut seen) = (0, 0, std::collections::HashSet::new());
+        let mut sizes = std::collections::HashSet::new();
+        loop {
+            let (next, keys) = db.scan(cursor, 10, &NO_FILTER, 0);
+            seen.extend(keys);
+            calls += 1;
+            // Bursts of 400 new keys a call for 25 calls, then their removal: the shards' tables
+            // grow to a hundred times their size and shrink back while the scan goes on.
+            let burst = calls / 50;
+            for i in 0..400 {
+                let key = format!("churn:{burst}:{}", (calls % 25) * 400 + i);
+                if calls % 50 < 25 {
+                    db.insert(key.as_bytes(), string("v"), 0);
+                } else {
+                    db.remove(key.as_bytes(), 0);
+                }
+            }
+            sizes.insert(read(&db.shards[0].map).bucket_count());
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+            assert!(calls < 100_000, "the scan does not end");
+        }
+        assert!(sizes.len() >= 3, "the tables did not resize: {sizes:?}");
+        let missing = stable.iter().filter(|key| !seen.contains(*key)).count();
+        assert_eq!(missing, 0);
+    }
+
+    #[test]
+    fn each_scan_step_reads_about_count_entries() {
+        let db = Db::new(16);
+        for i in 0..50_000 {
+            db.insert(format!("k{i}").as_bytes(), string("v"), 0);
+        }
+        let nothing = ScanFilter {
+            pattern: Some(b"no-such-key*"),
+            type_name: None,
+        };
+        for (count, filter) in [(10, &NO_FILTER), (10, &nothing), (100, &nothing)] {
+            let (mut cursor, mut calls, mut read_total) = (0, 0, 0);
+            loop {
+                let (next, keys, read) = db.scan_counting(cursor, count, filter, 0);
+                // Whole buckets are read: a step can overshoot by one chain, which at a fill
+                // of at most one key a bucket is never sixteen long.
+                assert!(read < count + 16, "{read} entries read for COUNT {count}");
+                assert!(keys.len() <= read);
+                if filter.pattern.is_some() {
+                    assert!(keys.is_empty());
+                }
+                read_total += read;
+                calls += 1;
+                if next == 0 {
+                    break;
+                }
+                cursor = next;
+            }
+            assert_eq!(read_total, 50_000);
+            // About one call per COUNT keys, and a few more where shards end mid-step.
+            assert!(calls >= 50_000 / (count + 16), "{calls} calls");
+            assert!(calls <= 50_000 / count * 2, "{calls} calls");
+        }
+    }
+
+    #[test]
+    fn any_cursor_is_answered() {
+        let db = Db::new(4);
+        (0..100).for_each(|i| db.insert(format!("k{i}").as_bytes(), string("v"), 0));
+        let past_the_shards = 4u64 << SHARD_CURSOR_SHIFT;
+        assert_eq!(db.scan(past_the_shards, 10, &NO_FILTER, 0), (0, vec![]));
+        assert_eq!(db.scan(u64::MAX, 10, &NO_FILTER, 0), (0, vec![]));
+        // Within the shards, any cursor continues to the end.
+        let (mut cursor, mut calls) = ((3u64 << SHARD_CURSOR_SHIFT) | 12_345, 0);
+        while cursor != 0 && calls < 1_000 {
+            cursor = db.scan(cursor, 10, &NO_FILTER, 0).0;
+            calls += 1;
+        }
+        assert_eq!(cursor, 0);
+    }
+
+    #[test]
+    fn scan_filters_by_type_and_skips_expired_keys() {
+        let db = Db::new(4);
+        db.insert(b"live", string("v"), 0);
+        db.insert(b"gone", string("v"), 10);
+        let strings = ScanFilter {
+            pattern: None,
+            type_name: Some(b"STRING"),
+        };
+        assert_eq!(db.scan(0, 100, &strings, 20), (0, vec![b"live".to_vec()]));
+        let filters = ScanFilter {
+            pattern: None,
+            type_name: Some(b"MBbloom--"),
+        };
+        assert_eq!(db.scan(0, 100, &filters, 20), (0, vec![]));
+    }
+
+    #[test]
+    fn random_key_finds_live_keys_among_many_expired_ones() {
+        let db = Db::new(64);
+        for i in 0..10_000 {
+            // One key in five is live.
+            let expires_at = if i % 5 == 0 { 0 } else { 10 };
+            db.insert(format!("k{i}").as_bytes(), string("v"), expires_at);
+        }
+        let mut total_picks = 0;
+        for seed in 0..500 {
+            let (key, picks) = db.random_key_counting(20, seed);
+            let key = key.expect("a key");
+            assert!(db.contains(&key, 20), "an expired key was picked");
+            assert!(picks <= RANDOM_KEY_PICKS);
+            total_picks += picks;
+        }
+        // Each pick is live with a chance of one in five.
+        assert!(total_picks < 500 * 10, "{total_picks} picks");
+    }
+
+    #[test]
+    fn random_key_work_is_bounded_when_every_key_has_expired() {
+        let db = Db::new(16);
+        assert_eq!(db.random_key_counting(20, 1), (None, 1));
+        for i in 0..1_000 {
+            db.insert(format!("k{i}").as_bytes(), string("v"), 10);
+        }
+        let (key, picks) = db.random_key_counting(20, 1);
+        assert_eq!(picks, RANDOM_KEY_PICKS);
+        assert!(key.is_some_and(|key| db.contains(&key, 0)));
+    }
+
+    #[test]
+    fn random_key_reaches_every_key_of_a_sparse_keyspace() {
+        let db = Db::new(64);
+        (0..5).for_each(|i| db.insert(format!("k{i}").as_bytes(), string("v"), 0));
+        let mut seen = std::collections::HashSet::new();
+        for seed in 0..1_000 {
+            let (key, picks) = db.random_key_counting(0, seed);
+            assert_eq!(picks, 1);
+            seen.insert(key.expect("a key"));
+        }
+        assert_eq!(seen.len(), 5);
     }
 }

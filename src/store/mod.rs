@@ -8,6 +8,7 @@
 mod db;
 mod glob;
 mod summary;
+mod table;
 mod value;
 
 pub use db::{Db, ScanFilter, ValueHandle, WatchToken};
