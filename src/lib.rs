@@ -1,5 +1,7 @@
 //! sieved: a Redis-protocol server for Bloom filters.
 
+#![warn(unreachable_pub)]
+
 pub mod cmd;
 pub mod config;
 pub mod filter;
@@ -9,7 +11,7 @@ pub mod filter;
 pub mod fuzz_support;
 pub mod memory;
 pub mod notify;
-pub mod observe;
+pub(crate) mod observe;
 pub mod open_files;
 pub mod persist;
 pub mod protocol;

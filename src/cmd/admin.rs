@@ -28,7 +28,7 @@ const ALL_SECTIONS: &[&str] = &[
     "bloom",
 ];
 
-pub fn info(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn info(ctx: &mut Ctx, request: Request) -> CmdResult {
     let mut sections: Vec<&str> = Vec::new();
     if request.len() == 1 {
         sections.extend(DEFAULT_SECTIONS);
@@ -52,7 +52,7 @@ pub fn info(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-pub fn config(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn config(ctx: &mut Ctx, request: Request) -> CmdResult {
     let sub = request.arg(1);
     if is(sub, "GET") {
         if request.len() < 3 {
@@ -111,7 +111,7 @@ pub fn config(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-pub fn time(ctx: &mut Ctx, _request: Request) -> CmdResult {
+pub(super) fn time(ctx: &mut Ctx, _request: Request) -> CmdResult {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
@@ -125,7 +125,7 @@ pub fn time(ctx: &mut Ctx, _request: Request) -> CmdResult {
 /// snapshot; if that works (or FORCE) it stops and this connection closes without a reply, else
 /// the connection replies with Redis's error and serving goes on. NOW asks not to wait for
 /// replicas, which sieved does not have.
-pub fn shutdown(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn shutdown(ctx: &mut Ctx, request: Request) -> CmdResult {
     let mut exit_save = ExitSave::Default;
     let mut force = false;
     for option in request.args().skip(1) {
@@ -153,7 +153,7 @@ pub fn shutdown(ctx: &mut Ctx, request: Request) -> CmdResult {
 const SAVE_IN_PROGRESS: &str = "ERR Background save already in progress";
 
 /// SAVE: blocks this connection (and only it) until the snapshot is on disk.
-pub fn save(ctx: &mut Ctx, _request: Request) -> CmdResult {
+pub(super) fn save(ctx: &mut Ctx, _request: Request) -> CmdResult {
     let server = ctx.server;
     match tokio::task::block_in_place(|| server.save()) {
         Ok(()) => {
@@ -167,7 +167,7 @@ pub fn save(ctx: &mut Ctx, _request: Request) -> CmdResult {
     }
 }
 
-pub fn bgsave(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn bgsave(ctx: &mut Ctx, request: Request) -> CmdResult {
     if request.len() > 2 || (request.len() == 2 && !is(request.arg(1), "SCHEDULE")) {
         return Err(SYNTAX.into());
     }
@@ -181,7 +181,7 @@ pub fn bgsave(ctx: &mut Ctx, request: Request) -> CmdResult {
 
 /// BGREWRITEAOF: compacts the append-only file, which here is the same work as BGSAVE (a new
 /// snapshot, then a fresh file); without one, it takes a snapshot.
-pub fn bgrewriteaof(ctx: &mut Ctx, _request: Request) -> CmdResult {
+pub(super) fn bgrewriteaof(ctx: &mut Ctx, _request: Request) -> CmdResult {
     match ctx.server.save_in_background(true) {
         Ok(true) => ctx
             .reply
@@ -193,7 +193,7 @@ pub fn bgrewriteaof(ctx: &mut Ctx, _request: Request) -> CmdResult {
     Ok(())
 }
 
-pub fn lastsave(ctx: &mut Ctx, _request: Request) -> CmdResult {
+pub(super) fn lastsave(ctx: &mut Ctx, _request: Request) -> CmdResult {
     ctx.reply.int(ctx.server.last_save_secs() as i64);
     Ok(())
 }

@@ -3,10 +3,10 @@
 use super::errors::CmdError;
 use crate::protocol::Request;
 
-pub use crate::protocol::parse_i64;
+pub(super) use crate::protocol::parse_i64;
 
 /// Redis's strict float syntax: what strtod accepts in full, with no leading space and no NaN.
-pub fn parse_f64(text: &[u8]) -> Option<f64> {
+pub(super) fn parse_f64(text: &[u8]) -> Option<f64> {
     let text = std::str::from_utf8(text).ok()?;
     let first = text.bytes().next()?;
     if first.is_ascii_whitespace() {
@@ -16,39 +16,39 @@ pub fn parse_f64(text: &[u8]) -> Option<f64> {
     (!value.is_nan()).then_some(value)
 }
 
-pub fn is(arg: &[u8], keyword: &str) -> bool {
+pub(super) fn is(arg: &[u8], keyword: &str) -> bool {
     arg.eq_ignore_ascii_case(keyword.as_bytes())
 }
 
 /// Walks the arguments after a given position.
-pub struct Cursor<'a> {
+pub(super) struct Cursor<'a> {
     request: Request<'a>,
     next: usize,
 }
 
 impl<'a> Cursor<'a> {
-    pub fn new(request: Request<'a>, start: usize) -> Self {
+    pub(super) fn new(request: Request<'a>, start: usize) -> Self {
         Cursor {
             request,
             next: start,
         }
     }
 
-    pub fn next(&mut self) -> Option<&'a [u8]> {
+    pub(super) fn next(&mut self) -> Option<&'a [u8]> {
         let arg = (self.next < self.request.len()).then(|| self.request.arg(self.next))?;
         self.next += 1;
         Some(arg)
     }
 
-    pub fn next_or(&mut self, error: impl Into<CmdError>) -> Result<&'a [u8], CmdError> {
+    pub(super) fn next_or(&mut self, error: impl Into<CmdError>) -> Result<&'a [u8], CmdError> {
         self.next().ok_or_else(|| error.into())
     }
 
-    pub fn remaining(&self) -> usize {
+    pub(super) fn remaining(&self) -> usize {
         self.request.len().saturating_sub(self.next)
     }
 
-    pub fn rest(&mut self) -> impl Iterator<Item = &'a [u8]> + 'a {
+    pub(super) fn rest(&mut self) -> impl Iterator<Item = &'a [u8]> + 'a {
         let (request, start) = (self.request, self.next);
         self.next = request.len();
         (start..request.len()).map(move |i| request.arg(i))

@@ -113,14 +113,14 @@ pub(super) fn parse_insert_expansion(arg: &[u8]) -> Result<u32, CmdError> {
         .ok_or(BF_INSERT_BAD_EXPANSION.into())
 }
 
-pub fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
     let layout = filters::default_options::<BloomChain>(ctx).layout;
     let command = Reserve::parse(request, layout)?;
     filters::reserve::<BloomChain>(ctx, command.key, command.options)
 }
 
 /// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item...
-pub fn insert(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn insert(ctx: &mut Ctx, request: Request) -> CmdResult {
     filters::insert::<BloomChain>(ctx, request, "bf.insert", first_letters)
 }
 
@@ -183,7 +183,7 @@ impl filters::InfoField<BloomChain> for InfoField {
     }
 }
 
-pub fn debug(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn debug(ctx: &mut Ctx, request: Request) -> CmdResult {
     if request.len() != 2 {
         return Err(CmdError::arity("bf.debug"));
     }

@@ -253,7 +253,7 @@ const HELP: &[&str] = &[
     "    Prints this help.",
 ];
 
-pub fn command(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn command(ctx: &mut Ctx, request: Request) -> CmdResult {
     let reply = &mut *ctx.reply;
     if request.len() == 1 {
         reply.array(COMMANDS.len());

@@ -6,7 +6,7 @@ use super::spec::{bits, block, integer, string, CommandSpec, Group};
 use super::Ctx;
 use crate::protocol::{Protocol, Request};
 
-pub fn ping(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn ping(ctx: &mut Ctx, request: Request) -> CmdResult {
     match request.len() {
         1 => ctx.reply.simple("PONG"),
         2 => ctx.reply.bulk(request.arg(1)),
@@ -15,7 +15,7 @@ pub fn ping(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-pub fn echo(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn echo(ctx: &mut Ctx, request: Request) -> CmdResult {
     ctx.reply.bulk(request.arg(1));
     Ok(())
 }
@@ -33,7 +33,7 @@ fn check_credentials(ctx: &mut Ctx, username: &[u8], password: &[u8]) -> CmdResu
     Ok(())
 }
 
-pub fn auth(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn auth(ctx: &mut Ctx, request: Request) -> CmdResult {
     match request.len() {
         2 if !ctx.config().requires_password() => Err(AUTH_NOT_CONFIGURED.into()),
         2 => check_credentials(ctx, b"default", request.arg(1)),
@@ -48,7 +48,7 @@ fn valid_client_name(name: &[u8]) -> bool {
     name.iter().all(|&b| (b'!'..=b'~').contains(&b))
 }
 
-pub fn hello(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn hello(ctx: &mut Ctx, request: Request) -> CmdResult {
     let mut protocol = ctx.reply.protocol();
     let mut cursor = Cursor::new(request, 1);
     if let Some(version) = cursor.next() {
@@ -115,7 +115,7 @@ pub fn hello(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-pub fn select(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn select(ctx: &mut Ctx, request: Request) -> CmdResult {
     let index = parse_i64(request.arg(1)).ok_or(NOT_INTEGER)?;
     if index < 0 || index as usize >= ctx.store.databases() {
         return Err(DB_INDEX.into());
@@ -126,13 +126,13 @@ pub fn select(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-pub fn quit(ctx: &mut Ctx, _request: Request) -> CmdResult {
+pub(super) fn quit(ctx: &mut Ctx, _request: Request) -> CmdResult {
     ctx.session.close = true;
     ctx.reply.ok();
     Ok(())
 }
 
-pub fn reset(ctx: &mut Ctx, _request: Request) -> CmdResult {
+pub(super) fn reset(ctx: &mut Ctx, _request: Request) -> CmdResult {
     ctx.session.authenticated = !ctx.config().requires_password();
     ctx.session.transaction = None;
     ctx.session.watched.clear();
@@ -163,7 +163,7 @@ const CLIENT_HELP: &[&str] = &[
     "    Print this help.",
 ];
 
-pub fn client(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn client(ctx: &mut Ctx, request: Request) -> CmdResult {
     let sub = request.arg(1);
     let arity = |n: usize, name: &str| {
         if request.len() == n {

@@ -67,14 +67,14 @@ impl<'a> Reserve<'a> {
     }
 }
 
-pub fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
     let command = Reserve::parse(request)?;
     filters::reserve::<CountingChain>(ctx, command.key, command.options)
 }
 
 /// CBF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] [COUNTERBITS b]
 /// ITEMS item...: the options and their errors are BF.INSERT's.
-pub fn insert(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn insert(ctx: &mut Ctx, request: Request) -> CmdResult {
     filters::insert::<CountingChain>(ctx, request, "cbf.insert", whole_words)
 }
 
@@ -94,7 +94,7 @@ fn whole_words(arg: &[u8]) -> Option<InsertOption> {
     .find_map(|(word, option)| is(arg, word).then_some(option))
 }
 
-pub fn del(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn del(ctx: &mut Ctx, request: Request) -> CmdResult {
     let item = request.arg(2);
     let deleted = ctx
         .db()
@@ -108,7 +108,7 @@ pub fn del(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 /// Deletes each item once, in order, under one write lock; on a missing key, nothing is present.
-pub fn mdel(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn mdel(ctx: &mut Ctx, request: Request) -> CmdResult {
     let results = &mut ctx.session.scratch;
     results.clear();
     let db = ctx.store.db(ctx.session.db);
@@ -127,7 +127,7 @@ pub fn mdel(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-pub fn count(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn count(ctx: &mut Ctx, request: Request) -> CmdResult {
     let count = ctx.db().get(request.arg(1), ctx.now, |value| match value {
         Some(Value::Counting(chain)) => Ok(chain.count(request.arg(2))),
         Some(_) => Err(CmdError::from(WRONGTYPE)),

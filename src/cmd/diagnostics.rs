@@ -11,7 +11,7 @@ use crate::store::Value;
 
 /// SIEVED.STATS key: how full a filter is and what that does to its answers; see
 /// `filter/health.rs` for the estimate.
-pub fn sieved_stats(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn sieved_stats(ctx: &mut Ctx, request: Request) -> CmdResult {
     let (health, saturated) = ctx.db().get(request.arg(1), ctx.now, |value| match value {
         None => Err(CmdError::from(BF_NOT_FOUND)),
         Some(Value::Bloom(chain)) => Ok((Health::of(chain), None)),
@@ -70,7 +70,7 @@ const SLOWLOG_HELP: &[&str] = &[
     "    Print this help.",
 ];
 
-pub fn slowlog(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn slowlog(ctx: &mut Ctx, request: Request) -> CmdResult {
     let sub = request.arg(1);
     if is(sub, "GET") && request.len() <= 3 {
         let count = match request.len() {

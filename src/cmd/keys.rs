@@ -11,7 +11,7 @@ use crate::protocol::Request;
 use crate::store::{ScanFilter, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-pub fn dbsize(ctx: &mut Ctx, _request: Request) -> CmdResult {
+pub(super) fn dbsize(ctx: &mut Ctx, _request: Request) -> CmdResult {
     ctx.reply.int(ctx.db().len() as i64);
     Ok(())
 }
@@ -24,14 +24,14 @@ fn flush_mode(request: &Request) -> CmdResult {
     }
 }
 
-pub fn flushdb(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn flushdb(ctx: &mut Ctx, request: Request) -> CmdResult {
     flush_mode(&request)?;
     ctx.db().clear();
     ctx.reply.ok();
     Ok(())
 }
 
-pub fn flushall(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn flushall(ctx: &mut Ctx, request: Request) -> CmdResult {
     flush_mode(&request)?;
     ctx.store.dbs().for_each(|db| db.clear());
     ctx.reply.ok();
@@ -43,7 +43,7 @@ fn key_overhead(key: &[u8]) -> u64 {
     key.len() as u64 + 64
 }
 
-pub fn memory(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn memory(ctx: &mut Ctx, request: Request) -> CmdResult {
     let sub = request.arg(1);
     if is(sub, "USAGE") {
         if request.len() != 3 && !(request.len() == 5 && is(request.arg(3), "SAMPLES")) {
@@ -75,7 +75,7 @@ pub fn memory(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 /// OBJECT ENCODING | REFCOUNT | IDLETIME | FREQ | HELP, for tools that inspect keys.
-pub fn object(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn object(ctx: &mut Ctx, request: Request) -> CmdResult {
     let sub = request.arg(1);
     if is(sub, "HELP") {
         let lines = [
@@ -124,7 +124,7 @@ pub fn object(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-pub fn del(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn del(ctx: &mut Ctx, request: Request) -> CmdResult {
     let db = ctx.db();
     let removed = request
         .args()
@@ -135,7 +135,7 @@ pub fn del(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-pub fn exists(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn exists(ctx: &mut Ctx, request: Request) -> CmdResult {
     let db = ctx.db();
     let found = request
         .args()
@@ -146,7 +146,7 @@ pub fn exists(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-pub fn type_of(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn type_of(ctx: &mut Ctx, request: Request) -> CmdResult {
     let name = ctx.db().get(request.arg(1), ctx.now, |v| {
         v.map_or("none", Value::type_name)
     });
@@ -154,14 +154,14 @@ pub fn type_of(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-pub fn keys(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn keys(ctx: &mut Ctx, request: Request) -> CmdResult {
     let keys = ctx.db().keys_matching(request.arg(1), ctx.now);
     ctx.reply.array(keys.len());
     keys.iter().for_each(|key| ctx.reply.bulk(key));
     Ok(())
 }
 
-pub fn scan(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn scan(ctx: &mut Ctx, request: Request) -> CmdResult {
     let cursor = std::str::from_utf8(request.arg(1))
         .ok()
         .and_then(|text| text.parse::<u64>().ok())
@@ -202,7 +202,7 @@ fn next_random() -> u64 {
     xxhash_rust::xxh3::xxh3_64(&x.to_le_bytes())
 }
 
-pub fn randomkey(ctx: &mut Ctx, _request: Request) -> CmdResult {
+pub(super) fn randomkey(ctx: &mut Ctx, _request: Request) -> CmdResult {
     match ctx.db().random_key(ctx.now, next_random()) {
         Some(key) => ctx.reply.bulk(&key),
         None => ctx.reply.null(),
@@ -223,7 +223,7 @@ fn move_key(ctx: &Ctx, from: &[u8], to: &[u8]) -> bool {
     }
 }
 
-pub fn rename(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn rename(ctx: &mut Ctx, request: Request) -> CmdResult {
     let (from, to) = (request.arg(1), request.arg(2));
     if from == to {
         if !ctx.db().contains(from, ctx.now) {
@@ -236,7 +236,7 @@ pub fn rename(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-pub fn renamenx(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn renamenx(ctx: &mut Ctx, request: Request) -> CmdResult {
     let (from, to) = (request.arg(1), request.arg(2));
     let db = ctx.db();
     if !db.contains(from, ctx.now) {
@@ -248,7 +248,7 @@ pub fn renamenx(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 /// COPY source destination [DB index] [REPLACE]. Unlike RedisBloom, Bloom filters can be copied.
-pub fn copy(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn copy(ctx: &mut Ctx, request: Request) -> CmdResult {
     let (from, to) = (request.arg(1), request.arg(2));
     let mut target_db = ctx.session.db;
     let mut replace = false;
@@ -348,19 +348,19 @@ fn set_expiry(
     Ok(())
 }
 
-pub fn expire(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn expire(ctx: &mut Ctx, request: Request) -> CmdResult {
     set_expiry(ctx, request, "expire", 1000, true)
 }
 
-pub fn pexpire(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn pexpire(ctx: &mut Ctx, request: Request) -> CmdResult {
     set_expiry(ctx, request, "pexpire", 1, true)
 }
 
-pub fn expireat(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn expireat(ctx: &mut Ctx, request: Request) -> CmdResult {
     set_expiry(ctx, request, "expireat", 1000, false)
 }
 
-pub fn pexpireat(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn pexpireat(ctx: &mut Ctx, request: Request) -> CmdResult {
     set_expiry(ctx, request, "pexpireat", 1, false)
 }
 
@@ -375,23 +375,23 @@ fn report_expiry(ctx: &mut Ctx, request: Request, f: impl Fn(u64, u64) -> i64) -
     Ok(())
 }
 
-pub fn ttl(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn ttl(ctx: &mut Ctx, request: Request) -> CmdResult {
     report_expiry(ctx, request, |at, now| ((at - now + 500) / 1000) as i64)
 }
 
-pub fn pttl(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn pttl(ctx: &mut Ctx, request: Request) -> CmdResult {
     report_expiry(ctx, request, |at, now| (at - now) as i64)
 }
 
-pub fn expiretime(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn expiretime(ctx: &mut Ctx, request: Request) -> CmdResult {
     report_expiry(ctx, request, |at, _| (at / 1000) as i64)
 }
 
-pub fn pexpiretime(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn pexpiretime(ctx: &mut Ctx, request: Request) -> CmdResult {
     report_expiry(ctx, request, |at, _| at as i64)
 }
 
-pub fn persist(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn persist(ctx: &mut Ctx, request: Request) -> CmdResult {
     let key = request.arg(1);
     let db = ctx.db();
     let removed =

@@ -22,7 +22,7 @@ enum Expiry {
 }
 
 /// SET key value [NX | XX] [GET] [EX s | PX ms | EXAT s | PXAT ms | KEEPTTL]
-pub fn set(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn set(ctx: &mut Ctx, request: Request) -> CmdResult {
     let (key, value) = (request.arg(1), request.arg(2));
     let (mut condition, mut expiry, mut get) = (Condition::Always, Expiry::None, false);
     let mut cursor = Cursor::new(request, 3);
@@ -88,7 +88,7 @@ pub fn set(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-pub fn get(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn get(ctx: &mut Ctx, request: Request) -> CmdResult {
     let reply = &mut *ctx.reply;
     ctx.store
         .db(ctx.session.db)
@@ -105,7 +105,7 @@ pub fn get(ctx: &mut Ctx, request: Request) -> CmdResult {
         })
 }
 
-pub fn strlen(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn strlen(ctx: &mut Ctx, request: Request) -> CmdResult {
     let len = ctx.db().get(request.arg(1), ctx.now, |value| match value {
         Some(Value::String(bytes)) => Ok(bytes.len()),
         Some(_) => Err(CmdError::from(WRONGTYPE)),

@@ -83,7 +83,7 @@ const NOT_IN_MULTI: &str = "ERR Command not allowed inside a transaction";
 
 const QUEUE_TOO_LARGE: &str = "ERR transaction too large: more than 512 MiB of queued arguments";
 
-pub fn multi(ctx: &mut Ctx, _request: Request) -> CmdResult {
+pub(super) fn multi(ctx: &mut Ctx, _request: Request) -> CmdResult {
     if ctx.session.transaction.is_some() {
         return Err("ERR MULTI calls can not be nested".into());
     }
@@ -92,7 +92,7 @@ pub fn multi(ctx: &mut Ctx, _request: Request) -> CmdResult {
     Ok(())
 }
 
-pub fn discard(ctx: &mut Ctx, _request: Request) -> CmdResult {
+pub(super) fn discard(ctx: &mut Ctx, _request: Request) -> CmdResult {
     ctx.session
         .transaction
         .take()
@@ -102,7 +102,7 @@ pub fn discard(ctx: &mut Ctx, _request: Request) -> CmdResult {
     Ok(())
 }
 
-pub fn exec(ctx: &mut Ctx, _request: Request) -> CmdResult {
+pub(super) fn exec(ctx: &mut Ctx, _request: Request) -> CmdResult {
     let transaction = ctx
         .session
         .transaction
@@ -152,7 +152,7 @@ fn run_queued(ctx: &mut Ctx, queued: &RequestList) {
     }
 }
 
-pub fn watch(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn watch(ctx: &mut Ctx, request: Request) -> CmdResult {
     if ctx.session.transaction.is_some() {
         return Err("ERR WATCH inside MULTI is not allowed".into());
     }
@@ -165,7 +165,7 @@ pub fn watch(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-pub fn unwatch(ctx: &mut Ctx, _request: Request) -> CmdResult {
+pub(super) fn unwatch(ctx: &mut Ctx, _request: Request) -> CmdResult {
     ctx.session.watched.clear();
     ctx.reply.ok();
     Ok(())

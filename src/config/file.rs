@@ -8,7 +8,7 @@ use std::path::Path;
 
 /// One directive as written: its 0-based line index, lower-cased name, and unquoted arguments.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Directive {
+pub(super) struct Directive {
     pub line: usize,
     pub name: String,
     pub args: Vec<String>,
@@ -16,7 +16,7 @@ pub struct Directive {
 
 /// Splits a line into words the way Redis does: double quotes allow `\n`, `\t`, `\\`, `\"` and
 /// `\xHH` escapes, single quotes allow only `\'`, and a closing quote must end the word.
-pub fn split_words(line: &str) -> Result<Vec<String>, String> {
+pub(super) fn split_words(line: &str) -> Result<Vec<String>, String> {
     let mut words = Vec::new();
     let mut chars = line.chars().peekable();
     loop {
@@ -66,7 +66,7 @@ fn unescape(chars: &mut std::iter::Peekable<std::str::Chars>) -> Result<char, St
 }
 
 /// Quotes a word only when it would not read back as itself unquoted.
-pub fn quote(word: &str) -> String {
+pub(super) fn quote(word: &str) -> String {
     let plain = !word.is_empty()
         && !word.starts_with('#')
         && word
@@ -94,7 +94,7 @@ pub fn quote(word: &str) -> String {
 }
 
 /// Every directive in the text; an error starts with the 1-based line number and a colon.
-pub fn parse(text: &str) -> Result<Vec<Directive>, String> {
+pub(super) fn parse(text: &str) -> Result<Vec<Directive>, String> {
     let mut directives = Vec::new();
     for (line, content) in text.lines().enumerate() {
         let trimmed = content.trim();
@@ -113,7 +113,7 @@ pub fn parse(text: &str) -> Result<Vec<Directive>, String> {
 }
 
 /// What CONFIG REWRITE does to one directive.
-pub struct Update {
+pub(super) struct Update {
     pub name: &'static str,
     /// The line to write, `None` to keep what the file says.
     pub line: Option<String>,
@@ -124,7 +124,7 @@ pub struct Update {
 /// Applies `updates` to the file's text: the first line of a changed directive is replaced,
 /// later lines of the same directive are dropped, and directives the file lacks are appended.
 /// Comments, blank lines and the order of everything else stay as they were.
-pub fn rewrite_text(text: &str, directives: &[Directive], updates: &[Update]) -> String {
+pub(super) fn rewrite_text(text: &str, directives: &[Directive], updates: &[Update]) -> String {
     let mut lines: Vec<Option<String>> = text.lines().map(|l| Some(l.to_string())).collect();
     let mut appended = Vec::new();
     for update in updates {
@@ -157,7 +157,7 @@ pub fn rewrite_text(text: &str, directives: &[Directive], updates: &[Update]) ->
 /// Replaces the file in one step, so that a crash leaves the old file or the new one, never a
 /// mixture: a temporary file beside it, flushed to disk, renamed over it, then the directory
 /// flushed so the rename itself survives. The file keeps its permissions.
-pub fn write_atomically(path: &Path, contents: &str) -> io::Result<()> {
+pub(super) fn write_atomically(path: &Path, contents: &str) -> io::Result<()> {
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),

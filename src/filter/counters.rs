@@ -16,7 +16,7 @@ use super::sizing::LinkSize;
 use super::FilterError;
 
 /// One link of a `CountingChain`.
-pub type CountingLink = Link<Counters>;
+pub(super) type CountingLink = Link<Counters>;
 
 /// How wide each counter is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

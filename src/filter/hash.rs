@@ -23,7 +23,7 @@ fn mix(mut x: u64) -> u64 {
     x ^ (x >> 33)
 }
 
-pub fn hash_item(item: &[u8]) -> ItemHash {
+pub(super) fn hash_item(item: &[u8]) -> ItemHash {
     let h = xxh3_128(item);
     ItemHash {
         h1: h as u64,

@@ -14,7 +14,7 @@ use super::chain::Chain;
 use super::link::LinkArray;
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Health {
+pub(crate) struct Health {
     pub links: usize,
     pub capacity: u64,
     pub items: u64,
@@ -33,7 +33,7 @@ pub struct Health {
 }
 
 impl Health {
-    pub fn of<A: LinkArray>(chain: &Chain<A>) -> Health {
+    pub(crate) fn of<A: LinkArray>(chain: &Chain<A>) -> Health {
         let links = chain.links();
         let (mut slots, mut used, mut none_answer) = (0u64, 0u64, 1.0f64);
         let mut newest_fill_ratio = 0.0;

@@ -94,7 +94,7 @@ impl LinkSize {
 
 /// Formats a float the way C's `%g` does (six significant digits, trailing zeros dropped,
 /// exponent form below 1e-4 or from 1e6), which is how RedisBloom prints error ratios.
-pub fn format_g(value: f64) -> String {
+pub(crate) fn format_g(value: f64) -> String {
     if value == 0.0 {
         return "0".to_string();
     }

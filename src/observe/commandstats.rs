@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Upper bounds of the latency histogram's buckets, in microseconds; one more bucket holds the
 /// rest. From the cost of a single probe up to a SAVE of a large dataset.
-pub const LATENCY_BOUNDS_US: [u64; 12] = [
+pub(crate) const LATENCY_BOUNDS_US: [u64; 12] = [
     10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 100_000, 1_000_000,
 ];
 const BUCKETS: usize = LATENCY_BOUNDS_US.len() + 1;
@@ -33,7 +33,7 @@ fn bucket(micros: u64) -> usize {
 
 /// How a call of a command ended, for its counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Call {
+pub(crate) enum Call {
     Succeeded,
     /// Ran and replied with an error.
     Failed,
@@ -43,13 +43,13 @@ pub enum Call {
 
 /// One connection's counts since its last flush; usually one or two distinct commands.
 #[derive(Default)]
-pub struct Tally {
+pub(crate) struct Tally {
     counts: Vec<(usize, CommandTotals)>,
 }
 
 impl Tally {
     /// Counts a call of the command at `index` in the command table.
-    pub fn record(&mut self, index: usize, call: Call, micros: u64) {
+    pub(crate) fn record(&mut self, index: usize, call: Call, micros: u64) {
         let totals = match self.counts.iter().position(|(i, _)| *i == index) {
             Some(at) => &mut self.counts[at].1,
             None => {
@@ -67,7 +67,7 @@ impl Tally {
         totals.buckets[bucket(micros)] += 1;
     }
 
-    pub fn flush(&mut self, into: &CommandStats) {
+    pub(crate) fn flush(&mut self, into: &CommandStats) {
         for (index, totals) in self.counts.drain(..) {
             into.add(index, &totals);
         }

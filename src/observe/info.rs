@@ -5,7 +5,7 @@ use crate::store::summarize;
 use std::fmt::Write;
 
 /// The sections named, in the order given, separated by blank lines as Redis does.
-pub fn render(report: &Report, sections: &[&str]) -> String {
+pub(crate) fn render(report: &Report, sections: &[&str]) -> String {
     let mut text = String::new();
     for (i, name) in sections.iter().enumerate() {
         if i > 0 {

@@ -53,7 +53,7 @@ fn command_samples(used: &[(&str, CommandTotals)]) -> (Samples, Samples) {
     (histogram, errors)
 }
 
-pub fn render(report: &Report) -> String {
+pub(crate) fn render(report: &Report) -> String {
     let now = report.now_ms;
     let stats = report.stats;
     let snapshots = &report.snapshots;

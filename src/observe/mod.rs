@@ -9,9 +9,9 @@ mod report;
 mod slowlog;
 mod stats;
 
-pub use commandstats::{Call, CommandStats, CommandTotals, Tally, LATENCY_BOUNDS_US};
-pub use info::render as info;
-pub use metrics::render as metrics;
-pub use report::{AofState, Memory, Report, Snapshots};
-pub use slowlog::{SlowEntry, SlowLog};
-pub use stats::{Stats, SAMPLE_EVERY};
+pub(crate) use commandstats::{Call, CommandStats, CommandTotals, Tally, LATENCY_BOUNDS_US};
+pub(crate) use info::render as info;
+pub(crate) use metrics::render as metrics;
+pub(crate) use report::{AofState, Memory, Report, Snapshots};
+pub(crate) use slowlog::SlowLog;
+pub(crate) use stats::{Stats, SAMPLE_EVERY};

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 /// Like Redis: the commands-processed counter is sampled every 100 ms, and the instantaneous
 /// rate is the mean of the last 16 samples' rates (1.6 s of history).
-pub const SAMPLE_EVERY: Duration = Duration::from_millis(100);
+pub(crate) const SAMPLE_EVERY: Duration = Duration::from_millis(100);
 const SAMPLES: usize = 16;
 
 #[derive(Default)]

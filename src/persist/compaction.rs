@@ -14,7 +14,7 @@ use std::path::Path;
 /// live one, so the new snapshot holds exactly the writes before the new segment: replaying that
 /// segment on top of it counts no write twice (a counting filter's delete included). It keeps
 /// expired keys, which the new segment's writes may have found alive when they ran.
-pub fn compact(
+pub(crate) fn compact(
     fs: &dyn FileSystem,
     dir: &Path,
     aof: &Aof,
@@ -63,7 +63,11 @@ pub fn compact(
 
 /// Removes the segments the snapshot now holds, once the writer has stopped and the live
 /// keyspace was saved whole: the exit snapshot of a server with an append-only file.
-pub fn remove_segments_before(fs: &dyn FileSystem, dir: &Path, first_kept: u64) -> io::Result<()> {
+pub(crate) fn remove_segments_before(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    first_kept: u64,
+) -> io::Result<()> {
     for (_, path) in aof::list_segments(dir)?
         .into_iter()
         .filter(|(n, _)| *n < first_kept)

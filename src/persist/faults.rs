@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fault {
+pub(crate) enum Fault {
     /// The change fails with this operating-system error (EIO, ENOSPC, EROFS...), once; later
     /// changes work.
     Fail(i32),
@@ -43,7 +43,7 @@ struct State {
 }
 
 #[derive(Clone)]
-pub struct FaultyFs {
+pub(crate) struct FaultyFs {
     state: Arc<Mutex<State>>,
 }
 
@@ -57,7 +57,7 @@ fn owned(path: &Path) -> bool {
 
 impl FaultyFs {
     /// No fault yet; copies of replaced files go to `attic`.
-    pub fn new(attic: &Path) -> FaultyFs {
+    pub(crate) fn new(attic: &Path) -> FaultyFs {
         fs::create_dir_all(attic).expect("attic");
         FaultyFs {
             state: Arc::new(Mutex::new(State {
@@ -72,20 +72,20 @@ impl FaultyFs {
     }
 
     /// Makes change number `point` (from 1) fail or crash.
-    pub fn set_fault(&self, point: u64, fault: Fault) {
+    pub(crate) fn set_fault(&self, point: u64, fault: Fault) {
         self.lock().fault_at = Some((point, fault));
     }
 
     /// Changes made so far: a run without faults tells how many points a scenario has.
-    pub fn points(&self) -> u64 {
+    pub(crate) fn points(&self) -> u64 {
         self.lock().points
     }
 
-    pub fn crashed(&self) -> bool {
+    pub(crate) fn crashed(&self) -> bool {
         self.lock().crashed
     }
 
-    pub fn trespasses(&self) -> Vec<PathBuf> {
+    pub(crate) fn trespasses(&self) -> Vec<PathBuf> {
         self.lock().trespasses.clone()
     }
 

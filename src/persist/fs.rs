@@ -33,10 +33,10 @@ pub trait FileSystem: Send + Sync {
 }
 
 /// The operating system's file system.
-pub struct RealFs;
+pub(crate) struct RealFs;
 
 /// The file system a server uses unless a test gives it another.
-pub fn real() -> Arc<dyn FileSystem> {
+pub(crate) fn real() -> Arc<dyn FileSystem> {
     Arc::new(RealFs)
 }
 
@@ -88,7 +88,7 @@ impl FileSystem for RealFs {
 }
 
 /// Removes `path`; a file already gone is not an error.
-pub fn remove_if_present(fs: &dyn FileSystem, path: &Path) -> io::Result<()> {
+pub(crate) fn remove_if_present(fs: &dyn FileSystem, path: &Path) -> io::Result<()> {
     match fs.remove(path) {
         Err(error) if error.kind() != io::ErrorKind::NotFound => Err(error),
         _ => Ok(()),
@@ -96,7 +96,7 @@ pub fn remove_if_present(fs: &dyn FileSystem, path: &Path) -> io::Result<()> {
 }
 
 /// Lets a buffered writer write through the seam.
-pub struct Writer<'a>(pub &'a mut dyn DataFile);
+pub(crate) struct Writer<'a>(pub &'a mut dyn DataFile);
 
 impl Write for Writer<'_> {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {

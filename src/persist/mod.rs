@@ -15,11 +15,11 @@
 //! logged commands mean: the server applies them (`recovery::ApplyLogged`).
 
 pub mod aof;
-pub mod compaction;
+pub(crate) mod compaction;
 #[cfg(test)]
 pub(crate) mod faults;
-pub mod fs;
-pub mod recovery;
+pub(crate) mod fs;
+pub(crate) mod recovery;
 pub mod snapshot;
 #[cfg(test)]
 mod tests;

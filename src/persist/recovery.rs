@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 /// One command read back from the log: what ran, on which database, and when.
 #[derive(Clone, Copy)]
-pub struct Logged<'a> {
+pub(crate) struct Logged<'a> {
     pub db: usize,
     pub request: Request<'a>,
     pub time_ms: u64,
@@ -19,7 +19,7 @@ pub struct Logged<'a> {
 
 /// Applies a logged write to a keyspace. Persistence knows the log's records, not what the
 /// commands in them mean: the server runs them.
-pub trait ApplyLogged {
+pub(crate) trait ApplyLogged {
     /// Runs the write on `store` as it ran then; an error says why it cannot be applied.
     fn apply(&mut self, store: &Store, write: Logged) -> Result<(), String>;
 }
@@ -50,7 +50,7 @@ pub struct Recovery {
 }
 
 /// What start-up is told about the data directory.
-pub struct Options<'a> {
+pub(crate) struct Options<'a> {
     pub dir: &'a Path,
     pub fs: &'a dyn FileSystem,
     /// `appendonly`: whether writes go on to the log after start-up.
@@ -69,7 +69,7 @@ pub(super) fn load_error(path: &Path, offset: u64, reason: impl Into<String>) ->
 
 /// Loads the snapshot and replays the append-only file segments that follow it. `progress` is
 /// told (what, bytes done, bytes in all) as loading advances.
-pub fn recover(
+pub(crate) fn recover(
     options: &Options,
     store: &Store,
     applier: &mut dyn ApplyLogged,

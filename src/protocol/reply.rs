@@ -181,7 +181,7 @@ impl Reply {
 }
 
 /// Redis prints doubles with up to 17 significant digits and spells infinities `inf`.
-pub fn format_double(value: f64) -> String {
+pub(super) fn format_double(value: f64) -> String {
     if value.is_infinite() {
         return if value > 0.0 { "inf" } else { "-inf" }.to_string();
     }

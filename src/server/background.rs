@@ -87,7 +87,7 @@ impl Drop for Running<'_> {
 
 /// Starts the append-only file's writer on its own thread: it blocks on the disk, which no
 /// runtime worker should.
-pub fn start_log_writer(shared: &Arc<Shared>, open: OpenSegment) -> io::Result<()> {
+pub(super) fn start_log_writer(shared: &Arc<Shared>, open: OpenSegment) -> io::Result<()> {
     let Some(aof) = shared.aof.as_ref() else {
         return Ok(());
     };
@@ -106,7 +106,7 @@ pub fn start_log_writer(shared: &Arc<Shared>, open: OpenSegment) -> io::Result<(
 
 /// Starts the tasks that run on the runtime beside the connections; each returns once shutdown
 /// is requested.
-pub fn start_tasks(
+pub(super) fn start_tasks(
     shared: &Arc<Shared>,
     tasks: &mut JoinSet<()>,
     metrics: Option<TcpListener>,

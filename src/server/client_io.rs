@@ -31,7 +31,7 @@ const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Serves the client until it leaves, breaks the protocol, idles past `timeout`, or the server
 /// stops; then closes the stream in an orderly way, so that a TLS client sees the end as one.
-pub async fn serve<S>(
+pub(super) async fn serve<S>(
     shared: &Arc<Shared>,
     mut stream: S,
     client: Arc<ClientInfo>,

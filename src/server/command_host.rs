@@ -136,14 +136,14 @@ impl WriteLog for Aof {
 }
 
 /// Runs logged writes as a client that is always allowed, at start-up and in compactions.
-pub struct LoggedWrites<'a> {
+pub(super) struct LoggedWrites<'a> {
     shared: &'a Arc<Shared>,
     session: Session,
     reply: Reply,
 }
 
 impl<'a> LoggedWrites<'a> {
-    pub fn new(shared: &'a Arc<Shared>) -> LoggedWrites<'a> {
+    pub(super) fn new(shared: &'a Arc<Shared>) -> LoggedWrites<'a> {
         let client = shared.clients.detached(shared.addr, now_ms());
         LoggedWrites {
             shared,

@@ -9,7 +9,7 @@ use std::time::Duration;
 const TICK: Duration = Duration::from_millis(100);
 const SHARDS_PER_TICK: usize = 8;
 
-pub async fn run(shared: Arc<Shared>) {
+pub(super) async fn run(shared: Arc<Shared>) {
     let mut next_shard = 0;
     let mut interval = tokio::time::interval(TICK);
     loop {

@@ -17,7 +17,7 @@ const MAX_HEAD: usize = 8 * 1024;
 /// A client that has not sent its request by then is dropped.
 const READ_TIMEOUT: Duration = Duration::from_secs(10);
 
-pub async fn serve(shared: Arc<Shared>, listener: TcpListener) {
+pub(super) async fn serve(shared: Arc<Shared>, listener: TcpListener) {
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,

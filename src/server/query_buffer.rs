@@ -21,7 +21,7 @@ pub(super) struct OverCeiling(pub u64);
 
 impl<'a> QueryBuffer<'a> {
     /// The first buffer is counted but not held to the ceiling: every connection needs one.
-    pub fn new(initial: usize, total: &'a AtomicU64) -> QueryBuffer<'a> {
+    pub(super) fn new(initial: usize, total: &'a AtomicU64) -> QueryBuffer<'a> {
         let mut buffer = QueryBuffer {
             bytes: Vec::new(),
             counted: 0,
@@ -33,21 +33,21 @@ impl<'a> QueryBuffer<'a> {
     }
 
     /// What has been read and not consumed yet.
-    pub fn pending(&self) -> &[u8] {
+    pub(super) fn pending(&self) -> &[u8] {
         &self.bytes
     }
 
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.bytes.len()
     }
 
     /// The buffer to read into; reads fill the room `make_room` made, and never grow it.
-    pub fn for_reading(&mut self) -> &mut Vec<u8> {
+    pub(super) fn for_reading(&mut self) -> &mut Vec<u8> {
         &mut self.bytes
     }
 
     /// Drops `n` bytes from the front: requests that have run.
-    pub fn consume(&mut self, n: usize) {
+    pub(super) fn consume(&mut self, n: usize) {
         self.bytes.drain(..n);
         if self.bytes.is_empty() && self.bytes.capacity() > KEEP_BUFFER {
             self.bytes = Vec::new();
@@ -59,7 +59,7 @@ impl<'a> QueryBuffer<'a> {
     /// copied a few times, not once per read) but never past `client_limit` plus the room, nor
     /// past `ceiling` (0 for none) for all buffers together. The room is reserved before it is
     /// allocated, so concurrent connections cannot together overshoot the ceiling.
-    pub fn make_room(
+    pub(super) fn make_room(
         &mut self,
         room: usize,
         client_limit: usize,

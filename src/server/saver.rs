@@ -245,7 +245,7 @@ fn lower_this_threads_priority() {
 fn lower_this_threads_priority() {}
 
 /// Checks the save rules once a second and starts a background snapshot when one is due.
-pub async fn run_schedule(shared: Arc<Shared>) {
+pub(super) async fn run_schedule(shared: Arc<Shared>) {
     let mut interval = tokio::time::interval(Duration::from_secs(1));
     loop {
         tokio::select! {
@@ -268,7 +268,7 @@ enum Keyspace {
 
 /// The snapshot taken when the server stops, with every command paused: waits for one in
 /// progress, then writes its own. Blocks the calling thread.
-pub fn save_at_exit(shared: &Arc<Shared>) -> io::Result<()> {
+pub(super) fn save_at_exit(shared: &Arc<Shared>) -> io::Result<()> {
     loop {
         let claimed = shared.saver.claim();
         let result = claimed.and_then(|()| shared.saver.save_claimed(shared, Keyspace::Paused));

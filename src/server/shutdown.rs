@@ -128,7 +128,7 @@ impl Shutdown {
 /// Asks for a shutdown on each SIGTERM or SIGINT, until the server stops. A shutdown refused
 /// (its exit snapshot failed) leaves the server running, as Redis does, and a later signal
 /// tries again.
-pub async fn on_signals(shutdown: &Shutdown) {
+pub(super) async fn on_signals(shutdown: &Shutdown) {
     use tokio::signal::unix::{signal, SignalKind};
     let (Ok(mut term), Ok(mut int)) = (
         signal(SignalKind::terminate()),

@@ -5,7 +5,7 @@ use crate::observe::SAMPLE_EVERY;
 use crate::store::now_ms;
 use std::sync::Arc;
 
-pub async fn run_sampler(shared: Arc<Shared>) {
+pub(super) async fn run_sampler(shared: Arc<Shared>) {
     let mut interval = tokio::time::interval(SAMPLE_EVERY);
     loop {
         tokio::select! {

@@ -16,7 +16,7 @@ use tokio_rustls::server::TlsStream;
 use tokio_rustls::TlsAcceptor;
 
 /// Longest a client may take to complete the handshake; it holds a client slot meanwhile.
-pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+pub(super) const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A start-up error that names the setting and the file it is about.
 fn file_error(setting: &str, path: &Path, why: impl std::fmt::Display) -> io::Error {
@@ -47,7 +47,7 @@ fn private_key(path: &Path) -> io::Result<PrivateKeyDer<'static>> {
 }
 
 /// Reads the certificate, key and CA files and builds the acceptor; every error names the file.
-pub fn acceptor(settings: &TlsSettings) -> io::Result<TlsAcceptor> {
+pub(super) fn acceptor(settings: &TlsSettings) -> io::Result<TlsAcceptor> {
     let provider = Arc::new(ring::default_provider());
     let chain = certificates("tls-cert-file", &settings.cert_file)?;
     let key = private_key(&settings.key_file)?;
@@ -90,13 +90,13 @@ pub fn acceptor(settings: &TlsSettings) -> io::Result<TlsAcceptor> {
 }
 
 /// Why a handshake did not produce a connection.
-pub enum HandshakeFailure {
+pub(super) enum HandshakeFailure {
     TimedOut,
     Failed(io::Error),
 }
 
 /// Runs the server's side of the handshake, giving up after `limit`.
-pub async fn handshake(
+pub(super) async fn handshake(
     acceptor: &TlsAcceptor,
     stream: TcpStream,
     limit: Duration,

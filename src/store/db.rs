@@ -15,7 +15,7 @@ pub type ValueHandle = Arc<RwLock<Value>>;
 
 /// One key's slot. `expires_at` is Unix milliseconds, 0 for none. `version` counts the writes
 /// to this entry, for WATCH.
-pub struct Entry {
+pub(super) struct Entry {
     value: ValueHandle,
     expires_at: AtomicU64,
     version: AtomicU64,

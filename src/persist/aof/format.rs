@@ -53,7 +53,7 @@ use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::xxh3_64;
 
 const MAGIC: &[u8; 8] = b"SIEVEDAO";
-pub const VERSION: u32 = 2;
+pub(crate) const VERSION: u32 = 2;
 /// Fixed-width fields and a 4-byte record length.
 const VERSION_FIXED_WIDTH: u32 = 1;
 /// Bytes before the first record: magic, version, reserved, segment number.
@@ -98,7 +98,7 @@ pub fn list_segments(dir: &Path) -> io::Result<Vec<(u64, PathBuf)>> {
     Ok(segments)
 }
 
-pub fn file_header(segment: u64) -> [u8; FILE_HEADER_LEN as usize] {
+pub(crate) fn file_header(segment: u64) -> [u8; FILE_HEADER_LEN as usize] {
     let mut header = [0u8; FILE_HEADER_LEN as usize];
     header[..8].copy_from_slice(MAGIC);
     header[8..12].copy_from_slice(&VERSION.to_le_bytes());
@@ -139,7 +139,7 @@ fn encode_record(out: &mut Vec<u8>, time_ms: u64, count: u64, body: impl FnOnce(
 }
 
 /// Appends a record of one command, encoding it in place.
-pub fn encode_single(out: &mut Vec<u8>, time_ms: u64, db: usize, request: &Request) {
+pub(crate) fn encode_single(out: &mut Vec<u8>, time_ms: u64, db: usize, request: &Request) {
     encode_record(out, time_ms, 1, |out| encode_command(out, db, request));
 }
 

@@ -1,9 +1,9 @@
 //! The append-only file: its format (`format`), the log commands append to (`log`), and the
 //! thread that writes it out (`writer`).
 
-pub mod format;
-pub mod log;
-pub mod writer;
+pub(crate) mod format;
+mod log;
+mod writer;
 
 pub use format::{
     list_segments, segment_path, PendingTransaction, Record, SegmentReader, Stop, FILE_HEADER_LEN,

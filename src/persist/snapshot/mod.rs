@@ -1,9 +1,9 @@
 //! Snapshots of the whole keyspace: the file format (`format`), writing one (`write`) and
 //! loading one (`read`).
 
-pub mod format;
-pub mod read;
-pub mod write;
+pub(crate) mod format;
+mod read;
+mod write;
 
 pub use format::FILE_NAME;
 pub use read::{load, LoadError, LoadReport};
