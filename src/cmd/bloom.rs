@@ -90,29 +90,6 @@ pub(super) fn reserve_expansion(
     })
 }
 
-/// The value after an INSERT's CAPACITY keyword.
-pub(super) fn parse_insert_capacity(arg: &[u8]) -> Result<u64, CmdError> {
-    parse_i64(arg)
-        .filter(|capacity| (1..=MAX_CAPACITY as i64).contains(capacity))
-        .map(|capacity| capacity as u64)
-        .ok_or(BF_INSERT_BAD_CAPACITY.into())
-}
-
-/// The value after an INSERT's ERROR keyword.
-pub(super) fn parse_insert_error_rate(arg: &[u8]) -> Result<f64, CmdError> {
-    parse_f64(arg)
-        .filter(|rate| *rate > 0.0 && *rate < 1.0)
-        .ok_or(BF_INSERT_BAD_ERROR_RATE.into())
-}
-
-/// The value after an INSERT's EXPANSION keyword.
-pub(super) fn parse_insert_expansion(arg: &[u8]) -> Result<u32, CmdError> {
-    parse_i64(arg)
-        .filter(|expansion| (0..=MAX_EXPANSION as i64).contains(expansion))
-        .map(|expansion| expansion as u32)
-        .ok_or(BF_INSERT_BAD_EXPANSION.into())
-}
-
 pub(super) fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
     let layout = filters::default_options::<BloomChain>(ctx).layout;
     let command = Reserve::parse(request, layout)?;

@@ -3,11 +3,10 @@
 //! commands, with RedisBloom's replies and errors. bloom.rs and counting.rs keep what is their
 //! own: option parsing, INFO fields, and (for counting filters) deletion and counts.
 
-use super::args::{is, parse_i64, Cursor};
-use super::bloom::{parse_insert_capacity, parse_insert_error_rate, parse_insert_expansion};
+use super::args::{is, parse_f64, parse_i64, Cursor};
 use super::errors::*;
 use super::Ctx;
-use crate::config::Settings;
+use crate::config::{Settings, MAX_CAPACITY, MAX_EXPANSION};
 use crate::filter::{
     BloomChain, ChainOptions, CounterBits, CountingChain, CountingOptions, DumpStep, FilterError,
     HashedChain,
@@ -286,6 +285,29 @@ pub(super) enum InsertOption {
     NoCreate,
     NonScaling,
     Items,
+}
+
+/// The value after an INSERT's CAPACITY keyword.
+fn parse_insert_capacity(arg: &[u8]) -> Result<u64, CmdError> {
+    parse_i64(arg)
+        .filter(|capacity| (1..=MAX_CAPACITY as i64).contains(capacity))
+        .map(|capacity| capacity as u64)
+        .ok_or(BF_INSERT_BAD_CAPACITY.into())
+}
+
+/// The value after an INSERT's ERROR keyword.
+fn parse_insert_error_rate(arg: &[u8]) -> Result<f64, CmdError> {
+    parse_f64(arg)
+        .filter(|rate| *rate > 0.0 && *rate < 1.0)
+        .ok_or(BF_INSERT_BAD_ERROR_RATE.into())
+}
+
+/// The value after an INSERT's EXPANSION keyword.
+fn parse_insert_expansion(arg: &[u8]) -> Result<u32, CmdError> {
+    parse_i64(arg)
+        .filter(|expansion| (0..=MAX_EXPANSION as i64).contains(expansion))
+        .map(|expansion| expansion as u32)
+        .ok_or(BF_INSERT_BAD_EXPANSION.into())
 }
 
 /// The options INSERT may set on a filter it creates.

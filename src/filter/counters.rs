@@ -9,7 +9,6 @@
 //! 255) never changes again, neither up nor down.
 
 use super::arrays::{prefetch_word, read_le_bytes, write_le_bytes, zeroed_words};
-use super::counting::CountingOptions;
 use super::hash::ItemHash;
 use super::link::{Link, LinkArray};
 use super::sizing::LinkSize;
@@ -63,6 +62,15 @@ impl CounterBits {
             .checked_mul(u64::from(self.bits()))
             .map(|bits| bits / 8)
     }
+}
+
+/// How a new counting filter is shaped. `expansion` 0 means non-scaling.
+#[derive(Debug, Clone, Copy)]
+pub struct CountingOptions {
+    pub error_rate: f64,
+    pub capacity: u64,
+    pub expansion: u32,
+    pub counter_bits: CounterBits,
 }
 
 /// A packed array of saturating counters, with a tally of the saturated ones.

@@ -50,15 +50,6 @@ use super::hash::{hash_item, ItemHash};
 /// A scalable counting Bloom filter (CBF.*).
 pub type CountingChain = Chain<Counters>;
 
-/// How a new counting filter is shaped. `expansion` 0 means non-scaling.
-#[derive(Debug, Clone, Copy)]
-pub struct CountingOptions {
-    pub error_rate: f64,
-    pub capacity: u64,
-    pub expansion: u32,
-    pub counter_bits: CounterBits,
-}
-
 impl CountingChain {
     /// Removes one copy of the item if it is present; false (and nothing changed) if it is not.
     /// It acts on the oldest link where the item is present, where by the rule above it is held.
@@ -96,6 +87,7 @@ impl CountingChain {
 #[cfg(test)]
 mod tests {
     use super::super::bloom::{BloomChain, ChainOptions};
+    use super::super::counters::CountingOptions;
     use super::super::hash::hash_item;
     use super::super::sizing::Layout;
     use super::super::FilterError;

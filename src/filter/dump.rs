@@ -619,7 +619,8 @@ mod bloom_tests {
 #[cfg(test)]
 mod counting_tests {
     use super::super::counters::CounterBits;
-    use super::super::counting::{CountingChain, CountingOptions};
+    use super::super::counters::CountingOptions;
+    use super::super::counting::CountingChain;
     use super::super::sizing::LinkSize;
     use super::test_support::*;
     use super::*;

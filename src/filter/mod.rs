@@ -17,8 +17,8 @@ mod sizing;
 
 pub use bloom::{BloomChain, ChainOptions};
 pub use chain::HashedChain;
-pub use counters::CounterBits;
-pub use counting::{CountingChain, CountingOptions};
+pub use counters::{CounterBits, CountingOptions};
+pub use counting::CountingChain;
 pub(crate) use dump::DumpStep;
 pub use dump::MAX_CHUNK_BYTES;
 pub(crate) use health::Health;

@@ -2,11 +2,14 @@
 //! name, ends when shutdown is requested (the log writer when it is closed, after the
 //! connections), and shows its state in INFO server as `background_<name>`.
 
-use super::{expiry, metrics, saver, shutdown, stats, Shared};
+use super::saver::{Keyspace, SaveError};
+use super::{expiry, metrics, shutdown, stats, Shared};
 use crate::persist::aof::OpenSegment;
+use crate::store::now_ms;
 use std::io;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
@@ -113,7 +116,7 @@ pub(super) fn start_tasks(
     handle_signals: bool,
 ) {
     spawn(tasks, shared, Work::Expiry, expiry::run);
-    spawn(tasks, shared, Work::SaveSchedule, saver::run_schedule);
+    spawn(tasks, shared, Work::SaveSchedule, run_save_schedule);
     spawn(tasks, shared, Work::OpsSampler, stats::run_sampler);
     if let Some(listener) = metrics {
         spawn(tasks, shared, Work::Metrics, move |shared| {
@@ -142,3 +145,50 @@ where
         task.await
     });
 }
+
+/// Starts a snapshot (a compaction, with the log on) on a thread of its own and returns at once.
+/// The thread runs at a lower priority than the workers: on a busy machine the snapshot takes
+/// longer rather than taking CPU time from clients.
+pub(super) fn start_save(shared: &Arc<Shared>) -> Result<(), SaveError> {
+    shared.saver.claim()?;
+    let worker = shared.clone();
+    let started = std::thread::Builder::new()
+        .name("sieved-save".into())
+        .spawn(move || {
+            let _running = worker.background.running(Work::Save);
+            lower_this_threads_priority();
+            let _ = worker.saver.save_claimed(&worker, Keyspace::Changing);
+        });
+    if let Err(error) = started {
+        shared.saver.unclaim();
+        return Err(SaveError::Failed(error));
+    }
+    Ok(())
+}
+
+/// Checks the save rules once a second and starts a background snapshot when one is due.
+async fn run_save_schedule(shared: Arc<Shared>) {
+    let mut interval = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        tokio::select! {
+            _ = interval.tick() => {}
+            _ = shared.shutdown.requested() => return,
+        }
+        if shared.saver.due(&shared, now_ms()) {
+            let _ = start_save(&shared);
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn lower_this_threads_priority() {
+    const NICENESS: libc::c_int = 10;
+    // On Linux, 0 names the calling thread, not the whole process.
+    // SAFETY: setpriority reads only its integer arguments.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, NICENESS);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn lower_this_threads_priority() {}

@@ -1,16 +1,13 @@
-//! The server as commands see it: `cmd::Server` and `cmd::WriteLog`, implemented over `Shared`;
-//! and the commands as persistence sees them: `ApplyLogged`, which runs a logged write.
+//! The server as commands see it: `cmd::Server` and `cmd::WriteLog`, implemented over `Shared`.
 
-use super::saver::{self, Saver};
-use super::Shared;
+use super::saver;
+use super::{background, Shared};
 use crate::cmd::errors::{MISCONF_AOF, MISCONF_RDB};
-use crate::cmd::{self, Ctx, ExitSave, SaveError, Session, WriteLog};
+use crate::cmd::{self, ExitSave, SaveError, WriteLog};
 use crate::config::Config;
 use crate::observe;
 use crate::persist::aof::{Aof, PendingTransaction};
-use crate::persist::recovery::{ApplyLogged, Logged};
-use crate::protocol::{Protocol, Reply, RequestList};
-use crate::store::{now_ms, Store};
+use crate::protocol::{Reply, RequestList};
 use std::sync::Arc;
 
 /// On the `Arc` rather than on `Shared`: a background save needs a handle of its own to the
@@ -74,7 +71,7 @@ impl cmd::Server for Arc<Shared> {
     }
 
     fn save_in_background(&self, schedule: bool) -> Result<bool, SaveError> {
-        match Saver::save_in_background(self) {
+        match background::start_save(self) {
             Ok(()) => Ok(true),
             Err(_) if schedule => {
                 self.saver.schedule();
@@ -132,39 +129,5 @@ impl WriteLog for Aof {
         };
         batch.clear();
         position
-    }
-}
-
-/// Runs logged writes as a client that is always allowed, at start-up and in compactions.
-pub(super) struct LoggedWrites<'a> {
-    shared: &'a Arc<Shared>,
-    session: Session,
-    reply: Reply,
-}
-
-impl<'a> LoggedWrites<'a> {
-    pub(super) fn new(shared: &'a Arc<Shared>) -> LoggedWrites<'a> {
-        let client = shared.clients.detached(shared.addr, now_ms());
-        LoggedWrites {
-            shared,
-            session: Session::new(client, true),
-            reply: Reply::new(Protocol::Resp2),
-        }
-    }
-}
-
-impl ApplyLogged for LoggedWrites<'_> {
-    fn apply(&mut self, store: &Store, write: Logged) -> Result<(), String> {
-        self.session.db = write.db;
-        let mut ctx = Ctx {
-            server: self.shared,
-            store,
-            session: &mut self.session,
-            reply: &mut self.reply,
-            now: write.time_ms,
-        };
-        let applied = cmd::replay(&mut ctx, write.request);
-        self.reply.clear();
-        applied.map_err(|error| error.message().to_string())
     }
 }

@@ -1,5 +1,5 @@
 use super::background;
-use super::command_host::LoggedWrites;
+use super::logged_writes::LoggedWrites;
 use super::tls::{self, HandshakeFailure, HANDSHAKE_TIMEOUT};
 use super::{client_io, saver, shutdown, Disk, Shared, Stats};
 use crate::cmd::errors;

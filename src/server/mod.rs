@@ -8,6 +8,7 @@ mod command_host;
 mod expiry;
 mod isolation;
 mod listener;
+mod logged_writes;
 mod metrics;
 mod query_buffer;
 mod saver;

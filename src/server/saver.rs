@@ -1,8 +1,7 @@
 //! When snapshots happen: on the save rules' schedule, on SAVE and BGSAVE, and at shutdown.
 //! One snapshot runs at a time; its progress and outcome are what INFO persistence reports.
 
-use super::background::Work;
-use super::command_host::LoggedWrites;
+use super::logged_writes::LoggedWrites;
 use super::Shared;
 use crate::persist::compaction;
 use crate::persist::snapshot::{self, Expired, SnapshotStats};
@@ -107,7 +106,13 @@ impl Saver {
         self.refuses_writes.store(refuse, Ordering::Relaxed);
     }
 
-    fn claim(&self) -> Result<(), SaveError> {
+    /// Gives the place back when a claimed snapshot could not start.
+    pub(super) fn unclaim(&self) {
+        self.in_progress.store(false, Ordering::Release);
+    }
+
+    /// Takes the one place for a snapshot in progress.
+    pub(super) fn claim(&self) -> Result<(), SaveError> {
         self.in_progress
             .compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed)
             .map(|_| ())
@@ -120,26 +125,8 @@ impl Saver {
         self.save_claimed(shared, Keyspace::Changing)
     }
 
-    /// Starts a snapshot on a thread of its own and returns at once. The thread runs at a lower
-    /// priority than the workers: on a busy machine the snapshot takes longer rather than taking
-    /// CPU time from clients.
-    pub fn save_in_background(shared: &Arc<Shared>) -> Result<(), SaveError> {
-        shared.saver.claim()?;
-        let worker = shared.clone();
-        let started = std::thread::Builder::new()
-            .name("sieved-save".into())
-            .spawn(move || {
-                lower_this_threads_priority();
-                let _ = worker.saver.save_claimed(&worker, Keyspace::Changing);
-            });
-        if let Err(error) = started {
-            shared.saver.in_progress.store(false, Ordering::Release);
-            return Err(SaveError::Failed(error));
-        }
-        Ok(())
-    }
-
-    fn save_claimed(
+    /// Writes a snapshot after `claim` succeeded, on the calling thread.
+    pub(super) fn save_claimed(
         &self,
         shared: &Arc<Shared>,
         keyspace: Keyspace,
@@ -148,7 +135,6 @@ impl Saver {
         let started = now_ms();
         self.last_attempt_ms.store(started, Ordering::Relaxed);
         tracing::info!(dir = %shared.config.dir.display(), "snapshot started");
-        let _running = shared.background.running(Work::Save);
         let (fs, dir) = (shared.fs.as_ref(), &shared.config.dir);
         let result = match shared.aof.as_ref() {
             Some(aof) if keyspace == Keyspace::Paused => {
@@ -207,7 +193,7 @@ impl Saver {
 
     /// Whether the save rules, a scheduled BGSAVE or the growth of the append-only file call for
     /// a snapshot now.
-    fn due(&self, shared: &Shared, now: u64) -> bool {
+    pub(super) fn due(&self, shared: &Shared, now: u64) -> bool {
         if !self.in_progress() && self.pending.swap(false, Ordering::Relaxed) {
             return true;
         }
@@ -231,36 +217,9 @@ impl Saver {
     }
 }
 
-#[cfg(target_os = "linux")]
-fn lower_this_threads_priority() {
-    const NICENESS: libc::c_int = 10;
-    // On Linux, 0 names the calling thread, not the whole process.
-    // SAFETY: setpriority reads only its integer arguments.
-    unsafe {
-        libc::setpriority(libc::PRIO_PROCESS, 0, NICENESS);
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn lower_this_threads_priority() {}
-
-/// Checks the save rules once a second and starts a background snapshot when one is due.
-pub(super) async fn run_schedule(shared: Arc<Shared>) {
-    let mut interval = tokio::time::interval(Duration::from_secs(1));
-    loop {
-        tokio::select! {
-            _ = interval.tick() => {}
-            _ = shared.shutdown.requested() => return,
-        }
-        if shared.saver.due(&shared, now_ms()) {
-            let _ = Saver::save_in_background(&shared);
-        }
-    }
-}
-
 /// Whether commands may change the keyspace while a snapshot is taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Keyspace {
+pub(super) enum Keyspace {
     Changing,
     /// Every command is paused: the server is stopping.
     Paused,
