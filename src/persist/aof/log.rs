@@ -43,7 +43,8 @@ pub struct Aof {
     fsync: AtomicU8,
     pub(super) state: Mutex<State>,
     pub(super) wake: Condvar,
-    /// How far the log is on disk as `appendfsync always` needs it: a position in the log.
+    /// How far the log is as safe as the fsync policy promises before a reply (see
+    /// `wait_durable`): a position in the log.
     pub(super) durable: watch::Sender<u64>,
     /// Set while writing to the file fails; write commands are then refused.
     failing: Mutex<Option<String>>,
@@ -137,6 +138,17 @@ impl Aof {
         self.has_failed.store(true, Ordering::Relaxed);
     }
 
+    /// Moves the safe position forward to `position` (never back).
+    pub(super) fn publish_durable(&self, position: u64) {
+        self.durable.send_if_modified(|at| {
+            let forward = position > *at;
+            if forward {
+                *at = position;
+            }
+            forward
+        });
+    }
+
     pub(super) fn clear_failure(&self) {
         if self.has_failed.swap(false, Ordering::Relaxed) {
             tracing::info!("the append-only file can be written again");
@@ -144,12 +156,12 @@ impl Aof {
         }
     }
 
-    /// Resolves once everything up to `position` is as durable as the fsync policy promises
-    /// before a reply: on disk for `always`, at once otherwise.
+    /// Resolves once everything up to `position` is as safe as the fsync policy promises
+    /// before a reply: synced with `always`; with `everysec` and `no`, handed to the operating
+    /// system, as Redis does, so that a crash of the process alone loses nothing acknowledged
+    /// (while the disk fails, the write is kept and retried and new writes are refused, as in
+    /// Redis, and waiting ends once the write was tried).
     pub async fn wait_durable(&self, position: u64) {
-        if self.fsync() != Fsync::Always {
-            return;
-        }
         let mut durable = self.durable.subscribe();
         let _ = durable.wait_for(|&at| at >= position).await;
     }

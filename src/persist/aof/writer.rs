@@ -130,6 +130,8 @@ impl Aof {
                 }
                 tracing::error!(%error, "cannot write the append-only file; write commands are refused until it works again");
                 self.set_failure(&error);
+                // As Redis: what was tried is acknowledged, and kept in memory to retry.
+                self.publish_durable(segment.written + (data.len() - consumed) as u64);
                 // Put back what did not reach the file, in front of anything appended since.
                 let mut state = self.lock();
                 let mut unwritten = data[consumed..].to_vec();
@@ -189,7 +191,7 @@ impl Aof {
         if closing {
             self.sealed.store(segment.number, Ordering::Release);
         }
-        self.durable.send_replace(segment.written);
+        self.publish_durable(segment.written);
         Ok(())
     }
 }
