@@ -108,9 +108,9 @@ impl Run {
     /// so that their effects do not depend on one another.
     pub(super) fn plan(&mut self, busy: &mut BTreeSet<(usize, Vec<u8>)>) -> Option<Planned> {
         match self.rng.below(100) {
-            0..=24 => self.plan_bloom_add(busy),
+            0..=24 => self.plan_filter_add(Kind::Bloom, busy),
             25..=29 => self.plan_reserve(busy),
-            30..=46 => self.plan_counting_add(busy),
+            30..=46 => self.plan_filter_add(Kind::Counting, busy),
             47..=55 => self.plan_counting_delete(busy),
             56..=65 => self.plan_set(busy),
             66..=71 => self.plan_delete(busy),
@@ -120,20 +120,28 @@ impl Run {
         }
     }
 
-    /// BF.ADD, BF.MADD or BF.INSERT with options.
-    fn plan_bloom_add(&mut self, busy: &mut BTreeSet<(usize, Vec<u8>)>) -> Option<Planned> {
+    /// BF.ADD / CBF.ADD, MADD or INSERT with options.
+    fn plan_filter_add(
+        &mut self,
+        kind: Kind,
+        busy: &mut BTreeSet<(usize, Vec<u8>)>,
+    ) -> Option<Planned> {
+        let counting = kind == Kind::Counting;
+        let family = if counting { "CBF" } else { "BF" };
+        let command = |name: &str| format!("{family}.{name}").into_bytes();
         let db = self.db;
-        let key = self.existing_or_fresh(Kind::Bloom, busy);
-        let items = self.items(Kind::Bloom, 6);
+        let key = self.existing_or_fresh(kind, busy);
+        let items = self.items(kind, if counting { 5 } else { 6 });
         let mut args = Vec::new();
-        match self.rng.below(3) {
-            0 => args.extend([b"BF.ADD".to_vec(), key.clone(), items[0].clone()]),
+        let form = self.rng.below(3);
+        match form {
+            0 => args.extend([command("ADD"), key.clone(), items[0].clone()]),
             1 => {
-                args.extend([b"BF.MADD".to_vec(), key.clone()]);
+                args.extend([command("MADD"), key.clone()]);
                 args.extend(items.iter().cloned());
             }
             _ => {
-                args.extend([b"BF.INSERT".to_vec(), key.clone()]);
+                args.extend([command("INSERT"), key.clone()]);
                 if self.rng.one_in(2) {
                     let capacity = self.capacity();
                     args.extend([b"CAPACITY".to_vec(), capacity.into()]);
@@ -142,24 +150,26 @@ impl Run {
                     let rate = self.error_rate();
                     args.extend([b"ERROR".to_vec(), rate.into()]);
                 }
-                self.filter_options(&mut args, false);
-                if self.rng.one_in(10) {
+                self.filter_options(&mut args, counting);
+                if !counting && self.rng.one_in(10) {
                     args.push(b"NOCREATE".to_vec());
                 }
                 args.push(b"ITEMS".to_vec());
                 args.extend(items.iter().cloned());
             }
         }
-        let items = if args[0] == b"BF.ADD" {
+        let items = if form == 0 {
             vec![items[0].clone()]
         } else {
             items
         };
         busy.insert((db, key.clone()));
-        Some(Planned {
-            args,
-            effect: Effect::BloomItems { key, items },
-        })
+        let effect = if counting {
+            Effect::CountingItems { key, items }
+        } else {
+            Effect::BloomItems { key, items }
+        };
+        Some(Planned { args, effect })
     }
 
     /// BF.RESERVE or CBF.RESERVE, now and then of a key that exists (refused).
@@ -191,45 +201,6 @@ impl Run {
         Some(Planned {
             args,
             effect: Effect::Reserve { key, kind },
-        })
-    }
-
-    /// CBF.ADD, CBF.MADD or CBF.INSERT with options.
-    fn plan_counting_add(&mut self, busy: &mut BTreeSet<(usize, Vec<u8>)>) -> Option<Planned> {
-        let db = self.db;
-        let key = self.existing_or_fresh(Kind::Counting, busy);
-        let items = self.items(Kind::Counting, 5);
-        let mut args = Vec::new();
-        match self.rng.below(3) {
-            0 => args.extend([b"CBF.ADD".to_vec(), key.clone(), items[0].clone()]),
-            1 => {
-                args.extend([b"CBF.MADD".to_vec(), key.clone()]);
-                args.extend(items.iter().cloned());
-            }
-            _ => {
-                args.extend([b"CBF.INSERT".to_vec(), key.clone()]);
-                if self.rng.one_in(2) {
-                    let capacity = self.capacity();
-                    args.extend([b"CAPACITY".to_vec(), capacity.into()]);
-                }
-                if self.rng.one_in(2) {
-                    let rate = self.error_rate();
-                    args.extend([b"ERROR".to_vec(), rate.into()]);
-                }
-                self.filter_options(&mut args, true);
-                args.push(b"ITEMS".to_vec());
-                args.extend(items.iter().cloned());
-            }
-        }
-        let items = if args[0] == b"CBF.ADD" {
-            vec![items[0].clone()]
-        } else {
-            items
-        };
-        busy.insert((db, key.clone()));
-        Some(Planned {
-            args,
-            effect: Effect::CountingItems { key, items },
         })
     }
 
