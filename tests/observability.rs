@@ -449,3 +449,39 @@ fn sieved_stats_describes_each_filter() {
     let mut resp2 = server.client();
     assert!(text(resp2.cmd(&["SIEVED.STATS", "counts"])).starts_with("*22\r\n$4\r\ntype\r\n"));
 }
+
+/// INFO replication with Redis's field names, as Sentinel and redis-py read it; the replication
+/// ID and the run ID are 40 hexadecimal characters of their own.
+#[test]
+fn info_replication_reads_as_a_primary_without_replicas() {
+    let server = TestServer::start();
+    let mut client = server.client();
+    let replication = text(client.cmd(&["INFO", "replication"]));
+    for (name, value) in [
+        ("role", "master"),
+        ("connected_slaves", "0"),
+        ("master_failover_state", "no-failover"),
+        ("master_replid2", "0000000000000000000000000000000000000000"),
+        ("master_repl_offset", "0"),
+        ("second_repl_offset", "-1"),
+        ("repl_backlog_active", "0"),
+        ("repl_backlog_size", "1048576"),
+    ] {
+        assert_eq!(field(&replication, name), value, "{replication}");
+    }
+    let server_section = text(client.cmd(&["INFO", "server"]));
+    let replid = field(&replication, "master_replid");
+    let run_id = field(&server_section, "run_id");
+    for id in [&replid, &run_id] {
+        assert!(
+            id.len() == 40 && id.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{id}"
+        );
+    }
+    assert_ne!(replid, run_id);
+    let stats = text(client.cmd(&["INFO", "stats"]));
+    for name in ["sync_full", "sync_partial_ok", "sync_partial_err"] {
+        assert_eq!(field(&stats, name), "0");
+    }
+    assert!(text(client.cmd(&["INFO"])).contains("# Replication\r\n"));
+}

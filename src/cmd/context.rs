@@ -71,6 +71,8 @@ pub trait Server: Send + Sync {
     /// Asks the server to stop; returns the request's number, which the connection waits on
     /// to learn whether the server stops or refused (its exit snapshot failed).
     fn shutdown(&self, exit_save: ExitSave, force: bool) -> u64;
+    /// How far into its replication stream the server is (ROLE, INFO replication).
+    fn replication_offset(&self) -> u64;
     /// Why write commands (and PING, as Redis) are refused now, as the error to send: the
     /// server cannot keep what they would change (Redis's MISCONF).
     fn write_refusal(&self) -> Option<String>;

@@ -74,6 +74,9 @@ impl Server for Stub {
     fn shutdown(&self, _exit_save: ExitSave, _force: bool) -> u64 {
         1
     }
+    fn replication_offset(&self) -> u64 {
+        0
+    }
     fn write_refusal(&self) -> Option<String> {
         self.refusal.clone()
     }

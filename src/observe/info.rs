@@ -113,7 +113,8 @@ fn section(report: &Report, name: &str, out: &mut String) {
             out,
             "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
              instantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\n\
-             rejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:0\r\n",
+             rejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\n\
+             expired_keys:{}\r\nevicted_keys:0\r\n",
             Stats::get(&stats.connections_received),
             Stats::get(&stats.commands_processed),
             stats.instantaneous_ops_per_sec(),
@@ -122,6 +123,22 @@ fn section(report: &Report, name: &str, out: &mut String) {
             Stats::get(&stats.rejected_connections),
             Stats::get(&stats.expired_keys),
         ),
+        "replication" => {
+            let replication = &report.replication;
+            write!(
+                out,
+                "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n\
+                 master_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:{}\r\n\
+                 master_repl_offset:{}\r\nsecond_repl_offset:{}\r\nrepl_backlog_active:0\r\n\
+                 repl_backlog_size:{}\r\nrepl_backlog_first_byte_offset:0\r\n\
+                 repl_backlog_histlen:0\r\n",
+                replication.replid,
+                replication.replid2,
+                replication.offset,
+                replication.second_offset,
+                replication.backlog_size,
+            )
+        }
         "keyspace" => {
             out.push_str("# Keyspace\r\n");
             for (index, db) in report.store.dbs().enumerate() {

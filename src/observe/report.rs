@@ -23,6 +23,7 @@ pub struct Report<'a> {
     /// Every command called or rejected since the counts were reset, with its name.
     pub commands: Vec<(&'static str, CommandTotals)>,
     pub slowlog_len: usize,
+    pub replication: ReplicationState<'a>,
     /// Each piece of background work and its state (running, stopped, off).
     pub background: Vec<(&'static str, &'static str)>,
     /// The keyspace: the key counts and the filter summary are read from it when a section
@@ -46,6 +47,16 @@ pub struct Snapshots {
     pub saves: u64,
     /// Size of the snapshot file on disk, 0 without one.
     pub file_bytes: u64,
+}
+
+/// INFO replication, for a primary (the only role so far).
+pub struct ReplicationState<'a> {
+    pub replid: &'a str,
+    pub replid2: &'a str,
+    pub offset: u64,
+    /// -1 when `replid2` names no history.
+    pub second_offset: i64,
+    pub backlog_size: u64,
 }
 
 pub struct AofState {

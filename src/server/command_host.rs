@@ -89,6 +89,10 @@ impl cmd::Server for Arc<Shared> {
         self.shutdown.request_with(exit_save, force)
     }
 
+    fn replication_offset(&self) -> u64 {
+        self.replication.offset
+    }
+
     fn write_refusal(&self) -> Option<String> {
         if let Some(failure) = self.aof.as_ref().and_then(Aof::failure) {
             return Some(format!("{MISCONF_AOF}{failure}"));

@@ -11,6 +11,7 @@ mod listener;
 mod logged_writes;
 mod metrics;
 mod query_buffer;
+mod replication;
 mod saver;
 mod shutdown;
 mod stats;
@@ -30,6 +31,7 @@ use crate::persist::fs::{self, FileSystem};
 use crate::persist::snapshot;
 use crate::store::{now_ms, Store};
 use background::Background;
+use replication::Replication;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
@@ -59,6 +61,7 @@ pub struct Shared {
     pub started: Instant,
     pub started_ms: u64,
     pub run_id: String,
+    pub(crate) replication: Replication,
 }
 
 /// Where a server keeps its data, and what it does when the log cannot be written under
@@ -98,11 +101,7 @@ impl Shared {
             )
         });
         let started_ms = now_ms();
-        let run_id = (0..5)
-            .map(|i| xxhash_rust::xxh3::xxh3_64_with_seed(&started_ms.to_le_bytes(), i))
-            .map(|h| format!("{h:016x}"))
-            .collect::<String>()[..40]
-            .to_string();
+        let run_id = replication::random_id();
         Shared {
             config,
             addr,
@@ -122,6 +121,7 @@ impl Shared {
             started: Instant::now(),
             started_ms,
             run_id,
+            replication: Replication::new(),
         }
     }
 }
@@ -169,6 +169,13 @@ impl Shared {
                 .collect(),
             slowlog_len: self.slowlog.len(),
             background: self.background.states(),
+            replication: observe::ReplicationState {
+                replid: &self.replication.replid,
+                replid2: self.replication.replid2,
+                offset: self.replication.offset,
+                second_offset: self.replication.second_offset,
+                backlog_size: replication::BACKLOG_SIZE,
+            },
             store: &self.store,
         }
     }
