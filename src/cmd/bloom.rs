@@ -9,7 +9,7 @@ use super::spec::{
 use super::Ctx;
 use crate::config::{MAX_CAPACITY, MAX_EXPANSION};
 use crate::filter::{format_g, BloomChain, ChainOptions, Layout};
-use crate::protocol::{Reply, Request};
+use crate::protocol::Request;
 
 /// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
 struct Reserve<'a> {
@@ -113,51 +113,6 @@ fn first_letters(arg: &[u8]) -> Option<InsertOption> {
         b'i' => InsertOption::Items,
         _ => return None,
     })
-}
-
-#[derive(Clone, Copy)]
-enum InfoField {
-    Capacity,
-    Size,
-    Filters,
-    Items,
-    Expansion,
-}
-
-impl filters::InfoField<BloomChain> for InfoField {
-    const COMMAND: &'static str = "bf.info";
-    const ALL: &'static [InfoField] = &[
-        InfoField::Capacity,
-        InfoField::Size,
-        InfoField::Filters,
-        InfoField::Items,
-        InfoField::Expansion,
-    ];
-
-    const NAMES: &'static [&'static str] = &["CAPACITY", "SIZE", "FILTERS", "ITEMS", "EXPANSION"];
-
-    fn label(self) -> &'static str {
-        match self {
-            InfoField::Capacity => "Capacity",
-            InfoField::Size => "Size",
-            InfoField::Filters => "Number of filters",
-            InfoField::Items => "Number of items inserted",
-            InfoField::Expansion => "Expansion rate",
-        }
-    }
-
-    fn write(self, chain: &BloomChain, reply: &mut Reply) {
-        match self {
-            InfoField::Capacity => reply.int(chain.capacity() as i64),
-            InfoField::Size => reply.int(chain.memory_bytes() as i64),
-            InfoField::Filters => reply.int(chain.links().len() as i64),
-            InfoField::Items => reply.int(chain.items() as i64),
-            InfoField::Expansion => match chain.expansion() {
-                Some(expansion) => reply.int(expansion as i64),
-                None => reply.null(),
-            },
-        }
-    }
 }
 
 pub(super) fn debug(ctx: &mut Ctx, request: Request) -> CmdResult {
@@ -280,7 +235,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         -2,
         Group::Bloom,
         "Returns information about a Bloom Filter",
-        filters::info::<BloomChain, InfoField>,
+        filters::info::<BloomChain>,
     )
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)

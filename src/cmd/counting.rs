@@ -13,7 +13,7 @@ use super::filters::{self, write_results, InsertOption};
 use super::spec::{bits, double, integer, key, one_of, pure_token, string, CommandSpec, Group};
 use super::Ctx;
 use crate::filter::{CounterBits, CountingChain, CountingOptions};
-use crate::protocol::{Reply, Request};
+use crate::protocol::Request;
 use crate::store::Value;
 
 /// The value after a RESERVE's COUNTERBITS keyword.
@@ -135,72 +135,6 @@ pub(super) fn count(ctx: &mut Ctx, request: Request) -> CmdResult {
     })?;
     ctx.reply.int(count as i64);
     Ok(())
-}
-
-#[derive(Clone, Copy)]
-enum InfoField {
-    Capacity,
-    Size,
-    Filters,
-    Items,
-    Expansion,
-    CounterBits,
-    ErrorRate,
-    Saturated,
-}
-
-impl filters::InfoField<CountingChain> for InfoField {
-    const COMMAND: &'static str = "cbf.info";
-    const ALL: &'static [InfoField] = &[
-        InfoField::Capacity,
-        InfoField::Size,
-        InfoField::Filters,
-        InfoField::Items,
-        InfoField::Expansion,
-        InfoField::CounterBits,
-        InfoField::ErrorRate,
-        InfoField::Saturated,
-    ];
-
-    const NAMES: &'static [&'static str] = &[
-        "CAPACITY",
-        "SIZE",
-        "FILTERS",
-        "ITEMS",
-        "EXPANSION",
-        "COUNTERBITS",
-        "ERROR",
-        "SATURATED",
-    ];
-
-    fn label(self) -> &'static str {
-        match self {
-            InfoField::Capacity => "Capacity",
-            InfoField::Size => "Size",
-            InfoField::Filters => "Number of filters",
-            InfoField::Items => "Number of items inserted",
-            InfoField::Expansion => "Expansion rate",
-            InfoField::CounterBits => "Counter bits",
-            InfoField::ErrorRate => "Error rate",
-            InfoField::Saturated => "Saturated counters",
-        }
-    }
-
-    fn write(self, chain: &CountingChain, reply: &mut Reply) {
-        match self {
-            InfoField::Capacity => reply.int(chain.capacity() as i64),
-            InfoField::Size => reply.int(chain.memory_bytes() as i64),
-            InfoField::Filters => reply.int(chain.links().len() as i64),
-            InfoField::Items => reply.int(chain.items() as i64),
-            InfoField::Expansion => match chain.expansion() {
-                Some(expansion) => reply.int(i64::from(expansion)),
-                None => reply.null(),
-            },
-            InfoField::CounterBits => reply.int(i64::from(chain.counter_bits().bits())),
-            InfoField::ErrorRate => reply.double(chain.error_rate()),
-            InfoField::Saturated => reply.int(chain.saturated_counters() as i64),
-        }
-    }
 }
 
 /// CBF.* declared in RedisBloom's style (module `bf`, category @bloom), since sieved's own
@@ -360,7 +294,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         -2,
         Group::Bloom,
         "Returns information about a counting Bloom filter",
-        filters::info::<CountingChain, InfoField>,
+        filters::info::<CountingChain>,
     )
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)

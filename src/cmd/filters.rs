@@ -32,26 +32,47 @@ pub(super) trait Filter: HashedChain + Sized {
     fn items(&self) -> u64;
     fn dump_chunk(&self, iterator: i64) -> DumpStep;
     fn load_chunk(&mut self, iterator: i64, data: &[u8]) -> Result<(), FilterError>;
+    fn capacity(&self) -> u64;
+    fn memory_bytes(&self) -> u64;
+    fn link_count(&self) -> usize;
+    fn expansion(&self) -> Option<u32>;
+
+    /// INFO, as its arity error names it.
+    const INFO: &'static str;
+    /// How many of `INFO_FIELDS` this type reports, from the first.
+    const INFO_FIELD_COUNT: usize = COMMON_INFO_FIELDS;
+    /// Writes a field beyond the common ones.
+    fn write_own_info(&self, _field: InfoField, _reply: &mut Reply) {}
 }
 
-/// The fields of a family's INFO reply, in reply order.
-pub(super) trait InfoField<F>: Copy + 'static {
-    /// The INFO command, as its arity error names it.
-    const COMMAND: &'static str;
-    const ALL: &'static [Self];
-    /// The names a single-field INFO accepts (in any case), in the order of `ALL`.
-    const NAMES: &'static [&'static str];
-
-    fn parse(arg: &[u8]) -> Option<Self> {
-        Self::NAMES
-            .iter()
-            .position(|name| is(arg, name))
-            .map(|i| Self::ALL[i])
-    }
-    /// The key the field has in the full reply.
-    fn label(self) -> &'static str;
-    fn write(self, filter: &F, reply: &mut Reply);
+/// The fields of BF.INFO and CBF.INFO, in reply order: a counting filter has the Bloom filter's
+/// five and three of its own.
+#[derive(Clone, Copy)]
+pub(super) enum InfoField {
+    Capacity,
+    Size,
+    Filters,
+    Items,
+    Expansion,
+    CounterBits,
+    ErrorRate,
+    Saturated,
 }
+
+/// Each field with the name a single-field INFO takes (in any case) and its key in the full reply.
+const INFO_FIELDS: [(InfoField, &str, &str); 8] = [
+    (InfoField::Capacity, "CAPACITY", "Capacity"),
+    (InfoField::Size, "SIZE", "Size"),
+    (InfoField::Filters, "FILTERS", "Number of filters"),
+    (InfoField::Items, "ITEMS", "Number of items inserted"),
+    (InfoField::Expansion, "EXPANSION", "Expansion rate"),
+    (InfoField::CounterBits, "COUNTERBITS", "Counter bits"),
+    (InfoField::ErrorRate, "ERROR", "Error rate"),
+    (InfoField::Saturated, "SATURATED", "Saturated counters"),
+];
+
+/// The Bloom filter's fields, which every filter type has.
+const COMMON_INFO_FIELDS: usize = 5;
 
 /// Forwards the trait's filter operations to the chain's inherent methods of the same names.
 macro_rules! forward_filter_operations {
@@ -74,12 +95,25 @@ macro_rules! forward_filter_operations {
         fn load_chunk(&mut self, iterator: i64, data: &[u8]) -> Result<(), FilterError> {
             Self::load_chunk(self, iterator, data)
         }
+        fn capacity(&self) -> u64 {
+            Self::capacity(self)
+        }
+        fn memory_bytes(&self) -> u64 {
+            Self::memory_bytes(self)
+        }
+        fn link_count(&self) -> usize {
+            Self::links(self).len()
+        }
+        fn expansion(&self) -> Option<u32> {
+            Self::expansion(self)
+        }
     };
 }
 
 impl Filter for BloomChain {
     type Options = ChainOptions;
     const LOADCHUNK: &'static [u8] = b"BF.LOADCHUNK";
+    const INFO: &'static str = "bf.info";
 
     fn default_options(settings: &Settings) -> ChainOptions {
         ChainOptions {
@@ -118,6 +152,17 @@ impl Filter for BloomChain {
 impl Filter for CountingChain {
     type Options = CountingOptions;
     const LOADCHUNK: &'static [u8] = b"CBF.LOADCHUNK";
+    const INFO: &'static str = "cbf.info";
+    const INFO_FIELD_COUNT: usize = INFO_FIELDS.len();
+
+    fn write_own_info(&self, field: InfoField, reply: &mut Reply) {
+        match field {
+            InfoField::CounterBits => reply.int(i64::from(self.counter_bits().bits())),
+            InfoField::ErrorRate => reply.double(self.error_rate()),
+            InfoField::Saturated => reply.int(self.saturated_counters() as i64),
+            _ => {}
+        }
+    }
 
     /// A counting filter created implicitly gets the BF defaults and 4-bit counters.
     fn default_options(settings: &Settings) -> CountingOptions {
@@ -492,31 +537,49 @@ pub(super) fn with_filter<F: Filter, R>(
 
 /// INFO key [FIELD]: every field as a map (a flat array under RESP2) with simple-string keys;
 /// one field as a one-element array under RESP2, a one-entry map under RESP3, as RedisBloom 8.
-pub(super) fn info<F: Filter, Field: InfoField<F>>(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn info<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
     if request.len() > 3 {
-        return Err(CmdError::arity(Field::COMMAND));
+        return Err(CmdError::arity(F::INFO));
     }
+    let fields = &INFO_FIELDS[..F::INFO_FIELD_COUNT];
     let reply = &mut *ctx.reply;
     let db = ctx.store.db(ctx.session.db);
     with_filter(db, ctx.now, request.arg(1), |filter: &F| {
         if request.len() == 2 {
-            reply.map(Field::ALL.len());
-            for field in Field::ALL {
-                reply.simple(field.label());
-                field.write(filter, reply);
+            reply.map(fields.len());
+            for &(field, _, label) in fields {
+                reply.simple(label);
+                write_info_field(filter, field, reply);
             }
             return Ok(());
         }
-        let field = Field::parse(request.arg(2)).ok_or(BF_INVALID_INFO)?;
+        let &(field, _, label) = fields
+            .iter()
+            .find(|(_, name, _)| is(request.arg(2), name))
+            .ok_or(BF_INVALID_INFO)?;
         if reply.is_resp3() {
             reply.map(1);
-            reply.simple(field.label());
+            reply.simple(label);
         } else {
             reply.array(1);
         }
-        field.write(filter, reply);
+        write_info_field(filter, field, reply);
         Ok(())
     })?
+}
+
+fn write_info_field<F: Filter>(filter: &F, field: InfoField, reply: &mut Reply) {
+    match field {
+        InfoField::Capacity => reply.int(filter.capacity() as i64),
+        InfoField::Size => reply.int(filter.memory_bytes() as i64),
+        InfoField::Filters => reply.int(filter.link_count() as i64),
+        InfoField::Items => reply.int(filter.items() as i64),
+        InfoField::Expansion => match filter.expansion() {
+            Some(expansion) => reply.int(i64::from(expansion)),
+            None => reply.null(),
+        },
+        own => filter.write_own_info(own, reply),
+    }
 }
 
 pub(super) fn scandump<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
