@@ -7,47 +7,37 @@ use super::spec::{bits, one_of, pure_token, string, CommandSpec, Group};
 use super::{Ctx, ExitSave, SaveError};
 use crate::protocol::Request;
 
-const DEFAULT_SECTIONS: &[&str] = &[
-    "server",
-    "clients",
-    "memory",
-    "persistence",
-    "stats",
-    "replication",
-    "keyspace",
-];
-/// Every section, in the order INFO prints them: the default ones, then those that cost more
-/// or say more than a plain INFO should (as Redis leaves commandstats out of its default).
-const ALL_SECTIONS: &[&str] = &[
-    "server",
-    "clients",
-    "memory",
-    "persistence",
-    "stats",
-    "replication",
-    "commandstats",
-    "keyspace",
-    "bloom",
+/// Every section, in the order INFO prints them, and whether a plain INFO includes it: those
+/// left out cost more or say more than it should (as Redis leaves commandstats out).
+const SECTIONS: &[(&str, bool)] = &[
+    ("server", true),
+    ("clients", true),
+    ("memory", true),
+    ("persistence", true),
+    ("stats", true),
+    ("replication", true),
+    ("commandstats", false),
+    ("keyspace", true),
+    ("bloom", false),
 ];
 
 pub(super) fn info(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let mut sections: Vec<&str> = Vec::new();
-    if request.len() == 1 {
-        sections.extend(DEFAULT_SECTIONS);
-    }
+    let mut all = false;
+    let mut defaults = request.len() == 1;
+    let mut named: Vec<&str> = Vec::new();
     for arg in request.args().skip(1) {
         if ["all", "everything"].iter().any(|s| is(arg, s)) {
-            sections.extend(ALL_SECTIONS);
+            all = true;
         } else if is(arg, "default") {
-            sections.extend(DEFAULT_SECTIONS);
-        } else if let Some(known) = ALL_SECTIONS.iter().find(|s| is(arg, s)) {
-            sections.push(known);
+            defaults = true;
+        } else if let Some((known, _)) = SECTIONS.iter().find(|(s, _)| is(arg, s)) {
+            named.push(known);
         }
     }
-    let chosen: Vec<&'static str> = ALL_SECTIONS
+    let chosen: Vec<&'static str> = SECTIONS
         .iter()
-        .copied()
-        .filter(|s| sections.contains(s))
+        .filter(|(name, default)| all || (defaults && *default) || named.contains(name))
+        .map(|(name, _)| *name)
         .collect();
     let text = ctx.server.info(&chosen, ctx.now);
     ctx.reply.verbatim(&text);
