@@ -224,6 +224,8 @@ impl FileSystem for FaultyFs {
             copy
         });
         fs::rename(from, to)?;
+        // The file replaced is gone: what is synced of `to` is now what was synced of `from`.
+        state.synced.retain(|(path, _)| path != to);
         for (path, _) in state.synced.iter_mut() {
             if path == from {
                 *path = to.to_path_buf();

@@ -154,7 +154,8 @@ fn set_logged(aof: &Aof, store: &Store, key: &str, value: &str) -> bool {
 }
 
 /// The scenario the walk runs: a log started on a directory holding a snapshot, writes, a
-/// compaction in the middle, more writes, a transaction, and a clean close. Returns the
+/// compaction in the middle, more writes, a transaction, the exit snapshot of a stopping server,
+/// and a clean close. Returns the
 /// acknowledged writes.
 fn log_scenario(fs: Arc<dyn FileSystem>, dir: &Path) -> Vec<(String, String)> {
     let store = Store::new(1, 4);
@@ -176,8 +177,25 @@ fn log_scenario(fs: Arc<dyn FileSystem>, dir: &Path) -> Vec<(String, String)> {
     }
     let mut transaction = PendingTransaction::default();
     let (body, ranges) = request(&[b"SET", b"tx", b"whole"]);
-    transaction.push(0, &Request::new(&body, &ranges));
-    let position = aof.order().append_transaction(2, &transaction);
+    let write = Logged {
+        db: 0,
+        request: Request::new(&body, &ranges),
+        time_ms: 2,
+    };
+    transaction.push(0, &write.request);
+    let position = {
+        let order = aof.order();
+        Stub.apply(&store, write).expect("apply");
+        order.append_transaction(2, &transaction)
+    };
+    // The exit snapshot of a stopping server, commands paused: the segments up to the one just
+    // ended are folded into a snapshot of the live keyspace, then removed.
+    let ended = aof.rotate();
+    if aof.wait_sealed(ended).is_ok()
+        && snapshot::write(fs.as_ref(), &store, dir, ended + 1, Expired::Keep).is_ok()
+    {
+        let _ = compaction::remove_segments_before(fs.as_ref(), dir, ended + 1);
+    }
     aof.close();
     if aof.durable_position() >= position {
         acknowledged.push(("tx".into(), "whole".into()));
