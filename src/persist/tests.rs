@@ -155,8 +155,7 @@ fn set_logged(aof: &Aof, store: &Store, key: &str, value: &str) -> bool {
 
 /// The scenario the walk runs: a log started on a directory holding a snapshot, writes, a
 /// compaction in the middle, more writes, a transaction, the exit snapshot of a stopping server,
-/// and a clean close. Returns the
-/// acknowledged writes.
+/// and a clean close. Returns the acknowledged writes.
 fn log_scenario(fs: Arc<dyn FileSystem>, dir: &Path) -> Vec<(String, String)> {
     let store = Store::new(1, 4);
     let mut acknowledged = Vec::new();
