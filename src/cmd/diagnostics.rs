@@ -1,13 +1,82 @@
-//! Diagnostic commands: SLOWLOG and SIEVED.STATS.
+//! Diagnostic commands: SLOWLOG, SIEVED.STATS and SIEVED.DIGEST.
 
 use super::args::{is, parse_i64};
 use super::bloom::FILTER_KEY;
 use super::errors::*;
-use super::spec::{bits, key, CommandSpec, Group};
+use super::spec::{bits, key, CommandSpec, Group, KeySpec};
 use super::Ctx;
 use crate::filter::Health;
 use crate::protocol::Request;
-use crate::store::Value;
+use crate::store::{read, Value, ValueHandle};
+use xxhash_rust::xxh3::Xxh3;
+
+/// A digest as SIEVED.DIGEST prints it: 32 hexadecimal characters.
+fn hex(digest: u128) -> [u8; 32] {
+    let mut out = [b'0'; 32];
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = b"0123456789abcdef"[((digest >> (124 - 4 * i)) & 0xf) as usize];
+    }
+    out
+}
+
+/// One key's digest: everything a snapshot keeps of it (database, name, expiry, type, shape
+/// and contents), so two nodes with the same digest hold the same data. The contents are read
+/// in pieces, each under a brief read lock, as a snapshot reads them.
+fn key_digest(db: usize, key: &[u8], expires_at: u64, value: &ValueHandle) -> u128 {
+    const PIECE: u64 = 64 * 1024;
+    let mut hasher = Xxh3::new();
+    hasher.update(&(db as u64).to_le_bytes());
+    hasher.update(&(key.len() as u64).to_le_bytes());
+    hasher.update(key);
+    hasher.update(&expires_at.to_le_bytes());
+    let (kind, header, len) = {
+        let value = read(value);
+        (value.kind(), value.snapshot_header(), value.payload_len())
+    };
+    hasher.update(&[kind as u8]);
+    hasher.update(&(header.len() as u64).to_le_bytes());
+    hasher.update(&header);
+    let mut piece = Vec::new();
+    let mut offset = 0;
+    while offset < len {
+        piece.clear();
+        let take = PIECE.min(len - offset);
+        if !read(value).read_payload(offset, take, &mut piece) {
+            break;
+        }
+        hasher.update(&piece);
+        offset += take;
+    }
+    hasher.digest128()
+}
+
+/// SIEVED.DIGEST [key ...]: without keys, one digest of the whole data set, every database (all
+/// zeros when it is empty); with keys, the digest of each in the selected database (zeros for
+/// one that does not exist). Digests are combined by XOR, so the order keys sit in memory, which
+/// differs between nodes, does not matter.
+pub(super) fn sieved_digest(ctx: &mut Ctx, request: Request) -> CmdResult {
+    if request.len() == 1 {
+        let mut total = 0u128;
+        for (index, db) in ctx.store.dbs().enumerate() {
+            for shard in 0..db.shard_count() {
+                for (key, expires_at, value) in db.shard_entries(shard, ctx.now) {
+                    total ^= key_digest(index, &key, expires_at, &value);
+                }
+            }
+        }
+        ctx.reply.bulk(&hex(total));
+        return Ok(());
+    }
+    let db = ctx.store.db(ctx.session.db);
+    ctx.reply.array(request.len() - 1);
+    for key in request.args().skip(1) {
+        let digest = db.entry(key, ctx.now).map_or(0, |(expires_at, value)| {
+            key_digest(ctx.session.db, key, expires_at, &value)
+        });
+        ctx.reply.bulk(&hex(digest));
+    }
+    Ok(())
+}
 
 /// SIEVED.STATS key: how full a filter is and what that does to its answers; see
 /// `filter/health.rs` for the estimate.
@@ -126,4 +195,17 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .since("0.1.0")
     .complexity("O(f), where f is the number of sub-filters")
     .args(&[key("key")]),
+    CommandSpec::new(
+        "sieved.digest",
+        -1,
+        Group::Server,
+        "Returns a digest of the whole data set, or of each key given, to compare two nodes",
+        sieved_digest,
+    )
+    .flags(bits![Flags: READONLY])
+    .key_specs(&[KeySpec::range(bits![KeyFlags: RO], 1, -1, 1)])
+    .acl(bits![Acl: READ, KEYSPACE])
+    .since("0.1.0")
+    .complexity("O(N) in the bytes of the data set, or of the keys given")
+    .args(&[key("key").optional().multiple()]),
 ];

@@ -126,6 +126,21 @@ impl Db {
         }
     }
 
+    /// The live entry at `key`: its expiry time (0 for none) and a handle on its value, for a
+    /// reader that reads the value at its own pace, as `shard_entries` gives them.
+    pub fn entry(&self, key: &[u8], now: u64) -> Option<(u64, ValueHandle)> {
+        let (shard, hash) = self.locate(key);
+        let map = read(&shard.map);
+        map.get(hash, key)
+            .filter(|entry| entry.is_live(now))
+            .map(|entry| {
+                (
+                    entry.expires_at.load(Ordering::Relaxed),
+                    entry.value.clone(),
+                )
+            })
+    }
+
     /// Calls `f` with the live value at `key`, if any, write-locked.
     pub fn get_mut<R>(&self, key: &[u8], now: u64, f: impl FnOnce(Option<&mut Value>) -> R) -> R {
         let (shard, hash) = self.locate(key);
