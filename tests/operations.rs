@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::RawClient;
+use common::{free_port, RawClient};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
@@ -31,13 +31,6 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
 }
 
 /// The real binary, killed if the test ends without stopping it.

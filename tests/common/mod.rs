@@ -254,11 +254,24 @@ pub fn binary() -> &'static str {
     env!("CARGO_BIN_EXE_sieved")
 }
 
+/// A port for a server that a test is about to start. It is below the kernel's ephemeral range
+/// (32768 and up on Linux), so no client socket can take it before the server binds it, and it
+/// is never handed out twice in one test binary, whose tests run in parallel: a port the kernel
+/// picked could be picked again for another test between this call and the server's bind.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
+    use std::sync::atomic::{AtomicU32, Ordering};
+    const FIRST: u32 = 20_000;
+    const COUNT: u32 = 12_000;
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    // Test binaries run one after another; each starts elsewhere in the range all the same.
+    let start = std::process::id().wrapping_mul(7919);
+    loop {
+        let port =
+            (FIRST + start.wrapping_add(NEXT.fetch_add(1, Ordering::Relaxed)) % COUNT) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 /// The real binary, killed (as with kill -9) when dropped, so a failing test leaves no server.
