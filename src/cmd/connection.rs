@@ -7,6 +7,13 @@ use super::Ctx;
 use crate::protocol::{Protocol, Request};
 
 pub(super) fn ping(ctx: &mut Ctx, request: Request) -> CmdResult {
+    if ctx.session.client.subscribed() && !ctx.reply.is_resp3() && request.len() <= 2 {
+        // Shaped like a message, as Redis, so that a RESP2 subscriber can tell it apart.
+        ctx.reply.array(2);
+        ctx.reply.bulk(b"pong");
+        ctx.reply.bulk(request.args().nth(1).unwrap_or_default());
+        return Ok(());
+    }
     match request.len() {
         1 => ctx.reply.simple("PONG"),
         2 => ctx.reply.bulk(request.arg(1)),
@@ -136,6 +143,7 @@ pub(super) fn reset(ctx: &mut Ctx, _request: Request) -> CmdResult {
     ctx.session.authenticated = !ctx.config().requires_password();
     ctx.session.transaction = None;
     ctx.session.watched.clear();
+    super::pubsub::leave_all(ctx);
     ctx.session.db = 0;
     ctx.session.client.set_db(0);
     ctx.session.client.clear_name();

@@ -77,6 +77,37 @@ impl Server for Stub {
     fn write_refusal(&self) -> Option<String> {
         self.refusal.clone()
     }
+    fn pubsub(&self) -> &dyn PubSub {
+        &NoSubscribers
+    }
+}
+
+/// A registry where nobody ever subscribes.
+struct NoSubscribers;
+
+impl PubSub for NoSubscribers {
+    fn subscribe(&self, _client: u64, _kind: SubscriptionKind, _name: &[u8]) -> usize {
+        0
+    }
+    fn unsubscribe(&self, _client: u64, _kind: SubscriptionKind, _name: &[u8]) -> usize {
+        0
+    }
+    fn subscriptions(&self, _client: u64, _kind: SubscriptionKind) -> Vec<Vec<u8>> {
+        Vec::new()
+    }
+    fn publish(&self, _channel: &[u8], _message: &[u8]) -> usize {
+        0
+    }
+    fn deliver_pending(&self, _client: u64, _reply: &mut Reply) {}
+    fn channels(&self, _pattern: Option<&[u8]>) -> Vec<Vec<u8>> {
+        Vec::new()
+    }
+    fn subscribers(&self, _channel: &[u8]) -> usize {
+        0
+    }
+    fn patterns(&self) -> usize {
+        0
+    }
 }
 
 struct Client {

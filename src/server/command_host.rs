@@ -95,6 +95,10 @@ impl cmd::Server for Arc<Shared> {
         }
         self.saver.refuses_writes().then(|| MISCONF_RDB.to_string())
     }
+
+    fn pubsub(&self) -> &dyn cmd::PubSub {
+        &self.pubsub
+    }
 }
 
 fn save_error(error: saver::SaveError) -> SaveError {

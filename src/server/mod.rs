@@ -10,6 +10,7 @@ mod isolation;
 mod listener;
 mod logged_writes;
 mod metrics;
+mod pubsub;
 mod query_buffer;
 mod saver;
 mod shutdown;
@@ -55,6 +56,7 @@ pub struct Shared {
     pub background: Background,
     pub isolation: Isolation,
     pub clients: Clients,
+    pub(crate) pubsub: pubsub::PubSub,
     pub shutdown: Shutdown,
     pub started: Instant,
     pub started_ms: u64,
@@ -118,6 +120,7 @@ impl Shared {
             background: Background::default(),
             isolation: Isolation::default(),
             clients: Clients::default(),
+            pubsub: pubsub::PubSub::default(),
             shutdown: Shutdown::new(),
             started: Instant::now(),
             started_ms,
