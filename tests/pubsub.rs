@@ -229,3 +229,57 @@ fn subscriber_that_never_reads_is_cut_off() {
     );
     subscriber.read_until_closed();
 }
+
+/// redis-cli's SUBSCRIBE, which prints each message as it comes. Skipped when redis-cli is not
+/// installed, except under CI, which installs it.
+#[test]
+fn redis_cli_subscribe_prints_messages() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let Some(program) = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join("redis-cli"))
+            .find(|candidate| candidate.is_file())
+    }) else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "redis-cli not found under CI"
+        );
+        return;
+    };
+    let server = TestServer::start();
+    let mut child = Command::new(program)
+        .args(["-h", "127.0.0.1", "-p", &server.addr.port().to_string()])
+        .args(["SUBSCRIBE", "ch"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("redis-cli");
+    let stdout = child.stdout.take().expect("stdout");
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // Only a guard against a hang: each line comes as soon as the server sends it.
+    let guard = std::time::Duration::from_secs(60);
+    let mut next_line = || receiver.recv_timeout(guard).expect("a line from redis-cli");
+    assert_eq!(
+        [next_line(), next_line(), next_line()],
+        ["subscribe", "ch", "1"]
+    );
+    let mut publisher = server.client();
+    assert_eq!(
+        read_cmd(&mut publisher, &["PUBLISH", "ch", "hello"]),
+        ":1\\r\\n"
+    );
+    assert_eq!(
+        [next_line(), next_line(), next_line()],
+        ["message", "ch", "hello"]
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
