@@ -266,7 +266,7 @@ fn redis_cli_subscribe_prints_messages() {
     });
     // Only a guard against a hang: each line comes as soon as the server sends it.
     let guard = std::time::Duration::from_secs(60);
-    let mut next_line = || receiver.recv_timeout(guard).expect("a line from redis-cli");
+    let next_line = || receiver.recv_timeout(guard).expect("a line from redis-cli");
     assert_eq!(
         [next_line(), next_line(), next_line()],
         ["subscribe", "ch", "1"]

@@ -56,6 +56,8 @@ pub trait PubSub: Send + Sync {
     fn subscribe(&self, client: u64, kind: SubscriptionKind, name: &[u8]) -> usize;
     /// Returns the client's subscription count after removing this one.
     fn unsubscribe(&self, client: u64, kind: SubscriptionKind, name: &[u8]) -> usize;
+    /// How many channels and patterns the client subscribes to.
+    fn subscription_counts(&self, client: u64) -> (usize, usize);
     /// The client's subscriptions of this kind.
     fn subscriptions(&self, client: u64, kind: SubscriptionKind) -> Vec<Vec<u8>>;
     /// Queues the message for every subscriber; returns how many receive it.

@@ -27,10 +27,10 @@ pub(super) fn allowed_when_subscribed(name: &str) -> bool {
 
 /// Keeps CLIENT LIST's counts, and thus the Pub/Sub context, in step with the registry.
 fn note_counts(ctx: &Ctx) {
-    let pubsub = ctx.server.pubsub();
-    let id = ctx.session.client.id;
-    let channels = pubsub.subscriptions(id, SubscriptionKind::Channel).len();
-    let patterns = pubsub.subscriptions(id, SubscriptionKind::Pattern).len();
+    let (channels, patterns) = ctx
+        .server
+        .pubsub()
+        .subscription_counts(ctx.session.client.id);
     ctx.session.client.set_subscriptions(channels, patterns);
 }
 
@@ -64,9 +64,8 @@ fn unsubscribe_from(ctx: &mut Ctx, request: Request, kind: SubscriptionKind, ver
         pubsub.subscriptions(id, kind)
     };
     if names.is_empty() {
-        let count = pubsub.subscriptions(id, SubscriptionKind::Channel).len()
-            + pubsub.subscriptions(id, SubscriptionKind::Pattern).len();
-        confirm(ctx, verb, None, count);
+        let (channels, patterns) = pubsub.subscription_counts(id);
+        confirm(ctx, verb, None, channels + patterns);
     }
     for name in &names {
         let count = pubsub.unsubscribe(id, kind, name);

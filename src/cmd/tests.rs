@@ -92,6 +92,9 @@ impl PubSub for NoSubscribers {
     fn unsubscribe(&self, _client: u64, _kind: SubscriptionKind, _name: &[u8]) -> usize {
         0
     }
+    fn subscription_counts(&self, _client: u64) -> (usize, usize) {
+        (0, 0)
+    }
     fn subscriptions(&self, _client: u64, _kind: SubscriptionKind) -> Vec<Vec<u8>> {
         Vec::new()
     }

@@ -250,6 +250,13 @@ impl cmd::PubSub for PubSub {
         self.lock().remove(client, kind, name)
     }
 
+    fn subscription_counts(&self, client: u64) -> (usize, usize) {
+        self.lock()
+            .subscribers
+            .get(&client)
+            .map_or((0, 0), |s| (s.channels.len(), s.patterns.len()))
+    }
+
     fn subscriptions(&self, client: u64, kind: SubscriptionKind) -> Vec<Vec<u8>> {
         self.lock()
             .subscribers
