@@ -184,6 +184,13 @@ fn messages_reach_waiting_subscribers_of_channels_and_patterns() {
     assert!(list.contains(" flags=P db=0 sub=2 psub=0 "), "{list}");
     assert!(list.contains(" flags=P db=0 sub=0 psub=1 "), "{list}");
     assert!(list.contains(" flags=N db=0 sub=0 psub=0 "), "{list}");
+    let pubsub = String::from_utf8_lossy(&publisher.cmd(&["CLIENT", "LIST", "TYPE", "pubsub"]))
+        .matches("flags=P")
+        .count();
+    let normal = String::from_utf8_lossy(&publisher.cmd(&["CLIENT", "LIST", "TYPE", "normal"]))
+        .matches("flags=N")
+        .count();
+    assert_eq!((pubsub, normal), (2, 1));
 
     // A subscriber that leaves takes its subscriptions with it.
     drop(channel_reader);

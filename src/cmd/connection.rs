@@ -222,17 +222,17 @@ pub(super) fn client(ctx: &mut Ctx, request: Request) -> CmdResult {
         ctx.reply.verbatim(&line);
     } else if is(sub, "LIST") {
         let mut ids = None;
+        let mut subscribed = None;
         let mut cursor = Cursor::new(request, 2);
         while let Some(option) = cursor.next() {
             if is(option, "TYPE") {
                 let kind = cursor.next_or(SYNTAX)?;
-                if ["master", "replica", "slave", "pubsub"]
-                    .iter()
-                    .any(|k| is(kind, k))
-                {
+                if ["master", "replica", "slave"].iter().any(|k| is(kind, k)) {
                     // Clients of these kinds never connect to sieved.
                     ids = Some(Vec::new());
-                } else if !is(kind, "normal") {
+                } else if is(kind, "pubsub") || is(kind, "normal") {
+                    subscribed = Some(is(kind, "pubsub"));
+                } else {
                     return Err(CmdError::Owned(format!(
                         "ERR Unknown client type '{}'",
                         String::from_utf8_lossy(kind)
@@ -248,7 +248,7 @@ pub(super) fn client(ctx: &mut Ctx, request: Request) -> CmdResult {
                 return Err(SYNTAX.into());
             }
         }
-        let text = ctx.server.client_list(ids.as_deref(), ctx.now);
+        let text = ctx.server.client_list(ids.as_deref(), subscribed, ctx.now);
         ctx.reply.verbatim(&text);
     } else if is(sub, "HELP") {
         ctx.reply.array(CLIENT_HELP.len());

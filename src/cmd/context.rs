@@ -81,8 +81,9 @@ pub trait Server: Send + Sync {
     fn write_log(&self) -> Option<&dyn WriteLog>;
     /// INFO's text for these sections (already validated, in the order to print them).
     fn info(&self, sections: &[&'static str], now: u64) -> String;
-    /// CLIENT LIST: every client, or those with the given ids.
-    fn client_list(&self, ids: Option<&[u64]>, now: u64) -> String;
+    /// CLIENT LIST: every client, or those with the given ids; with `subscribed`, only those
+    /// in the Pub/Sub context (TYPE pubsub) or only those not (TYPE normal).
+    fn client_list(&self, ids: Option<&[u64]>, subscribed: Option<bool>, now: u64) -> String;
     /// SLOWLOG GET: writes the newest `count` entries as Redis's reply.
     fn slowlog_get(&self, count: usize, reply: &mut Reply);
     fn slowlog_len(&self) -> usize;

@@ -50,7 +50,7 @@ impl Server for Stub {
     fn info(&self, sections: &[&'static str], _now: u64) -> String {
         sections.join(",")
     }
-    fn client_list(&self, _ids: Option<&[u64]>, _now: u64) -> String {
+    fn client_list(&self, _ids: Option<&[u64]>, _subscribed: Option<bool>, _now: u64) -> String {
         String::new()
     }
     fn slowlog_get(&self, _count: usize, reply: &mut Reply) {
