@@ -179,6 +179,11 @@ fn messages_reach_waiting_subscribers_of_channels_and_patterns() {
         "*4\\r\\n$9\\r\\nnews.tech\\r\\n:1\\r\\n$10\\r\\nnews.sport\\r\\n:0\\r\\n"
     );
     assert_eq!(read_cmd(&mut publisher, &["PUBSUB", "NUMPAT"]), ":1\\r\\n");
+    let stats = String::from_utf8_lossy(&publisher.cmd(&["INFO", "stats"])).into_owned();
+    assert!(
+        stats.contains("\r\npubsub_channels:2\r\npubsub_patterns:1\r\npubsubshard_channels:0\r\n"),
+        "{stats}"
+    );
 
     let list = String::from_utf8_lossy(&publisher.cmd(&["CLIENT", "LIST"])).into_owned();
     assert!(list.contains(" flags=P db=0 sub=2 psub=0 "), "{list}");

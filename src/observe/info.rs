@@ -113,7 +113,8 @@ fn section(report: &Report, name: &str, out: &mut String) {
             out,
             "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
              instantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\n\
-             rejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:0\r\n",
+             rejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:0\r\n\
+             pubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:0\r\n",
             Stats::get(&stats.connections_received),
             Stats::get(&stats.commands_processed),
             stats.instantaneous_ops_per_sec(),
@@ -121,6 +122,8 @@ fn section(report: &Report, name: &str, out: &mut String) {
             Stats::get(&stats.net_output_bytes),
             Stats::get(&stats.rejected_connections),
             Stats::get(&stats.expired_keys),
+            report.pubsub_channels,
+            report.pubsub_patterns,
         ),
         "keyspace" => {
             out.push_str("# Keyspace\r\n");

@@ -133,6 +133,7 @@ impl Shared {
     /// Everything INFO and /metrics print, read now.
     pub fn report(&self) -> observe::Report<'_> {
         let settings = self.config.settings();
+        let (pubsub_channels, pubsub_patterns) = self.pubsub.counts();
         observe::Report {
             now_ms: now_ms(),
             run_id: &self.run_id,
@@ -171,6 +172,8 @@ impl Shared {
                 .map(|(index, totals)| (COMMANDS[index].name, totals))
                 .collect(),
             slowlog_len: self.slowlog.len(),
+            pubsub_channels,
+            pubsub_patterns,
             background: self.background.states(),
             store: &self.store,
         }

@@ -224,6 +224,12 @@ impl PubSub {
             inbox,
         }
     }
+
+    /// INFO's `pubsub_channels` and `pubsub_patterns`.
+    pub(crate) fn counts(&self) -> (usize, usize) {
+        let registry = self.lock();
+        (registry.channels.len(), registry.patterns.len())
+    }
 }
 
 impl cmd::PubSub for PubSub {
