@@ -242,21 +242,26 @@ fn subscriber_that_never_reads_is_cut_off() {
     subscriber.read_until_closed();
 }
 
-/// redis-cli's SUBSCRIBE, which prints each message as it comes. Skipped when redis-cli is not
-/// installed, except under CI, which installs it.
+/// A program of Redis's, if installed; under CI, which installs them, a missing one fails.
+fn installed(name: &str) -> Option<std::path::PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(name))
+            .find(|candidate| candidate.is_file())
+    });
+    assert!(
+        found.is_some() || std::env::var_os("CI").is_none(),
+        "{name} not found under CI"
+    );
+    found
+}
+
+/// redis-cli's SUBSCRIBE, which prints each message as it comes.
 #[test]
 fn redis_cli_subscribe_prints_messages() {
     use std::io::{BufRead, BufReader};
     use std::process::{Command, Stdio};
-    let Some(program) = std::env::var_os("PATH").and_then(|path| {
-        std::env::split_paths(&path)
-            .map(|dir| dir.join("redis-cli"))
-            .find(|candidate| candidate.is_file())
-    }) else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "redis-cli not found under CI"
-        );
+    let Some(program) = installed("redis-cli") else {
         return;
     };
     let server = TestServer::start();
@@ -294,4 +299,69 @@ fn redis_cli_subscribe_prints_messages() {
     );
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// Sentinels find each other by publishing to `__sentinel__:hello` on the server they monitor:
+/// two of them watching sieved learn of each other.
+#[test]
+fn sentinels_discover_each_other_through_sieved() {
+    use common::{free_port, DataDir};
+    use std::process::{Child, Command, Stdio};
+    let Some(program) = installed("redis-sentinel") else {
+        return;
+    };
+    struct Killed(Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let server = TestServer::start();
+    let dir = DataDir::new("pubsub-sentinels");
+    let ports = [free_port(), free_port()];
+    let _sentinels: Vec<Killed> = ports
+        .iter()
+        .map(|port| {
+            let config = dir.0.join(format!("sentinel-{port}.conf"));
+            std::fs::write(
+                &config,
+                format!(
+                    "port {port}\nbind 127.0.0.1\ndir {}\nsentinel monitor m 127.0.0.1 {} 2\n",
+                    dir.0.display(),
+                    server.addr.port()
+                ),
+            )
+            .expect("sentinel config");
+            Killed(
+                Command::new(&program)
+                    .arg(&config)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .expect("redis-sentinel"),
+            )
+        })
+        .collect();
+    // Sentinels say hello every two seconds; the loop is only a guard against a hang.
+    let mut others = String::new();
+    for _ in 0..600 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        if std::net::TcpStream::connect(("127.0.0.1", ports[0])).is_err() {
+            continue;
+        }
+        let mut sentinel = RawClient::connect(([127, 0, 0, 1], ports[0]).into());
+        let master =
+            String::from_utf8_lossy(&sentinel.cmd(&["SENTINEL", "MASTER", "m"])).into_owned();
+        others = master
+            .split("num-other-sentinels\r\n")
+            .nth(1)
+            .and_then(|rest| rest.lines().nth(1))
+            .unwrap_or_default()
+            .to_string();
+        if others == "1" {
+            break;
+        }
+    }
+    assert_eq!(others, "1", "the sentinels never heard of each other");
 }
