@@ -365,3 +365,27 @@ fn sentinels_discover_each_other_through_sieved() {
     }
     assert_eq!(others, "1", "the sentinels never heard of each other");
 }
+
+/// As in Redis, `timeout` closes idle clients but never a subscriber, which waits by design.
+#[test]
+fn timeout_spares_subscribers() {
+    let server = TestServer::start();
+    let mut idler = server.client();
+    let mut subscriber = server.client();
+    assert_eq!(
+        read_cmd(&mut idler, &["CONFIG", "SET", "timeout", "1"]),
+        "+OK\\r\\n"
+    );
+    read_cmd(&mut subscriber, &["SUBSCRIBE", "ch"]);
+    // Waits for the idle client to be closed: the subscriber has then been idle as long.
+    assert!(idler.read_until_closed().is_empty());
+    let mut publisher = server.client();
+    assert_eq!(
+        read_cmd(&mut publisher, &["PUBLISH", "ch", "still here"]),
+        ":1\\r\\n"
+    );
+    assert_eq!(
+        read(&mut subscriber),
+        "*3\\r\\n$7\\r\\nmessage\\r\\n$2\\r\\nch\\r\\n$10\\r\\nstill here\\r\\n"
+    );
+}

@@ -71,13 +71,14 @@ async fn idle(config: &Config) {
 
 /// Writes all of `bytes` and flushes them. Like Redis's `timeout`, which counts a client that
 /// accepts none of its replies as idle, gives up (returning false) once the client has taken
-/// nothing for that long; gives up too when the client's Pub/Sub inbox overflows, as it is then
-/// to be closed.
+/// nothing for that long, unless it is a subscriber, which Redis never times out. Gives up too
+/// when the client's Pub/Sub inbox overflows, as it is then to be closed.
 async fn send<S>(
     stream: &mut S,
     mut bytes: &[u8],
     config: &Config,
     inbox: &Inbox,
+    subscriber: bool,
 ) -> io::Result<bool>
 where
     S: AsyncWrite + Unpin,
@@ -94,7 +95,7 @@ where
         let written = tokio::select! {
             biased;
             written = progress => written?,
-            _ = idle(config) => return Ok(false),
+            _ = idle(config), if !subscriber => return Ok(false),
             _ = inbox.cut_off() => return Ok(false),
         };
         if bytes.is_empty() {
@@ -222,7 +223,8 @@ where
         }
         inbox.drain_into(&mut reply);
         if !reply.is_empty() {
-            if !send(stream, reply.bytes(), &shared.config, inbox).await? {
+            let subscriber = session.client.subscribed();
+            if !send(stream, reply.bytes(), &shared.config, inbox, subscriber).await? {
                 if inbox.overflowed() {
                     warn_overflow(&session);
                     return Ok(());
