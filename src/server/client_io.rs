@@ -159,30 +159,27 @@ where
             // Biased: shutdown is noticed even by a client that never stops sending, and data
             // that is there already is read without arming the idle timer. As in Redis, a
             // subscriber is never idle: it waits for messages.
+            // Bytes read, or None when messages arrived instead.
             let read = tokio::select! {
                 biased;
                 _ = shared.shutdown.requested() => return Ok(()),
                 read = stream.read_buf(input.for_reading()) => match read {
-                    Ok(read) => read,
+                    Ok(read) => Some(read),
                     // A TLS client that hangs up without close_notify, as most do: requests
                     // carry their own lengths, so nothing can have been cut short unnoticed.
-                    Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => 0,
+                    Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => Some(0),
                     Err(error) => return Err(error),
                 },
-                _ = inbox.arrived() => {
-                    messages_only = true;
-                    usize::MAX
-                }
+                _ = inbox.arrived() => None,
                 _ = idle(&shared.config), if !session.client.subscribed() => {
                     tracing::debug!(client = session.client.id, "idle timeout; closing");
                     return Ok(());
                 }
             };
-            if read == 0 {
-                return Ok(());
-            }
-            if !messages_only {
-                Stats::add(&shared.stats.net_input_bytes, read as u64);
+            match read {
+                Some(0) => return Ok(()),
+                Some(read) => Stats::add(&shared.stats.net_input_bytes, read as u64),
+                None => messages_only = true,
             }
         }
 
