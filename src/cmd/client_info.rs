@@ -25,6 +25,9 @@ pub struct ClientInfo {
     protocol: AtomicU8,
     last_active_ms: AtomicU64,
     last_command: AtomicUsize,
+    /// Pub/Sub channels and patterns subscribed to.
+    channels: AtomicUsize,
+    patterns: AtomicUsize,
 }
 
 impl ClientInfo {
@@ -39,6 +42,8 @@ impl ClientInfo {
             protocol: AtomicU8::new(2),
             last_active_ms: AtomicU64::new(now),
             last_command: AtomicUsize::new(usize::MAX),
+            channels: AtomicUsize::new(0),
+            patterns: AtomicUsize::new(0),
         })
     }
 
@@ -84,6 +89,16 @@ impl ClientInfo {
         self.protocol.store(value, Ordering::Relaxed);
     }
 
+    pub fn set_subscriptions(&self, channels: usize, patterns: usize) {
+        self.channels.store(channels, Ordering::Relaxed);
+        self.patterns.store(patterns, Ordering::Relaxed);
+    }
+
+    /// Whether the client subscribes to any channel or pattern (Redis's Pub/Sub context).
+    pub fn subscribed(&self) -> bool {
+        self.channels.load(Ordering::Relaxed) + self.patterns.load(Ordering::Relaxed) > 0
+    }
+
     /// One CLIENT LIST line, newline included, in Redis's field order.
     pub fn describe(&self, now: u64) -> String {
         let names = self.names();
@@ -94,14 +109,17 @@ impl ClientInfo {
         let age = now.saturating_sub(self.created_ms) / 1000;
         let idle = now.saturating_sub(self.last_active_ms.load(Ordering::Relaxed)) / 1000;
         format!(
-            "id={} addr={} laddr={} fd=-1 name={} age={age} idle={idle} flags=N db={} sub=0 psub=0 ssub=0 \
+            "id={} addr={} laddr={} fd=-1 name={} age={age} idle={idle} flags={} db={} sub={} psub={} ssub=0 \
              multi=-1 watch=0 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 \
              tot-mem=0 events=r cmd={command} user=default redir=-1 resp={} lib-name={} lib-ver={}\n",
             self.id,
             self.addr,
             self.local_addr,
             text(names.name.as_deref().unwrap_or_default()),
+            if self.subscribed() { "P" } else { "N" },
             self.db.load(Ordering::Relaxed),
+            self.channels.load(Ordering::Relaxed),
+            self.patterns.load(Ordering::Relaxed),
             self.protocol.load(Ordering::Relaxed),
             text(&names.lib_name),
             text(&names.lib_version),

@@ -7,6 +7,13 @@ use super::Ctx;
 use crate::protocol::{Protocol, Request};
 
 pub(super) fn ping(ctx: &mut Ctx, request: Request) -> CmdResult {
+    if ctx.session.client.subscribed() && !ctx.reply.is_resp3() && request.len() <= 2 {
+        // Shaped like a message, as Redis, so that a RESP2 subscriber can tell it apart.
+        ctx.reply.array(2);
+        ctx.reply.bulk(b"pong");
+        ctx.reply.bulk(request.args().nth(1).unwrap_or_default());
+        return Ok(());
+    }
     match request.len() {
         1 => ctx.reply.simple("PONG"),
         2 => ctx.reply.bulk(request.arg(1)),
@@ -136,6 +143,7 @@ pub(super) fn reset(ctx: &mut Ctx, _request: Request) -> CmdResult {
     ctx.session.authenticated = !ctx.config().requires_password();
     ctx.session.transaction = None;
     ctx.session.watched.clear();
+    super::pubsub::leave_all(ctx);
     ctx.session.db = 0;
     ctx.session.client.set_db(0);
     ctx.session.client.clear_name();
@@ -214,17 +222,17 @@ pub(super) fn client(ctx: &mut Ctx, request: Request) -> CmdResult {
         ctx.reply.verbatim(&line);
     } else if is(sub, "LIST") {
         let mut ids = None;
+        let mut subscribed = None;
         let mut cursor = Cursor::new(request, 2);
         while let Some(option) = cursor.next() {
             if is(option, "TYPE") {
                 let kind = cursor.next_or(SYNTAX)?;
-                if ["master", "replica", "slave", "pubsub"]
-                    .iter()
-                    .any(|k| is(kind, k))
-                {
+                if ["master", "replica", "slave"].iter().any(|k| is(kind, k)) {
                     // Clients of these kinds never connect to sieved.
                     ids = Some(Vec::new());
-                } else if !is(kind, "normal") {
+                } else if is(kind, "pubsub") || is(kind, "normal") {
+                    subscribed = Some(is(kind, "pubsub"));
+                } else {
                     return Err(CmdError::Owned(format!(
                         "ERR Unknown client type '{}'",
                         String::from_utf8_lossy(kind)
@@ -240,7 +248,7 @@ pub(super) fn client(ctx: &mut Ctx, request: Request) -> CmdResult {
                 return Err(SYNTAX.into());
             }
         }
-        let text = ctx.server.client_list(ids.as_deref(), ctx.now);
+        let text = ctx.server.client_list(ids.as_deref(), subscribed, ctx.now);
         ctx.reply.verbatim(&text);
     } else if is(sub, "HELP") {
         ctx.reply.array(CLIENT_HELP.len());

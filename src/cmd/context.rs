@@ -42,6 +42,37 @@ pub trait WriteLog: Send + Sync {
     ) -> u64;
 }
 
+/// What a Pub/Sub subscription names: a channel, or a glob pattern of channels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubscriptionKind {
+    Channel,
+    Pattern,
+}
+
+/// Pub/Sub's registry of channels and subscribers, held by the server. Clients are named by
+/// their id; counts returned are the client's subscriptions of both kinds, as Redis replies.
+pub trait PubSub: Send + Sync {
+    /// Returns the client's subscription count after adding this one.
+    fn subscribe(&self, client: u64, kind: SubscriptionKind, name: &[u8]) -> usize;
+    /// Returns the client's subscription count after removing this one.
+    fn unsubscribe(&self, client: u64, kind: SubscriptionKind, name: &[u8]) -> usize;
+    /// How many channels and patterns the client subscribes to.
+    fn subscription_counts(&self, client: u64) -> (usize, usize);
+    /// The client's subscriptions of this kind.
+    fn subscriptions(&self, client: u64, kind: SubscriptionKind) -> Vec<Vec<u8>>;
+    /// Queues the message for every subscriber; returns how many receive it.
+    fn publish(&self, channel: &[u8], message: &[u8]) -> usize;
+    /// Writes the client's own undelivered messages to `reply`, so that a client publishing
+    /// to itself gets the message before PUBLISH's reply, as in Redis.
+    fn deliver_pending(&self, client: u64, reply: &mut Reply);
+    /// PUBSUB CHANNELS: channels with at least one subscriber, those matching `pattern`.
+    fn channels(&self, pattern: Option<&[u8]>) -> Vec<Vec<u8>>;
+    /// PUBSUB NUMSUB: the channel's subscribers.
+    fn subscribers(&self, channel: &[u8]) -> usize;
+    /// PUBSUB NUMPAT: patterns with at least one subscriber.
+    fn patterns(&self) -> usize;
+}
+
 /// The server as commands see it: its settings, its write log, and the actions of admin
 /// commands. Implemented by the server; a test can implement it with stubs.
 pub trait Server: Send + Sync {
@@ -50,8 +81,9 @@ pub trait Server: Send + Sync {
     fn write_log(&self) -> Option<&dyn WriteLog>;
     /// INFO's text for these sections (already validated, in the order to print them).
     fn info(&self, sections: &[&'static str], now: u64) -> String;
-    /// CLIENT LIST: every client, or those with the given ids.
-    fn client_list(&self, ids: Option<&[u64]>, now: u64) -> String;
+    /// CLIENT LIST: every client, or those with the given ids; with `subscribed`, only those
+    /// in the Pub/Sub context (TYPE pubsub) or only those not (TYPE normal).
+    fn client_list(&self, ids: Option<&[u64]>, subscribed: Option<bool>, now: u64) -> String;
     /// SLOWLOG GET: writes the newest `count` entries as Redis's reply.
     fn slowlog_get(&self, count: usize, reply: &mut Reply);
     fn slowlog_len(&self) -> usize;
@@ -76,6 +108,7 @@ pub trait Server: Send + Sync {
     /// Why write commands (and PING, as Redis) are refused now, as the error to send: the
     /// server cannot keep what they would change (Redis's MISCONF).
     fn write_refusal(&self) -> Option<String>;
+    fn pubsub(&self) -> &dyn PubSub;
 }
 
 /// One connection's state, as commands see it.
@@ -106,7 +139,7 @@ pub struct Session {
     /// The writes of the command running now (all of an EXEC's), on their way to the log;
     /// kept between commands so that logging does not allocate.
     pub(super) batch: RequestList,
-    /// True while EXEC runs its commands inside the log's order.
+    /// True while EXEC runs its queued commands (inside the log's order, when it is on).
     pub(super) in_exec: bool,
     /// What the running command did that its own words do not pin down, to be logged before
     /// it: the exact shape of a filter it created, so that replay never depends on the

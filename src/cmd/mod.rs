@@ -16,6 +16,7 @@ mod diagnostics;
 pub mod errors;
 mod filters;
 mod keys;
+mod pubsub;
 mod spec;
 mod strings;
 #[cfg(test)]
@@ -23,7 +24,7 @@ mod tests;
 mod transaction;
 
 pub use client_info::ClientInfo;
-pub use context::{Ctx, ExitSave, SaveError, Server, Session, WriteLog};
+pub use context::{Ctx, ExitSave, PubSub, SaveError, Server, Session, SubscriptionKind, WriteLog};
 pub use spec::CommandSpec;
 pub use transaction::is_exec;
 
@@ -59,6 +60,7 @@ const FAMILIES: &[&[CommandSpec]] = &[
     keys::SPECS,
     strings::SPECS,
     diagnostics::SPECS,
+    pubsub::SPECS,
 ];
 
 pub static COMMANDS: [CommandSpec; spec::total(FAMILIES)] = spec::concat(FAMILIES);
@@ -145,6 +147,15 @@ fn admit(ctx: &Ctx, spec: &CommandSpec, request: Request) -> CmdResult {
         if let Some(refusal) = ctx.server.write_refusal() {
             return Err(CmdError::Owned(refusal));
         }
+    }
+    // As Redis 7: a RESP3 client may run anything while subscribed, a RESP2 one cannot, as
+    // its replies would be mistaken for messages; EXEC's commands were admitted when queued.
+    if ctx.session.client.subscribed()
+        && !ctx.session.in_exec
+        && !ctx.reply.is_resp3()
+        && !pubsub::allowed_when_subscribed(spec.name)
+    {
+        return Err(pubsub::refusal(spec.name));
     }
     transaction::admit(ctx, spec)
 }

@@ -53,6 +53,7 @@ bit_set! {
         /// Refused while memory is over `maxmemory`.
         DENYOOM = 2 => "denyoom",
         ADMIN = 3 => "admin",
+        PUBSUB = 13 => "pubsub",
         NOSCRIPT = 4 => "noscript",
         LOADING = 5 => "loading",
         STALE = 6 => "stale",
@@ -88,6 +89,7 @@ bit_set! {
         READ = 1 => "@read",
         WRITE = 2 => "@write",
         STRING = 3 => "@string",
+        PUBSUB = 11 => "@pubsub",
         ADMIN = 4 => "@admin",
         FAST = 5 => "@fast",
         SLOW = 6 => "@slow",
@@ -177,6 +179,7 @@ pub enum Group {
     Connection,
     Server,
     Transactions,
+    Pubsub,
     /// A command RedisBloom would provide (module `bf`): BF.*, and sieved's CBF.* and SIEVED.*.
     Bloom,
 }
@@ -189,6 +192,7 @@ impl Group {
             Group::Connection => "connection",
             Group::Server => "server",
             Group::Transactions => "transactions",
+            Group::Pubsub => "pubsub",
             Group::Bloom => "module",
         }
     }

@@ -50,7 +50,7 @@ impl Server for Stub {
     fn info(&self, sections: &[&'static str], _now: u64) -> String {
         sections.join(",")
     }
-    fn client_list(&self, _ids: Option<&[u64]>, _now: u64) -> String {
+    fn client_list(&self, _ids: Option<&[u64]>, _subscribed: Option<bool>, _now: u64) -> String {
         String::new()
     }
     fn slowlog_get(&self, _count: usize, reply: &mut Reply) {
@@ -79,6 +79,40 @@ impl Server for Stub {
     }
     fn write_refusal(&self) -> Option<String> {
         self.refusal.clone()
+    }
+    fn pubsub(&self) -> &dyn PubSub {
+        &NoSubscribers
+    }
+}
+
+/// A registry where nobody ever subscribes.
+struct NoSubscribers;
+
+impl PubSub for NoSubscribers {
+    fn subscribe(&self, _client: u64, _kind: SubscriptionKind, _name: &[u8]) -> usize {
+        0
+    }
+    fn unsubscribe(&self, _client: u64, _kind: SubscriptionKind, _name: &[u8]) -> usize {
+        0
+    }
+    fn subscription_counts(&self, _client: u64) -> (usize, usize) {
+        (0, 0)
+    }
+    fn subscriptions(&self, _client: u64, _kind: SubscriptionKind) -> Vec<Vec<u8>> {
+        Vec::new()
+    }
+    fn publish(&self, _channel: &[u8], _message: &[u8]) -> usize {
+        0
+    }
+    fn deliver_pending(&self, _client: u64, _reply: &mut Reply) {}
+    fn channels(&self, _pattern: Option<&[u8]>) -> Vec<Vec<u8>> {
+        Vec::new()
+    }
+    fn subscribers(&self, _channel: &[u8]) -> usize {
+        0
+    }
+    fn patterns(&self) -> usize {
+        0
     }
 }
 

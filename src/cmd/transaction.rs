@@ -128,9 +128,7 @@ pub(super) fn exec(ctx: &mut Ctx, _request: Request) -> CmdResult {
             let mut batch = std::mem::take(&mut ctx.session.batch);
             let position = log.in_order(ctx.now, &mut batch, &mut |batch| {
                 std::mem::swap(&mut ctx.session.batch, batch);
-                ctx.session.in_exec = true;
                 run_queued(ctx, &transaction.queued);
-                ctx.session.in_exec = false;
                 std::mem::swap(&mut ctx.session.batch, batch);
             });
             ctx.session.batch = batch;
@@ -144,12 +142,14 @@ pub(super) fn exec(ctx: &mut Ctx, _request: Request) -> CmdResult {
 }
 
 fn run_queued(ctx: &mut Ctx, queued: &RequestList) {
+    ctx.session.in_exec = true;
     for (_, request) in queued.iter() {
         let started = Instant::now();
         let outcome = execute(ctx, request);
         let micros = started.elapsed().as_micros() as u64;
         ctx.session.exec_outcomes.push((outcome, micros));
     }
+    ctx.session.in_exec = false;
 }
 
 pub(super) fn watch(ctx: &mut Ctx, request: Request) -> CmdResult {

@@ -114,7 +114,8 @@ fn section(report: &Report, name: &str, out: &mut String) {
             "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
              instantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\n\
              rejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\n\
-             expired_keys:{}\r\nevicted_keys:0\r\n",
+             expired_keys:{}\r\nevicted_keys:0\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\n\
+             pubsubshard_channels:0\r\n",
             Stats::get(&stats.connections_received),
             Stats::get(&stats.commands_processed),
             stats.instantaneous_ops_per_sec(),
@@ -122,6 +123,8 @@ fn section(report: &Report, name: &str, out: &mut String) {
             Stats::get(&stats.net_output_bytes),
             Stats::get(&stats.rejected_connections),
             Stats::get(&stats.expired_keys),
+            report.pubsub_channels,
+            report.pubsub_patterns,
         ),
         "replication" => {
             let replication = &report.replication;

@@ -24,6 +24,9 @@ pub struct Report<'a> {
     pub commands: Vec<(&'static str, CommandTotals)>,
     pub slowlog_len: usize,
     pub replication: ReplicationState<'a>,
+    /// Channels and patterns with at least one subscriber.
+    pub pubsub_channels: usize,
+    pub pubsub_patterns: usize,
     /// Each piece of background work and its state (running, stopped, off).
     pub background: Vec<(&'static str, &'static str)>,
     /// The keyspace: the key counts and the filter summary are read from it when a section

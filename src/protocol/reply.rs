@@ -151,6 +151,14 @@ impl Reply {
         self.number_line(b'*', len as i64);
     }
 
+    /// Out-of-band data (a Pub/Sub message): a RESP3 push, a plain array under RESP2.
+    pub fn push(&mut self, len: usize) {
+        match self.protocol {
+            Protocol::Resp2 => self.array(len),
+            Protocol::Resp3 => self.number_line(b'>', len as i64),
+        }
+    }
+
     pub fn set(&mut self, len: usize) {
         match self.protocol {
             Protocol::Resp2 => self.array(len),

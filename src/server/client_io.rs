@@ -2,6 +2,7 @@
 //! and send all their replies with one write. The same loop serves plain TCP and TLS streams.
 //! Nothing here holds a lock across an await.
 
+use super::pubsub::{Inbox, INBOX_LIMIT};
 use super::query_buffer::{OverCeiling, QueryBuffer};
 use super::Shared;
 use crate::cmd::{self, errors, ClientInfo, Ctx, Outcome, Session};
@@ -70,8 +71,15 @@ async fn idle(config: &Config) {
 
 /// Writes all of `bytes` and flushes them. Like Redis's `timeout`, which counts a client that
 /// accepts none of its replies as idle, gives up (returning false) once the client has taken
-/// nothing for that long.
-async fn send<S>(stream: &mut S, mut bytes: &[u8], config: &Config) -> io::Result<bool>
+/// nothing for that long, unless it is a subscriber, which Redis never times out. Gives up too
+/// when the client's Pub/Sub inbox overflows, as it is then to be closed.
+async fn send<S>(
+    stream: &mut S,
+    mut bytes: &[u8],
+    config: &Config,
+    inbox: &Inbox,
+    subscriber: bool,
+) -> io::Result<bool>
 where
     S: AsyncWrite + Unpin,
 {
@@ -87,7 +95,8 @@ where
         let written = tokio::select! {
             biased;
             written = progress => written?,
-            _ = idle(config) => return Ok(false),
+            _ = idle(config), if !subscriber => return Ok(false),
+            _ = inbox.cut_off() => return Ok(false),
         };
         if bytes.is_empty() {
             return Ok(true);
@@ -114,6 +123,8 @@ where
     });
     let mut input = QueryBuffer::new(READ_CHUNK, &shared.stats.query_buffers);
     let mut reply = Reply::new(Protocol::Resp2);
+    let membership = shared.pubsub.join(client.id);
+    let inbox = &*membership.inbox;
     let mut session = Session::new(client, !shared.config.requires_password());
     let mut tally = Tally::default();
     // Requests already read but not yet run, left by a batch that stopped to write its replies.
@@ -121,6 +132,12 @@ where
     // The append-only file position this connection's replies were last known durable to.
     let mut durable_seen = 0;
     loop {
+        if inbox.overflowed() {
+            warn_overflow(&session);
+            return Ok(());
+        }
+        // Only Pub/Sub messages to send: no new input to run.
+        let mut messages_only = false;
         // Read each time round, so that CONFIG SET reaches clients already connected.
         let settings = shared.config.settings();
         let client_limit = settings.client_query_buffer_limit.min(usize::MAX as u64) as usize;
@@ -140,36 +157,44 @@ where
                 return Ok(());
             }
             // Biased: shutdown is noticed even by a client that never stops sending, and data
-            // that is there already is read without arming the idle timer.
+            // that is there already is read without arming the idle timer. As in Redis, a
+            // subscriber is never idle: it waits for messages.
+            // Bytes read, or None when messages arrived instead.
             let read = tokio::select! {
                 biased;
                 _ = shared.shutdown.requested() => return Ok(()),
                 read = stream.read_buf(input.for_reading()) => match read {
-                    Ok(read) => read,
+                    Ok(read) => Some(read),
                     // A TLS client that hangs up without close_notify, as most do: requests
                     // carry their own lengths, so nothing can have been cut short unnoticed.
-                    Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => 0,
+                    Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => Some(0),
                     Err(error) => return Err(error),
                 },
-                _ = idle(&shared.config) => {
+                _ = inbox.arrived() => None,
+                _ = idle(&shared.config), if !session.client.subscribed() => {
                     tracing::debug!(client = session.client.id, "idle timeout; closing");
                     return Ok(());
                 }
             };
-            if read == 0 {
-                return Ok(());
+            match read {
+                Some(0) => return Ok(()),
+                Some(read) => Stats::add(&shared.stats.net_input_bytes, read as u64),
+                None => messages_only = true,
             }
-            Stats::add(&shared.stats.net_input_bytes, read as u64);
         }
 
-        let (commands, failure, consumed) = execute_all(
-            shared,
-            &mut parser,
-            input.pending(),
-            &mut session,
-            &mut reply,
-            &mut tally,
-        );
+        let (commands, failure, consumed) = if messages_only {
+            (0, None, 0)
+        } else {
+            execute_all(
+                shared,
+                &mut parser,
+                input.pending(),
+                &mut session,
+                &mut reply,
+                &mut tally,
+            )
+        };
         input.consume(consumed);
         unfinished = failure.is_none() && !session.close && reply.len() >= MAX_PENDING_REPLY;
         Stats::add(&shared.stats.commands_processed, commands);
@@ -193,8 +218,14 @@ where
                 unfinished = true;
             }
         }
+        inbox.drain_into(&mut reply);
         if !reply.is_empty() {
-            if !send(stream, reply.bytes(), &shared.config).await? {
+            let subscriber = session.client.subscribed();
+            if !send(stream, reply.bytes(), &shared.config, inbox, subscriber).await? {
+                if inbox.overflowed() {
+                    warn_overflow(&session);
+                    return Ok(());
+                }
                 tracing::debug!(client = session.client.id, "takes no replies; closing");
                 return Ok(());
             }
@@ -221,6 +252,16 @@ where
             return Ok(());
         }
     }
+}
+
+/// Redis's `client-output-buffer-limit pubsub`, simplified: one fixed cap, and a warning.
+fn warn_overflow(session: &Session) {
+    tracing::warn!(
+        client = session.client.id,
+        addr = %session.client.addr(),
+        limit = INBOX_LIMIT,
+        "closing subscriber whose undelivered Pub/Sub messages went over the limit"
+    );
 }
 
 /// Executes every complete request in `input`, appending replies; returns how many ran, the

@@ -54,12 +54,14 @@ impl Clients {
         self.lock().len()
     }
 
-    /// CLIENT LIST: every client, or those with the given ids, in id order.
-    pub fn list(&self, ids: Option<&[u64]>, now: u64) -> String {
+    /// CLIENT LIST: every client, or those with the given ids, in id order; with `subscribed`,
+    /// only the clients in (or out of) the Pub/Sub context.
+    pub fn list(&self, ids: Option<&[u64]>, subscribed: Option<bool>, now: u64) -> String {
         let clients: Vec<_> = self
             .lock()
             .values()
             .filter(|c| ids.is_none_or(|ids| ids.contains(&c.id)))
+            .filter(|c| subscribed.is_none_or(|wanted| c.subscribed() == wanted))
             .cloned()
             .collect();
         clients.iter().map(|c| c.describe(now)).collect()

@@ -27,8 +27,8 @@ impl cmd::Server for Arc<Shared> {
         observe::info(&report, sections)
     }
 
-    fn client_list(&self, ids: Option<&[u64]>, now: u64) -> String {
-        self.clients.list(ids, now)
+    fn client_list(&self, ids: Option<&[u64]>, subscribed: Option<bool>, now: u64) -> String {
+        self.clients.list(ids, subscribed, now)
     }
 
     fn slowlog_get(&self, count: usize, reply: &mut Reply) {
@@ -98,6 +98,10 @@ impl cmd::Server for Arc<Shared> {
             return Some(format!("{MISCONF_AOF}{failure}"));
         }
         self.saver.refuses_writes().then(|| MISCONF_RDB.to_string())
+    }
+
+    fn pubsub(&self) -> &dyn cmd::PubSub {
+        &self.pubsub
     }
 }
 

@@ -10,6 +10,7 @@ mod isolation;
 mod listener;
 mod logged_writes;
 mod metrics;
+mod pubsub;
 mod query_buffer;
 mod replication;
 mod saver;
@@ -57,6 +58,7 @@ pub struct Shared {
     pub background: Background,
     pub isolation: Isolation,
     pub clients: Clients,
+    pub(crate) pubsub: pubsub::PubSub,
     pub shutdown: Shutdown,
     pub started: Instant,
     pub started_ms: u64,
@@ -117,6 +119,7 @@ impl Shared {
             background: Background::default(),
             isolation: Isolation::default(),
             clients: Clients::default(),
+            pubsub: pubsub::PubSub::default(),
             shutdown: Shutdown::new(),
             started: Instant::now(),
             started_ms,
@@ -130,6 +133,7 @@ impl Shared {
     /// Everything INFO and /metrics print, read now.
     pub fn report(&self) -> observe::Report<'_> {
         let settings = self.config.settings();
+        let (pubsub_channels, pubsub_patterns) = self.pubsub.counts();
         observe::Report {
             now_ms: now_ms(),
             run_id: &self.run_id,
@@ -168,6 +172,8 @@ impl Shared {
                 .map(|(index, totals)| (COMMANDS[index].name, totals))
                 .collect(),
             slowlog_len: self.slowlog.len(),
+            pubsub_channels,
+            pubsub_patterns,
             background: self.background.states(),
             replication: observe::ReplicationState {
                 replid: &self.replication.replid,

@@ -1,0 +1,255 @@
+//! Pub/Sub commands: SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, PUBLISH, PUBSUB. The
+//! registry and the delivery of messages belong to the server (`context::PubSub`); here are
+//! Redis 7's replies.
+
+use super::args::is;
+use super::context::SubscriptionKind;
+use super::errors::*;
+use super::spec::{bits, pattern, string, CommandSpec, Group};
+use super::Ctx;
+use crate::protocol::Request;
+
+/// Redis 7's refusal of other commands to a RESP2 client in the Pub/Sub context.
+pub(super) fn refusal(name: &str) -> CmdError {
+    CmdError::Owned(format!(
+        "ERR Can't execute '{name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET \
+         are allowed in this context"
+    ))
+}
+
+/// Whether a RESP2 client in the Pub/Sub context may run the command.
+pub(super) fn allowed_when_subscribed(name: &str) -> bool {
+    matches!(
+        name,
+        "subscribe" | "unsubscribe" | "psubscribe" | "punsubscribe" | "ping" | "quit" | "reset"
+    )
+}
+
+/// Keeps CLIENT LIST's counts, and thus the Pub/Sub context, in step with the registry.
+fn note_counts(ctx: &Ctx) {
+    let (channels, patterns) = ctx
+        .server
+        .pubsub()
+        .subscription_counts(ctx.session.client.id);
+    ctx.session.client.set_subscriptions(channels, patterns);
+}
+
+fn confirm(ctx: &mut Ctx, verb: &[u8], name: Option<&[u8]>, count: usize) {
+    ctx.reply.push(3);
+    ctx.reply.bulk(verb);
+    match name {
+        Some(name) => ctx.reply.bulk(name),
+        None => ctx.reply.null(),
+    }
+    ctx.reply.int(count as i64);
+}
+
+fn subscribe_to(ctx: &mut Ctx, request: Request, kind: SubscriptionKind, verb: &[u8]) {
+    let id = ctx.session.client.id;
+    for name in request.args().skip(1) {
+        let count = ctx.server.pubsub().subscribe(id, kind, name);
+        confirm(ctx, verb, Some(name), count);
+    }
+    note_counts(ctx);
+}
+
+/// With no names, leaves every subscription of the kind; with none to leave, still confirms
+/// once, naming nothing, as Redis.
+fn unsubscribe_from(ctx: &mut Ctx, request: Request, kind: SubscriptionKind, verb: &[u8]) {
+    let id = ctx.session.client.id;
+    let pubsub = ctx.server.pubsub();
+    let names: Vec<Vec<u8>> = if request.len() > 1 {
+        request.args().skip(1).map(<[u8]>::to_vec).collect()
+    } else {
+        pubsub.subscriptions(id, kind)
+    };
+    if names.is_empty() {
+        let (channels, patterns) = pubsub.subscription_counts(id);
+        confirm(ctx, verb, None, channels + patterns);
+    }
+    for name in &names {
+        let count = pubsub.unsubscribe(id, kind, name);
+        confirm(ctx, verb, Some(name), count);
+    }
+    note_counts(ctx);
+}
+
+pub(super) fn subscribe(ctx: &mut Ctx, request: Request) -> CmdResult {
+    subscribe_to(ctx, request, SubscriptionKind::Channel, b"subscribe");
+    Ok(())
+}
+
+pub(super) fn psubscribe(ctx: &mut Ctx, request: Request) -> CmdResult {
+    subscribe_to(ctx, request, SubscriptionKind::Pattern, b"psubscribe");
+    Ok(())
+}
+
+pub(super) fn unsubscribe(ctx: &mut Ctx, request: Request) -> CmdResult {
+    unsubscribe_from(ctx, request, SubscriptionKind::Channel, b"unsubscribe");
+    Ok(())
+}
+
+pub(super) fn punsubscribe(ctx: &mut Ctx, request: Request) -> CmdResult {
+    unsubscribe_from(ctx, request, SubscriptionKind::Pattern, b"punsubscribe");
+    Ok(())
+}
+
+/// RESET's part: leaves every channel and pattern without a word, as Redis.
+pub(super) fn leave_all(ctx: &mut Ctx) {
+    let id = ctx.session.client.id;
+    let pubsub = ctx.server.pubsub();
+    for kind in [SubscriptionKind::Channel, SubscriptionKind::Pattern] {
+        for name in pubsub.subscriptions(id, kind) {
+            pubsub.unsubscribe(id, kind, &name);
+        }
+    }
+    ctx.session.client.set_subscriptions(0, 0);
+}
+
+pub(super) fn publish(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let receivers = ctx.server.pubsub().publish(request.arg(1), request.arg(2));
+    ctx.server
+        .pubsub()
+        .deliver_pending(ctx.session.client.id, ctx.reply);
+    ctx.reply.int(receivers as i64);
+    Ok(())
+}
+
+const PUBSUB_HELP: &[&str] = &[
+    "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CHANNELS [<pattern>]",
+    "    Return the currently active channels matching a <pattern> (default: '*').",
+    "NUMPAT",
+    "    Return number of subscriptions to patterns.",
+    "NUMSUB [<channel> ...]",
+    "    Return the number of subscribers for the specified channels, excluding",
+    "    pattern subscriptions(default: no channels).",
+    "SHARDCHANNELS [<pattern>]",
+    "    Return the currently active shard level channels matching a <pattern> (default: '*').",
+    "SHARDNUMSUB [<shardchannel> ...]",
+    "    Return the number of subscribers for the specified shard level channel(s)",
+    "HELP",
+    "    Prints this help.",
+];
+
+/// PUBSUB. sieved has no cluster, so no shard channel ever has a subscriber.
+pub(super) fn pubsub(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let sub = request.arg(1);
+    let argc = request.len();
+    let pubsub = ctx.server.pubsub();
+    if is(sub, "HELP") && argc == 2 {
+        ctx.reply.array(PUBSUB_HELP.len());
+        PUBSUB_HELP.iter().for_each(|line| ctx.reply.simple(line));
+    } else if (is(sub, "CHANNELS") || is(sub, "SHARDCHANNELS")) && argc <= 3 {
+        let channels = match is(sub, "CHANNELS") {
+            true => pubsub.channels((argc == 3).then(|| request.arg(2))),
+            false => Vec::new(),
+        };
+        ctx.reply.array(channels.len());
+        channels.iter().for_each(|channel| ctx.reply.bulk(channel));
+    } else if is(sub, "NUMSUB") || is(sub, "SHARDNUMSUB") {
+        let shard = is(sub, "SHARDNUMSUB");
+        ctx.reply.array((argc - 2) * 2);
+        for channel in request.args().skip(2) {
+            ctx.reply.bulk(channel);
+            let count = if shard {
+                0
+            } else {
+                pubsub.subscribers(channel)
+            };
+            ctx.reply.int(count as i64);
+        }
+    } else if is(sub, "NUMPAT") {
+        if argc != 2 {
+            return Err(CmdError::arity("pubsub|numpat"));
+        }
+        ctx.reply.int(pubsub.patterns() as i64);
+    } else if ["HELP", "CHANNELS", "SHARDCHANNELS"]
+        .iter()
+        .any(|known| is(sub, known))
+    {
+        return Err(CmdError::Owned(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try PUBSUB HELP.",
+            String::from_utf8_lossy(sub)
+        )));
+    } else {
+        return Err(CmdError::unknown_subcommand(sub, "PUBSUB"));
+    }
+    Ok(())
+}
+
+/// Pub/Sub commands as Redis 7 declares them.
+pub(super) const SPECS: &[CommandSpec] = &[
+    CommandSpec::new(
+        "subscribe",
+        -2,
+        Group::Pubsub,
+        "Listens for messages published to channels",
+        subscribe,
+    )
+    .flags(bits![Flags: PUBSUB, NOSCRIPT, LOADING, STALE])
+    .acl(bits![Acl: PUBSUB, SLOW])
+    .since("2.0.0")
+    .complexity("O(N) where N is the number of channels to subscribe to.")
+    .args(&[string("channel").multiple()]),
+    CommandSpec::new(
+        "unsubscribe",
+        -1,
+        Group::Pubsub,
+        "Stops listening to messages posted to channels",
+        unsubscribe,
+    )
+    .flags(bits![Flags: PUBSUB, NOSCRIPT, LOADING, STALE])
+    .acl(bits![Acl: PUBSUB, SLOW])
+    .since("2.0.0")
+    .complexity("O(N) where N is the number of channels to unsubscribe.")
+    .args(&[string("channel").optional().multiple()]),
+    CommandSpec::new(
+        "psubscribe",
+        -2,
+        Group::Pubsub,
+        "Listens for messages published to channels that match one or more patterns",
+        psubscribe,
+    )
+    .flags(bits![Flags: PUBSUB, NOSCRIPT, LOADING, STALE])
+    .acl(bits![Acl: PUBSUB, SLOW])
+    .since("2.0.0")
+    .complexity("O(N) where N is the number of patterns to subscribe to.")
+    .args(&[pattern("pattern").multiple()]),
+    CommandSpec::new(
+        "punsubscribe",
+        -1,
+        Group::Pubsub,
+        "Stops listening to messages published to channels that match one or more patterns",
+        punsubscribe,
+    )
+    .flags(bits![Flags: PUBSUB, NOSCRIPT, LOADING, STALE])
+    .acl(bits![Acl: PUBSUB, SLOW])
+    .since("2.0.0")
+    .complexity("O(N) where N is the number of patterns to unsubscribe.")
+    .args(&[pattern("pattern").optional().multiple()]),
+    CommandSpec::new(
+        "publish",
+        3,
+        Group::Pubsub,
+        "Posts a message to a channel",
+        publish,
+    )
+    .flags(bits![Flags: PUBSUB, LOADING, STALE, FAST])
+    .acl(bits![Acl: PUBSUB, FAST])
+    .since("2.0.0")
+    .complexity(
+        "O(N+M) where N is the number of clients subscribed to the receiving channel and M is \
+         the total number of subscribed patterns (by any client).",
+    )
+    .args(&[string("channel"), string("message")]),
+    CommandSpec::new(
+        "pubsub",
+        -2,
+        Group::Pubsub,
+        "A container for Pub/Sub commands",
+        pubsub,
+    )
+    .since("2.8.0")
+    .complexity("Depends on subcommand."),
+];
