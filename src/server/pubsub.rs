@@ -47,6 +47,10 @@ struct Queue {
 #[derive(Default)]
 pub(crate) struct Inbox {
     queue: Mutex<Queue>,
+    /// Set when a message is queued, so that the connection loop, which drains the inbox after
+    /// every batch, takes the lock only when there is something to take: most clients never
+    /// subscribe.
+    waiting: AtomicBool,
     /// Wakes the connection when a message arrives.
     arrived: Notify,
     /// Set once the inbox went over `INBOX_LIMIT`: the connection is to be closed.
@@ -76,6 +80,7 @@ impl Inbox {
             return;
         }
         queue.deliveries.push(delivery);
+        self.waiting.store(true, Ordering::Release);
         drop(queue);
         self.arrived.notify_one();
     }
@@ -99,6 +104,9 @@ impl Inbox {
     /// Writes every queued message to `reply`, as RESP2 arrays or RESP3 pushes, whichever
     /// the connection speaks now.
     pub(crate) fn drain_into(&self, reply: &mut Reply) {
+        if !self.waiting.swap(false, Ordering::AcqRel) {
+            return;
+        }
         let deliveries = std::mem::take(&mut *self.lock()).deliveries;
         for delivery in deliveries {
             match &delivery.pattern {
