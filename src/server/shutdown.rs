@@ -5,6 +5,7 @@
 //! is refused, as in Redis: the server goes on serving, and a SHUTDOWN that asked gets an error.
 
 use crate::cmd::ExitSave;
+use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::watch;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +29,9 @@ struct State {
 
 pub struct Shutdown {
     state: watch::Sender<State>,
+    /// The phase is Stopping, copied out of `state`: every batch of every connection checks it,
+    /// and reading the watch takes a lock all of them would share.
+    stopping: AtomicBool,
 }
 
 impl Default for Shutdown {
@@ -55,6 +59,7 @@ impl Shutdown {
                 force: false,
             })
             .0,
+            stopping: AtomicBool::new(false),
         }
     }
 
@@ -87,6 +92,7 @@ impl Shutdown {
 
     /// The server stops: called with every command paused, so none runs after it.
     pub fn proceed(&self) {
+        self.stopping.store(true, Ordering::Release);
         self.state.send_modify(|state| {
             state.phase = Phase::Stopping;
             state.answered = state.asked;
@@ -103,7 +109,7 @@ impl Shutdown {
 
     /// Whether the server is stopping for good.
     pub fn is_stopping(&self) -> bool {
-        self.state.borrow().phase == Phase::Stopping
+        self.stopping.load(Ordering::Acquire)
     }
 
     /// Resolves once the server is stopping for good (at once if it already is).
