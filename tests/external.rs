@@ -7,7 +7,7 @@
 mod common;
 
 use common::tls;
-use common::TestServer;
+use common::{missing, tool, TestServer};
 use sieved::config::ClientAuth;
 use std::env;
 use std::io::{Read, Write};
@@ -19,32 +19,6 @@ use std::time::{Duration, Instant};
 /// Only there so that a wedged program fails the test instead of hanging the whole run; no
 /// working program comes anywhere near it.
 const HANG_GUARD: Duration = Duration::from_secs(300);
-
-fn on_path(name: &str) -> Option<PathBuf> {
-    let path = env::var_os("PATH")?;
-    env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|candidate| candidate.is_file())
-}
-
-/// Reports a missing program: under CI a failure, otherwise a notice that the test is skipped.
-/// The notice goes straight to stderr because the test harness captures (and, for passing tests,
-/// hides) what `eprintln!` prints.
-fn missing(what: &str) {
-    assert!(
-        env::var_os("CI").is_none(),
-        "{what} not found, and CI is set: .ci/run installs it"
-    );
-    let _ = writeln!(std::io::stderr(), "skipping: {what} not found");
-}
-
-fn tool(name: &str) -> Option<PathBuf> {
-    let path = on_path(name);
-    if path.is_none() {
-        missing(name);
-    }
-    path
-}
 
 struct Output {
     status: ExitStatus,

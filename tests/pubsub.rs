@@ -242,26 +242,12 @@ fn subscriber_that_never_reads_is_cut_off() {
     subscriber.read_until_closed();
 }
 
-/// A program of Redis's, if installed; under CI, which installs them, a missing one fails.
-fn installed(name: &str) -> Option<std::path::PathBuf> {
-    let found = std::env::var_os("PATH").and_then(|path| {
-        std::env::split_paths(&path)
-            .map(|dir| dir.join(name))
-            .find(|candidate| candidate.is_file())
-    });
-    assert!(
-        found.is_some() || std::env::var_os("CI").is_none(),
-        "{name} not found under CI"
-    );
-    found
-}
-
 /// redis-cli's SUBSCRIBE, which prints each message as it comes.
 #[test]
 fn redis_cli_subscribe_prints_messages() {
     use std::io::{BufRead, BufReader};
     use std::process::{Command, Stdio};
-    let Some(program) = installed("redis-cli") else {
+    let Some(program) = common::tool("redis-cli") else {
         return;
     };
     let server = TestServer::start();
@@ -307,7 +293,7 @@ fn redis_cli_subscribe_prints_messages() {
 fn sentinels_discover_each_other_through_sieved() {
     use common::{free_port, DataDir};
     use std::process::{Child, Command, Stdio};
-    let Some(program) = installed("redis-sentinel") else {
+    let Some(program) = common::tool("redis-sentinel") else {
         return;
     };
     struct Killed(Child);

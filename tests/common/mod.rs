@@ -330,3 +330,30 @@ pub fn output_of_refused_start(mut child: Child) -> Output {
     let _ = child.kill();
     child.wait_with_output().expect("run sieved")
 }
+
+fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
+}
+
+/// Reports a missing program: under CI a failure, otherwise a notice that the test is skipped.
+/// The notice goes straight to stderr because the test harness captures (and, for passing tests,
+/// hides) what `eprintln!` prints.
+pub fn missing(what: &str) {
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{what} not found, and CI is set: .ci/run installs it"
+    );
+    let _ = writeln!(std::io::stderr(), "skipping: {what} not found");
+}
+
+/// The program `name` on PATH; when it is missing, skips (a notice) or, under CI, fails.
+pub fn tool(name: &str) -> Option<PathBuf> {
+    let path = on_path(name);
+    if path.is_none() {
+        missing(name);
+    }
+    path
+}
