@@ -4,8 +4,21 @@
 use super::COMMANDS;
 use crate::protocol::Protocol;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::Notify;
+
+/// What a connection is for, as CLIENT LIST's flags and CLIENT KILL TYPE name it. A Pub/Sub
+/// client is a normal one with subscriptions; that is read from its subscriptions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum ClientKind {
+    Normal = 0,
+    /// A replica, served the replication stream on this connection (flag `S`).
+    Replica = 1,
+    /// This server's link to its primary (flag `M`).
+    Primary = 2,
+}
 
 #[derive(Default)]
 struct Names {
@@ -28,6 +41,11 @@ pub struct ClientInfo {
     /// Pub/Sub channels and patterns subscribed to.
     channels: AtomicUsize,
     patterns: AtomicUsize,
+    kind: AtomicU8,
+    /// Set by CLIENT KILL (or by the server, for a replica it drops): the connection closes
+    /// once the batch it is running ends.
+    killed: AtomicBool,
+    kill_notice: Notify,
 }
 
 impl ClientInfo {
@@ -44,6 +62,9 @@ impl ClientInfo {
             last_command: AtomicUsize::new(usize::MAX),
             channels: AtomicUsize::new(0),
             patterns: AtomicUsize::new(0),
+            kind: AtomicU8::new(ClientKind::Normal as u8),
+            killed: AtomicBool::new(false),
+            kill_notice: Notify::new(),
         })
     }
 
@@ -99,6 +120,45 @@ impl ClientInfo {
         self.channels.load(Ordering::Relaxed) + self.patterns.load(Ordering::Relaxed) > 0
     }
 
+    pub fn kind(&self) -> ClientKind {
+        match self.kind.load(Ordering::Relaxed) {
+            1 => ClientKind::Replica,
+            2 => ClientKind::Primary,
+            _ => ClientKind::Normal,
+        }
+    }
+
+    pub fn set_kind(&self, kind: ClientKind) {
+        self.kind.store(kind as u8, Ordering::Relaxed);
+    }
+
+    /// Asks the connection to close; its task notices at once, even while it waits for input.
+    pub fn kill(&self) {
+        self.killed.store(true, Ordering::Release);
+        self.kill_notice.notify_one();
+    }
+
+    pub fn is_killed(&self) -> bool {
+        self.killed.load(Ordering::Acquire)
+    }
+
+    /// Resolves once the client is killed (at once if it already was).
+    pub async fn killed(&self) {
+        while !self.is_killed() {
+            self.kill_notice.notified().await;
+        }
+    }
+
+    /// CLIENT LIST's flags, as far as they apply: replica, primary link, Pub/Sub, or none.
+    fn flags(&self) -> &'static str {
+        match self.kind() {
+            ClientKind::Replica => "S",
+            ClientKind::Primary => "M",
+            ClientKind::Normal if self.subscribed() => "P",
+            ClientKind::Normal => "N",
+        }
+    }
+
     /// One CLIENT LIST line, newline included, in Redis's field order.
     pub fn describe(&self, now: u64) -> String {
         let names = self.names();
@@ -116,7 +176,7 @@ impl ClientInfo {
             self.addr,
             self.local_addr,
             text(names.name.as_deref().unwrap_or_default()),
-            if self.subscribed() { "P" } else { "N" },
+            self.flags(),
             self.db.load(Ordering::Relaxed),
             self.channels.load(Ordering::Relaxed),
             self.patterns.load(Ordering::Relaxed),

@@ -163,6 +163,7 @@ where
             let read = tokio::select! {
                 biased;
                 _ = shared.shutdown.requested() => return Ok(()),
+                _ = session.client.killed() => return Ok(()),
                 read = stream.read_buf(input.for_reading()) => match read {
                     Ok(read) => Some(read),
                     // A TLS client that hangs up without close_notify, as most do: requests
@@ -237,7 +238,7 @@ where
             tracing::debug!(client = session.client.id, %error, "protocol error; closing");
             return Ok(());
         }
-        if session.close {
+        if session.close || session.client.is_killed() {
             return Ok(());
         }
         if input.len() > client_limit {
