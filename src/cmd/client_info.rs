@@ -1,5 +1,5 @@
 //! What the server knows about one connection, kept where commands can reach it: CLIENT
-//! SETNAME and HELLO change it, CLIENT LIST reads every client's.
+//! SETNAME and HELLO change it, CLIENT LIST reads every client's, CLIENT KILL picks clients by it.
 
 use super::COMMANDS;
 use crate::protocol::Protocol;
@@ -18,6 +18,65 @@ pub enum ClientKind {
     Replica = 1,
     /// This server's link to its primary (flag `M`).
     Primary = 2,
+}
+
+/// A client's type as CLIENT KILL TYPE and CLIENT LIST TYPE select it: its kind, with normal
+/// clients in the Pub/Sub context told apart, as Redis's client types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientType {
+    Normal,
+    Replica,
+    Primary,
+    PubSub,
+}
+
+impl ClientType {
+    /// Redis's names for the types, in any case; `slave` is the old name of `replica`.
+    pub fn from_name(name: &[u8]) -> Option<ClientType> {
+        let types = [
+            ("normal", ClientType::Normal),
+            ("replica", ClientType::Replica),
+            ("slave", ClientType::Replica),
+            ("master", ClientType::Primary),
+            ("pubsub", ClientType::PubSub),
+        ];
+        types
+            .into_iter()
+            .find(|(known, _)| name.eq_ignore_ascii_case(known.as_bytes()))
+            .map(|(_, kind)| kind)
+    }
+}
+
+/// Which clients CLIENT LIST shows and CLIENT KILL closes: those that pass every test set.
+#[derive(Debug, Default)]
+pub struct ClientFilter {
+    pub ids: Option<Vec<u64>>,
+    pub client_type: Option<ClientType>,
+    /// The client's address, `ip:port` as CLIENT LIST prints it.
+    pub addr: Option<Vec<u8>>,
+    /// The address the client connected to.
+    pub local_addr: Option<Vec<u8>>,
+    /// Only clients connected for at least this many seconds (CLIENT KILL MAXAGE).
+    pub min_age_secs: Option<u64>,
+}
+
+impl ClientFilter {
+    pub fn matches(&self, client: &ClientInfo, now: u64) -> bool {
+        let same_addr = |wanted: &Option<Vec<u8>>, addr: SocketAddr| {
+            wanted
+                .as_deref()
+                .is_none_or(|wanted| wanted == addr.to_string().as_bytes())
+        };
+        self.ids.as_ref().is_none_or(|ids| ids.contains(&client.id))
+            && self
+                .client_type
+                .is_none_or(|kind| client.client_type() == kind)
+            && same_addr(&self.addr, client.addr)
+            && same_addr(&self.local_addr, client.local_addr)
+            && self
+                .min_age_secs
+                .is_none_or(|min_age| client.age_secs(now) >= min_age)
+    }
 }
 
 #[derive(Default)]
@@ -128,6 +187,20 @@ impl ClientInfo {
         }
     }
 
+    pub fn client_type(&self) -> ClientType {
+        match self.kind() {
+            ClientKind::Replica => ClientType::Replica,
+            ClientKind::Primary => ClientType::Primary,
+            ClientKind::Normal if self.subscribed() => ClientType::PubSub,
+            ClientKind::Normal => ClientType::Normal,
+        }
+    }
+
+    /// Seconds since the client connected, as CLIENT LIST's `age`.
+    pub fn age_secs(&self, now: u64) -> u64 {
+        now.saturating_sub(self.created_ms) / 1000
+    }
+
     pub fn set_kind(&self, kind: ClientKind) {
         self.kind.store(kind as u8, Ordering::Relaxed);
     }
@@ -166,7 +239,7 @@ impl ClientInfo {
         let command = COMMANDS
             .get(self.last_command.load(Ordering::Relaxed))
             .map_or("NULL", |spec| spec.name);
-        let age = now.saturating_sub(self.created_ms) / 1000;
+        let age = self.age_secs(now);
         let idle = now.saturating_sub(self.last_active_ms.load(Ordering::Relaxed)) / 1000;
         format!(
             "id={} addr={} laddr={} fd=-1 name={} age={age} idle={idle} flags={} db={} sub={} psub={} ssub=0 \

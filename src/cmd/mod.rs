@@ -23,7 +23,7 @@ mod strings;
 mod tests;
 mod transaction;
 
-pub use client_info::{ClientInfo, ClientKind};
+pub use client_info::{ClientFilter, ClientInfo, ClientKind, ClientType};
 pub use context::{Ctx, ExitSave, PubSub, SaveError, Server, Session, SubscriptionKind, WriteLog};
 pub use spec::CommandSpec;
 pub use transaction::is_exec;
