@@ -259,3 +259,78 @@ impl ClientInfo {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client(id: u64, connected_ms: u64) -> Arc<ClientInfo> {
+        let addr = SocketAddr::from(([127, 0, 0, 1], 5000 + id as u16));
+        let local = SocketAddr::from(([127, 0, 0, 1], 6390));
+        ClientInfo::new(id, addr, local, connected_ms)
+    }
+
+    fn of_type(name: &str) -> ClientFilter {
+        ClientFilter {
+            client_type: ClientType::from_name(name.as_bytes()),
+            ..ClientFilter::default()
+        }
+    }
+
+    #[test]
+    fn types_follow_kind_then_subscriptions() {
+        let normal = client(1, 0);
+        let subscriber = client(2, 0);
+        subscriber.set_subscriptions(0, 1);
+        let replica = client(3, 0);
+        replica.set_kind(ClientKind::Replica);
+        let primary = client(4, 0);
+        primary.set_kind(ClientKind::Primary);
+        let cases = [
+            ("normal", &normal),
+            ("PUBSUB", &subscriber),
+            ("replica", &replica),
+            ("slave", &replica),
+            ("Master", &primary),
+        ];
+        for (name, expected) in cases {
+            let filter = of_type(name);
+            for candidate in [&normal, &subscriber, &replica, &primary] {
+                assert_eq!(
+                    filter.matches(candidate, 0),
+                    candidate.id == expected.id,
+                    "TYPE {name} and client {}",
+                    candidate.id
+                );
+            }
+        }
+        assert_eq!(ClientType::from_name(b"monitor"), None);
+    }
+
+    #[test]
+    fn max_age_counts_whole_seconds_connected() {
+        let client = client(1, 10_000);
+        let older_than = |secs| ClientFilter {
+            min_age_secs: Some(secs),
+            ..ClientFilter::default()
+        };
+        assert!(older_than(5).matches(&client, 15_000));
+        assert!(!older_than(5).matches(&client, 14_999));
+        assert!(!older_than(1).matches(&client, 0), "a clock gone back");
+    }
+
+    #[test]
+    fn addresses_compare_as_client_list_prints_them() {
+        let client = client(1, 0);
+        let by = |addr: &str, local: &str| ClientFilter {
+            addr: (!addr.is_empty()).then(|| addr.as_bytes().to_vec()),
+            local_addr: (!local.is_empty()).then(|| local.as_bytes().to_vec()),
+            ..ClientFilter::default()
+        };
+        assert!(by("127.0.0.1:5001", "").matches(&client, 0));
+        assert!(by("", "127.0.0.1:6390").matches(&client, 0));
+        assert!(by("127.0.0.1:5001", "127.0.0.1:6390").matches(&client, 0));
+        assert!(!by("127.0.0.1:05001", "").matches(&client, 0));
+        assert!(!by("127.0.0.1:5001", "127.0.0.1:6391").matches(&client, 0));
+    }
+}
