@@ -320,3 +320,49 @@ fn sentinel_failover_transaction() {
     let rewritten = std::fs::read_to_string(&config_file).expect("read config");
     assert!(rewritten.contains("timeout 0"), "{rewritten}");
 }
+
+/// The fields of `client`'s line in CLIENT LIST, as `observer` sees them: flags, multi, cmd.
+fn seen_as(observer: &mut RawClient, id: &str) -> String {
+    let list = String::from_utf8(observer.cmd(&["CLIENT", "LIST", "ID", id])).expect("text");
+    ["flags", "multi", "cmd"]
+        .map(|field| {
+            let prefix = format!(" {field}=");
+            let start = list.find(&prefix).unwrap_or_else(|| panic!("{list}")) + 1;
+            list[start..]
+                .split(' ')
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .join(" ")
+}
+
+/// Redis 7.0 marks a client inside MULTI with flag `x` and counts what it queued; CLIENT INFO
+/// inside EXEC still sees the transaction, and afterwards the client is back to `N`.
+#[test]
+fn client_list_shows_transactions_as_redis() {
+    let server = TestServer::start();
+    let mut client = connect(&server);
+    let mut observer = connect(&server);
+    let id = client_id(&mut client);
+    assert_eq!(seen_as(&mut observer, &id), "flags=N multi=-1 cmd=client");
+    assert_reply(&mut client, &["MULTI"], b"+OK\r\n");
+    assert_eq!(seen_as(&mut observer, &id), "flags=x multi=0 cmd=multi");
+    assert_reply(&mut client, &["PING"], b"+QUEUED\r\n");
+    assert_reply(&mut client, &["CLIENT", "INFO"], b"+QUEUED\r\n");
+    assert_eq!(seen_as(&mut observer, &id), "flags=x multi=2 cmd=client");
+    let exec = String::from_utf8(client.cmd(&["EXEC"])).expect("text");
+    assert!(exec.contains(" flags=x "), "{exec}");
+    assert!(exec.contains(" multi=2 "), "{exec}");
+    assert_eq!(seen_as(&mut observer, &id), "flags=N multi=-1 cmd=exec");
+
+    assert_reply(
+        &mut client,
+        &["SUBSCRIBE", "news"],
+        b"*3\r\n$9\r\nsubscribe\r\n$4\r\nnews\r\n:1\r\n",
+    );
+    assert_eq!(
+        seen_as(&mut observer, &id),
+        "flags=P multi=-1 cmd=subscribe"
+    );
+}

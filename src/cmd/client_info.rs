@@ -4,7 +4,7 @@
 use super::COMMANDS;
 use crate::protocol::Protocol;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::Notify;
 
@@ -101,6 +101,8 @@ pub struct ClientInfo {
     channels: AtomicUsize,
     patterns: AtomicUsize,
     kind: AtomicU8,
+    /// Commands queued since MULTI, or -1 outside a transaction (CLIENT LIST's `multi`).
+    queued: AtomicI64,
     /// Set by CLIENT KILL (or by the server, for a replica it drops): the connection closes
     /// once the batch it is running ends.
     killed: AtomicBool,
@@ -122,6 +124,7 @@ impl ClientInfo {
             channels: AtomicUsize::new(0),
             patterns: AtomicUsize::new(0),
             kind: AtomicU8::new(ClientKind::Normal as u8),
+            queued: AtomicI64::new(-1),
             killed: AtomicBool::new(false),
             kill_notice: Notify::new(),
         })
@@ -205,6 +208,12 @@ impl ClientInfo {
         self.kind.store(kind as u8, Ordering::Relaxed);
     }
 
+    /// How many commands the client's transaction holds, None outside MULTI.
+    pub fn set_transaction(&self, queued: Option<usize>) {
+        let queued = queued.map_or(-1, |queued| queued as i64);
+        self.queued.store(queued, Ordering::Relaxed);
+    }
+
     /// Asks the connection to close; its task notices at once, even while it waits for input.
     pub fn kill(&self) {
         self.killed.store(true, Ordering::Release);
@@ -222,14 +231,25 @@ impl ClientInfo {
         }
     }
 
-    /// CLIENT LIST's flags, as far as they apply: replica, primary link, Pub/Sub, or none.
-    fn flags(&self) -> &'static str {
+    /// CLIENT LIST's flags, as far as they apply, in Redis's order: replica or primary link,
+    /// Pub/Sub, inside MULTI; `N` for none.
+    fn flags(&self) -> String {
+        let mut flags = String::new();
         match self.kind() {
-            ClientKind::Replica => "S",
-            ClientKind::Primary => "M",
-            ClientKind::Normal if self.subscribed() => "P",
-            ClientKind::Normal => "N",
+            ClientKind::Replica => flags.push('S'),
+            ClientKind::Primary => flags.push('M'),
+            ClientKind::Normal => {}
         }
+        if self.subscribed() {
+            flags.push('P');
+        }
+        if self.queued.load(Ordering::Relaxed) >= 0 {
+            flags.push('x');
+        }
+        if flags.is_empty() {
+            flags.push('N');
+        }
+        flags
     }
 
     /// One CLIENT LIST line, newline included, in Redis's field order.
@@ -243,7 +263,7 @@ impl ClientInfo {
         let idle = now.saturating_sub(self.last_active_ms.load(Ordering::Relaxed)) / 1000;
         format!(
             "id={} addr={} laddr={} fd=-1 name={} age={age} idle={idle} flags={} db={} sub={} psub={} ssub=0 \
-             multi=-1 watch=0 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 \
+             multi={} watch=0 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 \
              tot-mem=0 events=r cmd={command} user=default redir=-1 resp={} lib-name={} lib-ver={}\n",
             self.id,
             self.addr,
@@ -253,6 +273,7 @@ impl ClientInfo {
             self.db.load(Ordering::Relaxed),
             self.channels.load(Ordering::Relaxed),
             self.patterns.load(Ordering::Relaxed),
+            self.queued.load(Ordering::Relaxed),
             self.protocol.load(Ordering::Relaxed),
             text(&names.lib_name),
             text(&names.lib_version),
