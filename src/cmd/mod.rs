@@ -6,11 +6,14 @@
 
 mod admin;
 mod args;
+mod bitfield;
+mod bits;
 mod bloom;
 mod client_info;
 mod command;
 mod connection;
 mod context;
+mod counters;
 mod counting;
 mod diagnostics;
 pub mod errors;
@@ -59,6 +62,9 @@ const FAMILIES: &[&[CommandSpec]] = &[
     transaction::SPECS,
     keys::SPECS,
     strings::SPECS,
+    counters::SPECS,
+    bits::SPECS,
+    bitfield::SPECS,
     diagnostics::SPECS,
     pubsub::SPECS,
 ];
