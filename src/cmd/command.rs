@@ -18,7 +18,7 @@ fn write_info(reply: &mut Reply, spec: &CommandSpec) {
     reply.int(i64::from(spec.step));
     write_names(reply, spec.acl_categories().names());
     reply.set(spec.tips.len());
-    spec.tips.iter().for_each(|tip| reply.simple(tip));
+    spec.tips.iter().for_each(|tip| reply.bulk(tip.as_bytes()));
     reply.set(spec.key_specs.len());
     spec.key_specs
         .iter()
