@@ -94,9 +94,8 @@ fn connect(addr: SocketAddr, resp: Resp) -> RawClient {
 /// sieved), so string commands on it fail with WRONGTYPE on both.
 const KEYS: &[&str] = &["a", "b", "c", "w", "missing"];
 
-/// Keys the sequences read: those, and `fl`, which only INCRBYFLOAT writes. Redis adds in
-/// long double and sieved in f64, which agree while the sums stay exact in binary (small
-/// multiples of 1/8 here), but not on the large integers other writes leave behind.
+/// Keys the sequences read: those, and `fl`, which mostly INCRBYFLOAT writes, so that its
+/// sums run long.
 const READ_KEYS: &[&str] = &["a", "b", "c", "w", "missing", "fl"];
 
 const READS: &[&str] = &[
@@ -205,10 +204,42 @@ fn bitfield_ops(rng: &mut Rng, words: &mut Vec<String>, read_only: bool) {
     }
 }
 
-/// Increments whose sums stay exact in binary (see `READ_KEYS`).
-const FLOAT_STEPS: &[&str] = &[
-    "1", "-2", "0.5", "1.25", "-0.125", "3e2", "abc", "inf", "", "10",
-];
+/// An INCRBYFLOAT increment: decimals of every length and exponent Redis reads with strtold
+/// (but hexadecimal and subnormal ones, which sieved refuses: see src/cmd/extended.rs).
+fn float_step(rng: &mut Rng) -> String {
+    match rng.below(6) {
+        0 => rng
+            .pick(&[
+                "inf", "-inf", "nan", "", "abc", "1e5000", "1e-5000", "1e4900", "-1e4900",
+            ])
+            .into(),
+        1 => rng
+            .pick(&["0.1", "0.2", "-0.3", "1e-17", "3e2", "+1.5", ".5", "5."])
+            .into(),
+        _ => {
+            let digits = |rng: &mut Rng, n: usize| -> String {
+                (0..n)
+                    .map(|_| char::from(b'0' + rng.below(10) as u8))
+                    .collect()
+            };
+            let mut step = String::new();
+            if rng.below(3) == 0 {
+                step.push('-');
+            }
+            let whole = 1 + rng.below(12);
+            step.push_str(&digits(rng, whole));
+            if rng.below(3) > 0 {
+                step.push('.');
+                let fraction = rng.below(20);
+                step.push_str(&digits(rng, fraction));
+            }
+            if rng.below(4) == 0 {
+                step.push_str(&format!("e{}", rng.below(80) as i64 - 40));
+            }
+            step
+        }
+    }
+}
 
 fn command(rng: &mut Rng) -> Vec<String> {
     let mut words: Vec<String> = Vec::new();
@@ -253,7 +284,7 @@ fn command(rng: &mut Rng) -> Vec<String> {
     ]);
     words.push(name.into());
     let key = if name == "INCRBYFLOAT" {
-        "fl"
+        rng.pick(&["fl", "fl", "fl", "a", "w"])
     } else if READS.contains(&name) {
         rng.pick(READ_KEYS)
     } else {
@@ -330,7 +361,7 @@ fn command(rng: &mut Rng) -> Vec<String> {
         }
         "APPEND" | "SET" | "SETNX" | "GETSET" => words.push(value(rng)),
         "INCRBY" | "DECRBY" => words.push(value(rng)),
-        "INCRBYFLOAT" => words.push(rng.pick(FLOAT_STEPS).into()),
+        "INCRBYFLOAT" => words.push(float_step(rng)),
         "SETEX" | "PSETEX" => {
             words.push(rng.pick(&["100", "100000", "0", "-5", "x"]).into());
             words.push(value(rng));
@@ -476,6 +507,15 @@ fn chosen_edges_answer_as_redis_does() {
         "INCRBYFLOAT f 5.0e3",
         "INCRBYFLOAT f -10260.25",
         "GET f",
+        "INCRBYFLOAT f 0.1",
+        "INCRBYFLOAT f 0.2",
+        "INCRBYFLOAT big 1e4900",
+        "INCRBYFLOAT big 1",
+        "INCRBYFLOAT big -1e4900",
+        "INCRBYFLOAT huge 1.7976931348623157e308",
+        "INCRBYFLOAT huge 1e308",
+        "INCRBYFLOAT tiny 1e-4930",
+        "INCRBYFLOAT tiny 3.0e-20",
         "SETRANGE r 5 abc",
         "GET r",
         "SETRANGE r 1 \"\"",

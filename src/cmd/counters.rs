@@ -1,7 +1,8 @@
 //! Strings as counters: INCR, DECR, INCRBY, DECRBY and INCRBYFLOAT, in place (an expiry stays).
 
-use super::args::{parse_f64, parse_i64};
+use super::args::parse_i64;
 use super::errors::*;
+use super::extended::{Extended, Parsed};
 use super::spec::{bits, double, integer, key, CommandSpec, Group, KeySpec};
 use super::Ctx;
 use crate::protocol::Request;
@@ -61,57 +62,52 @@ pub(super) fn decrby(ctx: &mut Ctx, request: Request) -> CmdResult {
     incr_by(ctx, request.arg(1), by)
 }
 
-/// Redis's float syntax for INCRBYFLOAT, with its limit on length (strtold's input).
-fn parse_float(text: &[u8]) -> Option<f64> {
+/// A float as Redis's `string2ld` reads one: `strtold` over the whole text, shorter than
+/// 5 KB. None when not a valid float.
+fn parse_float(text: &[u8]) -> Option<Parsed> {
     const MAX_LONG_DOUBLE_CHARS: usize = 5 * 1024;
-    (text.len() <= MAX_LONG_DOUBLE_CHARS)
-        .then(|| parse_f64(text))
+    (text.len() < MAX_LONG_DOUBLE_CHARS)
+        .then(|| Extended::parse(text))
         .flatten()
 }
 
-/// Redis's human format for a float (`%.17Lf`, trailing zeros and point dropped, no "-0").
-fn format_float(value: f64) -> Vec<u8> {
-    let mut text = format!("{value:.17}");
-    if text.contains('.') {
-        let kept = text.trim_end_matches('0').trim_end_matches('.').len();
-        text.truncate(kept);
-    }
+/// Redis's human format for a long double: `%.17Lf`, trailing zeros and point dropped, and
+/// "-0" written "0".
+fn format_float(value: Extended) -> Vec<u8> {
+    let mut text = value.to_fixed17();
+    let kept = text.trim_end_matches('0').trim_end_matches('.').len();
+    text.truncate(kept);
     if text == "-0" {
         text = "0".into();
     }
     text.into_bytes()
 }
 
-/// INCRBYFLOAT key increment. Logged as `SET key result KEEPTTL`, as Redis propagates it, so
-/// that replay never depends on float arithmetic. Redis computes in x87 long double (64-bit
-/// mantissa), sieved in f64: results agree when the sum is exact in both (integers, halves,
-/// quarters...), but where rounding shows in the 17 digits printed they differ (Redis answers
-/// `0.1 + 0.2` with 0.3, sieved with 0.30000000000000004).
+/// INCRBYFLOAT key increment, in long double as Redis computes it (see `extended.rs`). Logged
+/// as `SET key result KEEPTTL`, as Redis propagates it, so that replay repeats no arithmetic.
 pub(super) fn incrbyfloat(ctx: &mut Ctx, request: Request) -> CmdResult {
     let key = request.arg(1);
-    let by = parse_float(request.arg(2)).filter(|by| by.is_finite());
-    let Some(by) = by else {
-        // Fails whatever the key holds; Redis reports its type, then its value, first.
+    let Some(Parsed::Finite(by)) = parse_float(request.arg(2)) else {
+        // Fails whatever the key holds (an infinite sum, or no number); Redis reports the
+        // key's type, then its value, first.
         let current = ctx.db().get(key, ctx.now, |value| match value {
-            Some(Value::String(bytes)) => Ok(parse_float(bytes)),
+            Some(Value::String(bytes)) => Ok(parse_float(bytes).is_some()),
             Some(_) => Err(CmdError::from(WRONGTYPE)),
-            None => Ok(Some(0.0)),
+            None => Ok(true),
         })?;
         return Err(match (current, parse_float(request.arg(2))) {
-            (Some(_), Some(_)) => FLOAT_NAN_OR_INF.into(),
+            (true, Some(_)) => FLOAT_NAN_OR_INF.into(),
             _ => NOT_FLOAT.into(),
         });
     };
     let result = update(ctx, key, |bytes, created| {
-        let current = if created {
-            0.0
-        } else {
-            parse_float(bytes).ok_or(NOT_FLOAT)?
+        let current = match parse_float(bytes) {
+            _ if created => Extended::ZERO,
+            Some(Parsed::Finite(current)) => current,
+            Some(Parsed::Infinite) => return Err(FLOAT_NAN_OR_INF.into()),
+            None => return Err(NOT_FLOAT.into()),
         };
-        let sum = current + by;
-        if !sum.is_finite() {
-            return Err(FLOAT_NAN_OR_INF.into());
-        }
+        let sum = current.add(by).ok_or(FLOAT_NAN_OR_INF)?;
         let text = format_float(sum);
         Ok((text.clone(), text))
     })?;

@@ -17,6 +17,7 @@ mod counters;
 mod counting;
 mod diagnostics;
 pub mod errors;
+mod extended;
 mod filters;
 mod keys;
 mod pubsub;
