@@ -171,13 +171,21 @@ pub(super) fn bitcount(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-/// The first bit equal to `bit` from bit `first` to bit `last`, both included.
+/// The first bit equal to `bit` from bit `first` to bit `last`, both included. Whole bytes,
+/// eight at a time, that cannot hold it are skipped.
 fn find_bit(bytes: &[u8], first: u64, last: u64, bit: bool) -> Option<u64> {
     let skip = if bit { 0x00 } else { 0xff };
     let mut at = first;
     while at <= last {
-        let byte = bytes[(at >> 3) as usize];
-        if at & 7 == 0 && last - at >= 7 && byte == skip {
+        let byte = (at >> 3) as usize;
+        if at & 7 == 0 && last - at >= 63 {
+            let word: [u8; 8] = bytes[byte..byte + 8].try_into().unwrap_or([!skip; 8]);
+            if word == [skip; 8] {
+                at += 64;
+                continue;
+            }
+        }
+        if at & 7 == 0 && last - at >= 7 && bytes[byte] == skip {
             at += 8;
             continue;
         }
