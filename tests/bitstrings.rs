@@ -797,3 +797,40 @@ fn string_writes_come_back_from_a_snapshot() {
     drop(client);
     server.kill();
 }
+
+/// Growing a string counts against `maxmemory` before anything is allocated: a SETBIT that
+/// would need 100 MB more than the limit allows is refused, and allocates nothing.
+#[test]
+fn growth_past_maxmemory_is_refused_before_allocating() {
+    let _serial = serial();
+    let server = TestServer::start();
+    let mut client = server.client();
+    assert_eq!(client.cmd(&["SETBIT", "k", "7", "1"]), b":0\r\n");
+    let limit = sieved::memory::allocated() + (10 << 20);
+    assert_eq!(
+        client.cmd(&["CONFIG", "SET", "maxmemory", &limit.to_string()]),
+        b"+OK\r\n"
+    );
+    let before = sieved::memory::allocated();
+    for command in [
+        &["SETBIT", "k", "800000000", "1"][..],
+        &["SETBIT", "new", "800000000", "1"],
+        &["SETRANGE", "k", "100000000", "x"],
+        &["BITFIELD", "k", "SET", "u8", "800000000", "1"],
+    ] {
+        assert_eq!(
+            escape(&client.cmd(command)),
+            "-OOM command not allowed when used memory > 'maxmemory'.\\r\\n",
+            "{command:?}"
+        );
+    }
+    assert!(
+        grown_since(before) < 1 << 20,
+        "{} bytes",
+        grown_since(before)
+    );
+    assert_eq!(client.cmd(&["STRLEN", "k"]), b":1\r\n");
+    assert_eq!(client.cmd(&["EXISTS", "new"]), b":0\r\n");
+    // Within the limit, it grows.
+    assert_eq!(client.cmd(&["SETBIT", "k", "8000000", "1"]), b":0\r\n");
+}
