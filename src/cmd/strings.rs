@@ -217,12 +217,29 @@ pub(super) fn getset(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
+/// GETDEL key: the value, removed in the same step, so that of two clients racing for a
+/// one-time value only one gets it.
 pub(super) fn getdel(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let old = string_at(ctx, request.arg(1))?;
-    if old.is_some() {
-        ctx.db().remove(request.arg(1), ctx.now);
+    let key = request.arg(1);
+    let is_string = ctx.db().get(key, ctx.now, |value| match value {
+        Some(Value::String(_)) => Ok(true),
+        Some(_) => Err(CmdError::from(WRONGTYPE)),
+        None => Ok(false),
+    })?;
+    if !is_string {
+        ctx.reply.null();
+        return Ok(());
     }
-    bulk_or_null(ctx, old);
+    match ctx.db().take(key, ctx.now) {
+        Some((Value::String(bytes), _)) => ctx.reply.bulk(&bytes),
+        None => ctx.reply.null(),
+        // Replaced by another type since the check above: put it back, as if that write came
+        // after this command.
+        Some((other, expires_at)) => {
+            ctx.db().insert(key, other, expires_at);
+            return Err(WRONGTYPE.into());
+        }
+    }
     Ok(())
 }
 
