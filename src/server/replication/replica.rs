@@ -383,10 +383,15 @@ async fn stream(
     let mut applier = LoggedWrites::new(shared);
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut last_io = Instant::now();
+    // The append-only file's position after the last record applied: an acknowledgement
+    // waits until the file holds it (written, or synced under appendfsync always), so that
+    // WAIT counts a replica only for what its disk has.
+    let mut logged_up_to = 0;
     loop {
-        let ack_wanted = apply_records(shared, &mut applier, &mut link.input)?;
+        let (ack_wanted, position) = apply_records(shared, &mut applier, &mut link.input)?;
+        logged_up_to = logged_up_to.max(position);
         if ack_wanted {
-            send_ack(link, replication.stream.offset()).await?;
+            send_ack(shared, link, logged_up_to).await?;
         }
         tokio::select! {
             read = link.tcp.read_buf(&mut link.input) => match read {
@@ -404,7 +409,7 @@ async fn stream(
                 if last_io.elapsed() > link.timeout {
                     return Err("the primary fell silent (repl-timeout)".into());
                 }
-                send_ack(link, replication.stream.offset()).await?;
+                send_ack(shared, link, logged_up_to).await?;
             }
             _ = client.killed() => return Err("the link was killed (CLIENT KILL)".into()),
             _ = shared.shutdown.requested() => return Ok(()),
@@ -412,7 +417,13 @@ async fn stream(
     }
 }
 
-async fn send_ack(link: &mut Link, offset: u64) -> Result<(), String> {
+/// Acknowledges every record applied, once the append-only file (if on) holds them.
+async fn send_ack(shared: &Shared, link: &mut Link, logged_up_to: u64) -> Result<(), String> {
+    // Read before the wait: records applied meanwhile are not yet in the file.
+    let offset = shared.replication.stream.offset();
+    if let Some(aof) = shared.aof.as_ref() {
+        aof.wait_durable(logged_up_to).await;
+    }
     let offset = offset.to_string();
     let ack = format!(
         "*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n${}\r\n{offset}\r\n",
@@ -425,13 +436,14 @@ async fn send_ack(link: &mut Link, offset: u64) -> Result<(), String> {
 }
 
 /// Applies every whole record in `input` and removes them from it; returns whether the primary
-/// asked for an acknowledgement (REPLCONF GETACK). Each record is applied, then logged to this
-/// server's append-only file (unless it is a heartbeat) and its own stream, in one order.
+/// asked for an acknowledgement (REPLCONF GETACK), and the append-only file's position after
+/// the last record (0 if none went there). Each record is applied, then logged to this server's
+/// append-only file (unless it is a heartbeat) and its own stream, in one order.
 fn apply_records(
     shared: &Arc<Shared>,
     applier: &mut LoggedWrites,
     input: &mut Vec<u8>,
-) -> Result<bool, String> {
+) -> Result<(bool, u64), String> {
     let max_body = shared
         .config
         .settings()
@@ -440,6 +452,7 @@ fn apply_records(
         .max(1 << 30);
     let mut consumed = 0;
     let mut ack_wanted = false;
+    let mut logged_up_to = 0;
     while let Some((record, len)) = decode_record(&input[consumed..], max_body)
         .map_err(|error| format!("the primary's stream is damaged: {error}"))?
     {
@@ -479,12 +492,12 @@ fn apply_records(
                 .lock()
                 .unwrap_or_else(|p| p.into_inner());
             if let (Some(aof), false) = (shared.aof.as_ref(), control) {
-                aof.order().append_with(|out| out.extend_from_slice(raw));
+                logged_up_to = aof.order().append_with(|out| out.extend_from_slice(raw));
             }
             shared.replication.stream.append(raw);
         }
         consumed += len;
     }
     input.drain(..consumed);
-    Ok(ack_wanted)
+    Ok((ack_wanted, logged_up_to))
 }
