@@ -18,7 +18,7 @@
 //! CONFIG GET lists the entries in the order written here.
 
 use super::values::{any, within, Invalid, Value};
-use super::{ClientAuth, Config, Fsync, SaveRules, MAX_CAPACITY, MAX_EXPANSION};
+use super::{ClientAuth, Config, Fsync, ReplicaOf, SaveRules, MAX_CAPACITY, MAX_EXPANSION};
 use crate::filter::Layout;
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -382,11 +382,8 @@ parameters! {
         help: "Most bytes the request buffers of all clients may hold together; a client whose \
                request would take them past it is closed. 0 for no limit.",
     }
-    runtime replicaof: String {
-        name: "replicaof", default: "", check: |text| match text.is_empty() {
-            true => Ok(()),
-            false => super::replica_of(text).map(|_| ()),
-        },
+    runtime replicaof: ReplicaOf {
+        name: "replicaof", default: "", check: any,
         help: "Follow the primary at \"<host> <port>\" as its replica; empty (or REPLICAOF NO \
                ONE) to be a primary. REPLICAOF changes it; CONFIG REWRITE keeps it.",
     }

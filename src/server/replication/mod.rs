@@ -476,7 +476,7 @@ pub(in crate::server) async fn run(shared: Arc<Shared>) {
     let replication = &shared.replication;
     let settings = shared.config.settings();
     replication.apply_settings(&settings);
-    if let Ok(primary) = crate::config::replica_of(&settings.replicaof) {
+    if let Some(primary) = settings.replicaof.0 {
         follow(&shared, Some(primary));
     }
     let mut tick = tokio::time::interval(Duration::from_secs(1));
