@@ -13,12 +13,13 @@ use crate::persist::recovery::{ApplyLogged, Logged};
 use crate::persist::snapshot;
 use crate::protocol::Request;
 use crate::server::logged_writes::LoggedWrites;
-use crate::server::{saver, Shared};
+use crate::server::{saver, tls, Shared};
 use crate::store::now_ms;
+use rustls::pki_types::ServerName;
 use std::io;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 /// Longest line the primary may answer the handshake with.
@@ -111,12 +112,27 @@ async fn link_once(shared: &Arc<Shared>, generation: u64) -> Result<(), String> 
     let _ = tcp.set_nodelay(true);
     let peer = tcp.peer_addr().map_err(|e| e.to_string())?;
     let local = tcp.local_addr().map_err(|e| e.to_string())?;
+    let io: Box<dyn LinkIo> = match settings.tls_replication {
+        false => Box::new(tcp),
+        true => {
+            let connector = tls::connector(&shared.config.tls).map_err(|e| e.to_string())?;
+            let name = ServerName::try_from(host.clone())
+                .map_err(|e| format!("tls-replication: {host} is no server name: {e}"))?;
+            let handshake = tokio::time::timeout(timeout, connector.connect(name, tcp));
+            Box::new(
+                handshake
+                    .await
+                    .map_err(|_| "the TLS handshake with the primary timed out".to_string())?
+                    .map_err(|e| format!("the TLS handshake with the primary failed: {e}"))?,
+            )
+        }
+    };
     let registration = shared.clients.register(peer, local, now_ms());
     let client = registration.info.clone();
     client.set_kind(ClientKind::Primary);
     replication.update_link(generation, |p| p.state = LinkState::Handshake);
     let mut link = Link {
-        tcp,
+        io,
         input: Vec::new(),
         timeout,
     };
@@ -187,8 +203,13 @@ async fn link_once(shared: &Arc<Shared>, generation: u64) -> Result<(), String> 
     stream(shared, &mut link, generation, &client).await
 }
 
+/// The link's byte stream: TCP, or TLS over it.
+trait LinkIo: AsyncRead + AsyncWrite + Unpin + Send {}
+
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> LinkIo for T {}
+
 struct Link {
-    tcp: TcpStream,
+    io: Box<dyn LinkIo>,
     /// Bytes read and not yet used.
     input: Vec<u8>,
     timeout: Duration,
@@ -203,7 +224,7 @@ impl Link {
             request.extend_from_slice(arg);
             request.extend_from_slice(b"\r\n");
         }
-        self.tcp
+        self.io
             .write_all(&request)
             .await
             .map_err(|e| format!("writing to the primary: {e}"))?;
@@ -241,7 +262,7 @@ impl Link {
 
     /// Reads more into `input`; a link silent past `repl-timeout`, or closed, is an error.
     async fn fill(&mut self) -> Result<usize, String> {
-        match tokio::time::timeout(self.timeout, self.tcp.read_buf(&mut self.input)).await {
+        match tokio::time::timeout(self.timeout, self.io.read_buf(&mut self.input)).await {
             Err(_) => Err("the primary fell silent (repl-timeout)".into()),
             Ok(Err(error)) => Err(format!("reading from the primary: {error}")),
             Ok(Ok(0)) => Err("the primary closed the link".into()),
@@ -394,7 +415,7 @@ async fn stream(
             send_ack(shared, link, logged_up_to).await?;
         }
         tokio::select! {
-            read = link.tcp.read_buf(&mut link.input) => match read {
+            read = link.io.read_buf(&mut link.input) => match read {
                 Ok(0) => return Err("the primary closed the link".into()),
                 Ok(_) => {
                     last_io = Instant::now();
@@ -429,7 +450,7 @@ async fn send_ack(shared: &Shared, link: &mut Link, logged_up_to: u64) -> Result
         "*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n${}\r\n{offset}\r\n",
         offset.len()
     );
-    link.tcp
+    link.io
         .write_all(ack.as_bytes())
         .await
         .map_err(|e| format!("writing to the primary: {e}"))
