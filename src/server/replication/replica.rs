@@ -17,6 +17,7 @@ use crate::server::{saver, tls, Shared};
 use crate::store::now_ms;
 use rustls::pki_types::ServerName;
 use std::io;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -478,6 +479,10 @@ fn apply_records(
         .map_err(|error| format!("the primary's stream is damaged: {error}"))?
     {
         let raw = &input[consumed..consumed + len];
+        shared
+            .replication
+            .primary_clock_ms
+            .fetch_max(record.time_ms, Ordering::Relaxed);
         let control = match record.commands.as_slice() {
             [(_, ranges)] => {
                 let request = Request::new(&record.body, ranges);
