@@ -25,6 +25,10 @@ use tokio::net::TcpStream;
 
 /// Longest line the primary may answer the handshake with.
 const MAX_LINE: usize = 64 * 1024;
+/// Room made before each read from the primary: a read takes at most what there is room for.
+const READ_CHUNK: usize = 256 * 1024;
+/// The payload file's write buffer.
+const WRITE_CHUNK: usize = 1024 * 1024;
 /// Bytes of the snapshot's end marker in Redis's diskless form (`$EOF:<40 bytes>`).
 const MARK_LEN: usize = 40;
 
@@ -263,6 +267,7 @@ impl Link {
 
     /// Reads more into `input`; a link silent past `repl-timeout`, or closed, is an error.
     async fn fill(&mut self) -> Result<usize, String> {
+        self.input.reserve(READ_CHUNK);
         match tokio::time::timeout(self.timeout, self.io.read_buf(&mut self.input)).await {
             Err(_) => Err("the primary fell silent (repl-timeout)".into()),
             Ok(Err(error)) => Err(format!("reading from the primary: {error}")),
@@ -313,9 +318,10 @@ async fn full_sync(
 /// the mark, or `$<length>` and that many bytes. Returns its size.
 async fn receive_payload(link: &mut Link, path: &std::path::Path) -> Result<u64, String> {
     let header = link.line().await?;
-    let mut file = tokio::fs::File::create(path)
+    let file = tokio::fs::File::create(path)
         .await
         .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let mut file = tokio::io::BufWriter::with_capacity(WRITE_CHUNK, file);
     let write_error = |e: io::Error| format!("writing {}: {e}", path.display());
     let mut written = 0u64;
     if let Some(mark) = header.strip_prefix("$EOF:") {
@@ -363,7 +369,8 @@ async fn receive_payload(link: &mut Link, path: &std::path::Path) -> Result<u64,
             "the primary answered with {header} instead of a snapshot"
         ));
     }
-    file.sync_all().await.map_err(write_error)?;
+    file.flush().await.map_err(write_error)?;
+    file.get_ref().sync_all().await.map_err(write_error)?;
     Ok(written)
 }
 
@@ -415,6 +422,7 @@ async fn stream(
         if ack_wanted {
             send_ack(shared, link, logged_up_to).await?;
         }
+        link.input.reserve(READ_CHUNK);
         tokio::select! {
             read = link.io.read_buf(&mut link.input) => match read {
                 Ok(0) => return Err("the primary closed the link".into()),
