@@ -128,6 +128,9 @@ pub(crate) struct Replication {
     serve_stale: AtomicBool,
     min_replicas: AtomicU64,
     max_lag_secs: AtomicU64,
+    /// Whether this server's history is worth offering a primary in PSYNC: not when it
+    /// started as a replica and has not synced yet (it then asks `PSYNC ? -1`, as Redis).
+    pub(crate) offers_history: AtomicBool,
     /// On a replica, the primary's clock as its stream last showed it (the time of the newest
     /// record applied): the expiry sweeper removes only what had expired by then, so a write
     /// still to come, stamped later, never finds gone a key it would have found alive.
@@ -160,6 +163,7 @@ impl Replication {
             sync_partial_err: AtomicU64::new(0),
             alone_since_ms: AtomicU64::new(0),
             primary_clock_ms: AtomicU64::new(0),
+            offers_history: AtomicBool::new(true),
             read_only: AtomicBool::new(true),
             serve_stale: AtomicBool::new(true),
             min_replicas: AtomicU64::new(0),
@@ -491,6 +495,7 @@ pub(in crate::server) async fn run(shared: Arc<Shared>) {
     let settings = shared.config.settings();
     replication.apply_settings(&settings);
     if let Some(primary) = settings.replicaof.0 {
+        replication.offers_history.store(false, Ordering::Relaxed);
         follow(&shared, Some(primary));
     }
     let mut tick = tokio::time::interval(Duration::from_secs(1));

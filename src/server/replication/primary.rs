@@ -214,13 +214,36 @@ where
             _ = shared.shutdown.requested() => return Err(io::Error::other("shutting down")),
         };
         match piece {
-            Some(piece) => stream.write_all(&piece).await?,
+            Some(piece) => send(shared, stream, client, &piece).await?,
             None => break,
         }
     }
     let (_, bytes) = writer.await.map_err(io::Error::other)??;
     stream.write_all(mark.as_bytes()).await?;
     Ok(bytes)
+}
+
+/// Writes `bytes` to the replica, unless it is killed, the server stops, or it takes nothing
+/// for `repl-timeout`: a replica that stops reading must not hold its task, and the stream it
+/// pins, forever.
+async fn send<S>(
+    shared: &Shared,
+    stream: &mut S,
+    client: &ClientInfo,
+    bytes: &[u8],
+) -> io::Result<()>
+where
+    S: AsyncWrite + Unpin,
+{
+    let timeout = Duration::from_secs(shared.config.settings().repl_timeout);
+    tokio::select! {
+        written = stream.write_all(bytes) => written,
+        _ = client.killed() => Err(io::Error::other("killed")),
+        _ = shared.shutdown.requested() => Err(io::Error::other("shutting down")),
+        _ = tokio::time::sleep(timeout) => {
+            Err(io::Error::other("the replica took nothing for repl-timeout"))
+        }
+    }
 }
 
 /// Hands the snapshot writer's output to the socket's task in pieces.
@@ -275,7 +298,7 @@ where
             return Ok(());
         }
         if !out.is_empty() {
-            stream.write_all(&out).await?;
+            send(shared, stream, client, &out).await?;
             at += out.len() as u64;
             continue;
         }

@@ -181,8 +181,13 @@ async fn link_once(shared: &Arc<Shared>, generation: u64) -> Result<(), String> 
     link.expect_ok(&replconf).await?;
     link.expect_ok(&[b"REPLCONF", b"capa", b"eof", b"capa", b"psync2"])
         .await?;
-    let replid = replication.replid();
-    let next = (replication.stream.offset() + 1).to_string();
+    let (replid, next) = match replication.offers_history.load(Ordering::Relaxed) {
+        true => (
+            replication.replid(),
+            (replication.stream.offset() + 1).to_string(),
+        ),
+        false => ("?".to_string(), "-1".to_string()),
+    };
     let answer = link
         .ask(&[b"PSYNC", replid.as_bytes(), next.as_bytes()])
         .await?;
@@ -199,6 +204,7 @@ async fn link_once(shared: &Arc<Shared>, generation: u64) -> Result<(), String> 
         ["+CONTINUE", replid] => replication.adopt_history(replid),
         _ => return Err(format!("the primary answered PSYNC with {answer}")),
     }
+    replication.offers_history.store(true, Ordering::Relaxed);
     tracing::info!(%host, port, offset = replication.stream.offset(), "replication link up");
     replication.update_link(generation, |p| {
         p.state = LinkState::Connected;
@@ -332,16 +338,22 @@ async fn receive_payload(link: &mut Link, path: &std::path::Path) -> Result<u64,
             ));
         }
         loop {
-            // Everything but the last MARK_LEN bytes is payload for sure.
-            if link.input.ends_with(&mark) {
-                let payload = link.input.len() - MARK_LEN;
-                file.write_all(&link.input[..payload])
+            // The stream follows the mark at once, often in the same read: what comes after
+            // the mark stays in `input` for it.
+            if let Some(at) = link
+                .input
+                .windows(MARK_LEN)
+                .position(|window| window == mark.as_slice())
+            {
+                file.write_all(&link.input[..at])
                     .await
                     .map_err(write_error)?;
-                written += payload as u64;
-                link.input.clear();
+                written += at as u64;
+                link.input.drain(..at + MARK_LEN);
                 break;
             }
+            // Everything but the last MARK_LEN bytes is payload for sure: the mark, not yet
+            // whole, can only begin there.
             let sure = link.input.len().saturating_sub(MARK_LEN);
             if sure > 0 {
                 file.write_all(&link.input[..sure])
