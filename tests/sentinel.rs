@@ -12,8 +12,10 @@
 //! A missing program skips the test with a notice, except under CI (see tests/external.rs).
 
 mod common;
+mod ha;
 
 use common::{binary, free_port, missing, tool, DataDir, Running};
+use ha::{follows, info_field, query, wait_for};
 use std::fmt::Write as _;
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufRead, BufReader};
@@ -21,13 +23,8 @@ use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
-use std::time::{Duration, Instant};
 
 const SERVICE: &str = "mymaster";
-/// Only there so that a stuck step fails the test instead of hanging the run. The slowest step,
-/// Sentinel turning a returning primary into a replica, takes up to about 20 s by design (it
-/// waits 8 s after the role it sees changes, and asks for INFO every 10 s).
-const GUARD: Duration = Duration::from_secs(60);
 /// Writes the client must have confirmed before the primary is killed, and again through the
 /// new primary, so that both sides of the failover are covered.
 const WRITES_PER_PHASE: usize = 100;
@@ -133,43 +130,6 @@ impl Flavor {
 
 const WRITER_KEY: &str = "failover";
 
-fn command(args: &[&str]) -> redis::Cmd {
-    let mut cmd = redis::cmd(args[0]);
-    for arg in &args[1..] {
-        cmd.arg(*arg);
-    }
-    cmd
-}
-
-/// One command on a fresh connection: the servers come and go, so nothing is kept open.
-fn query<T: redis::FromRedisValue>(port: u16, args: &[&str]) -> redis::RedisResult<T> {
-    let client = redis::Client::open(format!("redis://127.0.0.1:{port}/"))?;
-    let mut con = client.get_connection_with_timeout(Duration::from_secs(2))?;
-    con.set_read_timeout(Some(Duration::from_secs(10)))?;
-    command(args).query(&mut con)
-}
-
-/// Polls `check` until it gives a value; fails the test, naming `what`, after `GUARD`.
-fn wait_for<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + GUARD;
-    loop {
-        if let Some(value) = check() {
-            return value;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// One field of INFO `section`, if the server answers.
-fn info_field(port: u16, section: &str, field: &str) -> Option<String> {
-    let text: String = query(port, &["INFO", section]).ok()?;
-    let prefix = format!("{field}:");
-    text.lines()
-        .find_map(|line| line.strip_prefix(&prefix))
-        .map(str::to_string)
-}
-
 /// A Sentinel reply listing instances (each a flat array of names and values): the value of
 /// `field` in each.
 fn sentinel_list(sentinel: u16, subcommand: &str, field: &str) -> Vec<String> {
@@ -191,13 +151,6 @@ fn primary_port(sentinel: u16) -> Option<u16> {
     let addr: Vec<String> =
         query(sentinel, &["SENTINEL", "get-master-addr-by-name", SERVICE]).ok()?;
     addr.get(1)?.parse().ok()
-}
-
-/// Whether the node at `port` is a replica of `primary` with its link up.
-fn follows(port: u16, primary: u16) -> bool {
-    info_field(port, "replication", "role").as_deref() == Some("slave")
-        && info_field(port, "replication", "master_port") == Some(primary.to_string())
-        && info_field(port, "replication", "master_link_status").as_deref() == Some("up")
 }
 
 struct Node {
@@ -528,6 +481,8 @@ fn failover(flavor: Flavor) {
     );
 
     cluster.start_node(0);
+    // The slowest step, by Sentinel's design: it asks a replica for INFO every 10 s and turns a
+    // node that calls itself a primary into a replica only 8 s after it saw the role change.
     wait_for(
         &format!("the old primary {primary} to follow {promoted}"),
         || follows(primary, promoted).then_some(()),
