@@ -16,7 +16,6 @@ mod ha;
 
 use common::{binary, free_port, missing, tool, DataDir, Running};
 use ha::{follows, info_field, query, wait_for};
-use std::fmt::Write as _;
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -43,18 +42,27 @@ impl Flavor {
         }
     }
 
-    /// The node's configuration file: Sentinel's failover ends with CONFIG REWRITE, which needs
-    /// one, and the role it writes there is what a restart goes back to.
-    fn config(self, port: u16, dir: &Path, primary: Option<u16>) -> String {
-        let mut text = format!("port {port}\nbind 127.0.0.1\ndir {}\n", dir.display());
-        text.push_str("save \"\"\nappendonly no\n");
-        if self == Flavor::Redis {
-            text.push_str("enable-debug-command local\n");
-        }
+    /// The configuration file of node `index` (0 the first primary): for sieved, the example's
+    /// in deploy/sentinel/, with this test's ports and directories. Sentinel's failover ends
+    /// with CONFIG REWRITE, which needs a file, and what it writes there is the role a restart
+    /// goes back to.
+    fn config(self, index: usize, port: u16, dir: &Path, primary: Option<u16>) -> String {
+        let mut lines = vec![format!("port {port}"), format!("dir {}", dir.display())];
         if let Some(primary) = primary {
-            writeln!(text, "replicaof 127.0.0.1 {primary}").expect("write to a string");
+            lines.push(format!("replicaof 127.0.0.1 {primary}"));
         }
-        text
+        match self {
+            Flavor::Sieved => {
+                let name = ["primary", "replica-1", "replica-2"][index];
+                from_example(&format!("deploy/sentinel/{name}.conf"), &lines)
+            }
+            Flavor::Redis => {
+                lines.extend(
+                    ["bind 127.0.0.1", "save \"\"", "enable-debug-command local"].map(String::from),
+                );
+                lines.join("\n") + "\n"
+            }
+        }
     }
 
     fn command(self, program: &Path, config: &Path) -> Command {
@@ -130,6 +138,38 @@ impl Flavor {
 
 const WRITER_KEY: &str = "failover";
 
+/// The file `path` of the repository with each directive of `replacements` in place of the
+/// file's line for the same directive; each must replace a line.
+fn from_example(path: &str, replacements: &[String]) -> String {
+    let text = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path))
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut used = vec![false; replacements.len()];
+    let mut out = String::new();
+    for line in text.lines() {
+        let found = replacements
+            .iter()
+            .position(|replacement| directive(replacement) == directive(line));
+        match found {
+            Some(index) => {
+                used[index] = true;
+                out.push_str(&replacements[index]);
+            }
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    for (replacement, used) in replacements.iter().zip(used) {
+        assert!(used, "{path} has no line for {replacement:?}");
+    }
+    out
+}
+
+/// A line's directive: its first word, or two for Sentinel's (`sentinel monitor`).
+fn directive(line: &str) -> Vec<&str> {
+    let words = if line.starts_with("sentinel ") { 2 } else { 1 };
+    line.split(' ').take(words).collect()
+}
+
 /// A Sentinel reply listing instances (each a flat array of names and values): the value of
 /// `field` in each.
 fn sentinel_list(sentinel: u16, subcommand: &str, field: &str) -> Vec<String> {
@@ -193,7 +233,8 @@ impl Cluster {
         fs::create_dir_all(&data).expect("node directory");
         let config = self.dir.0.join(format!("node-{index}.conf"));
         let primary = primary.map(|primary| self.nodes[primary].port);
-        fs::write(&config, self.flavor.config(port, &data, primary)).expect("node config");
+        let text = self.flavor.config(index, port, &data, primary);
+        fs::write(&config, text).expect("node config");
         self.nodes.push(Node {
             port,
             config,
@@ -235,26 +276,26 @@ impl Cluster {
         self.nodes[index].port
     }
 
-    /// Starts three Sentinels monitoring node 0, with quorum 2 and a primary counted down after
-    /// one second without answers.
+    /// Starts three Sentinels monitoring node 0, configured as deploy/sentinel/'s (quorum 2) but
+    /// counting the primary down after one second without answers.
     fn start_sentinels(&mut self) {
         let primary = self.port(0);
         for index in 0..3 {
             let port = free_port();
-            // Each Sentinel rewrites its file with what it learns, so each has its own.
+            // Each Sentinel rewrites its file with what it learns, so each has its own: the
+            // example's, timed for a test.
             let config = self.dir.0.join(format!("sentinel-{index}.conf"));
-            fs::write(
-                &config,
-                format!(
-                    "port {port}\nbind 127.0.0.1\ndaemonize no\ndir {dir}\n\
-                     sentinel monitor {SERVICE} 127.0.0.1 {primary} 2\n\
-                     sentinel down-after-milliseconds {SERVICE} 1000\n\
-                     sentinel failover-timeout {SERVICE} 10000\n\
-                     sentinel parallel-syncs {SERVICE} 1\n",
-                    dir = self.dir.0.display()
-                ),
-            )
-            .expect("sentinel config");
+            let text = from_example(
+                &format!("deploy/sentinel/sentinel-{}.conf", index + 1),
+                &[
+                    format!("port {port}"),
+                    format!("dir {}", self.dir.0.display()),
+                    format!("sentinel monitor {SERVICE} 127.0.0.1 {primary} 2"),
+                    format!("sentinel down-after-milliseconds {SERVICE} 1000"),
+                    format!("sentinel failover-timeout {SERVICE} 10000"),
+                ],
+            );
+            fs::write(&config, text).expect("sentinel config");
             let log_path = self.dir.0.join(format!("sentinel-{index}.log"));
             let log = File::create(&log_path).expect("sentinel log");
             let child = Command::new(&self.sentinel_program)
@@ -537,4 +578,39 @@ fn sentinel_fails_over_sieved() {
 #[ignore = "a control: the same scenario on redis-server, to check this harness against Redis"]
 fn redis_server_control() {
     failover(Flavor::Redis);
+}
+
+/// The example's units, as `systemd-analyze verify` sees one instance of each; the sieved unit
+/// names /usr/local/bin/sieved, which verify checks exists, so the copy names the binary just
+/// built instead.
+#[test]
+fn systemd_accepts_the_units() {
+    let Some(analyze) = tool("systemd-analyze") else {
+        return;
+    };
+    let dir = DataDir::new("sentinel-units");
+    let mut instances = Vec::new();
+    for (template, instance) in [
+        ("sieved@.service", "sieved@primary.service"),
+        ("sieved-sentinel@.service", "sieved-sentinel@1.service"),
+    ] {
+        let path = format!("deploy/sentinel/{template}");
+        let unit = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(&path))
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        let copy = dir.0.join(instance);
+        fs::write(&copy, unit.replace("/usr/local/bin/sieved", binary())).expect("unit copy");
+        instances.push(copy);
+    }
+    let output = Command::new(analyze)
+        .arg("verify")
+        .args(&instances)
+        .current_dir(&dir.0)
+        .output()
+        .expect("run systemd-analyze");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        !stderr.contains("sieved@") && !stderr.contains("sieved-sentinel@"),
+        "systemd-analyze complains about a unit:\n{stderr}"
+    );
 }
