@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
+use std::time::Instant;
 
 const SERVICE: &str = "mymaster";
 /// Writes the client must have confirmed before the primary is killed, and again through the
@@ -480,6 +481,7 @@ fn failover(flavor: Flavor) {
     writer.wait_confirmed(WRITES_PER_PHASE, "before the failover");
     let confirmed_before_kill = writer.confirmed().len();
     cluster.kill_node(0);
+    let killed = Instant::now();
 
     let promoted = wait_for("the sentinels to promote a replica", || {
         let ports: Vec<Option<u16>> = sentinels.iter().map(|&s| primary_port(s)).collect();
@@ -490,6 +492,7 @@ fn failover(flavor: Flavor) {
         replicas.contains(&promoted),
         "promoted {promoted}, not a replica"
     );
+    let promoted_after = killed.elapsed();
     let promoted_index = if promoted == replicas[0] { 1 } else { 2 };
     let other = if promoted == replicas[0] {
         replicas[1]
@@ -522,12 +525,14 @@ fn failover(flavor: Flavor) {
     );
 
     cluster.start_node(0);
+    let restarted = Instant::now();
     // The slowest step, by Sentinel's design: it asks a replica for INFO every 10 s and turns a
     // node that calls itself a primary into a replica only 8 s after it saw the role change.
     wait_for(
         &format!("the old primary {primary} to follow {promoted}"),
         || follows(primary, promoted).then_some(()),
     );
+    let rejoined_after = restarted.elapsed();
     for &sentinel in &sentinels {
         wait_for(
             &format!("sentinel {sentinel} to list the old primary as a replica"),
@@ -565,7 +570,9 @@ fn failover(flavor: Flavor) {
         (digests[0].is_some() && digests.iter().all(|digest| *digest == digests[0])).then_some(())
     });
     eprintln!(
-        "{summary} (confirmed, attempted); {confirmed_before_kill} confirmed before the kill"
+        "{flavor:?}: writer {summary} (confirmed, attempted), {confirmed_before_kill} confirmed \
+         before the kill; promoted {promoted_after:?} after the kill; the old primary followed \
+         {rejoined_after:?} after its restart"
     );
 }
 
