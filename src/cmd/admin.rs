@@ -190,15 +190,6 @@ pub(super) fn lastsave(ctx: &mut Ctx, _request: Request) -> CmdResult {
     Ok(())
 }
 
-/// ROLE: a primary's role, its replication offset, and its replicas (none yet).
-pub(super) fn role(ctx: &mut Ctx, _request: Request) -> CmdResult {
-    ctx.reply.array(3);
-    ctx.reply.bulk(b"master");
-    ctx.reply.int(ctx.server.replication_offset() as i64);
-    ctx.reply.array(0);
-    Ok(())
-}
-
 /// Server administration commands as Redis 7 declares them.
 pub(super) const SPECS: &[CommandSpec] = &[
     CommandSpec::new(
@@ -280,16 +271,5 @@ pub(super) const SPECS: &[CommandSpec] = &[
     )
     .flags(bits![Flags: LOADING, STALE, FAST])
     .acl(bits![Acl: ADMIN, DANGEROUS])
-    .complexity("O(1)"),
-    CommandSpec::new(
-        "role",
-        1,
-        Group::Server,
-        "Return the role of the instance in the context of replication",
-        role,
-    )
-    .flags(bits![Flags: NOSCRIPT, LOADING, STALE, FAST])
-    .acl(bits![Acl: ADMIN, DANGEROUS])
-    .since("2.8.12")
     .complexity("O(1)"),
 ];

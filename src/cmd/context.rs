@@ -27,19 +27,27 @@ pub enum SaveError {
     Failed(String),
 }
 
+/// Where a logged write stands: the append-only file position its reply waits for (see
+/// `durable`; 0 when nothing went to the file) and the replication stream's offset after it
+/// (WAIT counts the replicas that acknowledged it; 0 when nothing was streamed).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LogPosition {
+    pub durable_at: u64,
+    pub stream_offset: u64,
+}
+
 /// Where writes go once they took effect: the append-only file today, replicas as well later.
 /// One implementation fans out to every sink, so commands log once whatever listens.
 pub trait WriteLog: Send + Sync {
     /// Runs `write` in the log's order and logs what it put in `batch` as one record stamped
     /// `time_ms`: the log's order is then the order the writes took effect, so replaying it
-    /// rebuilds the same keyspace. `batch` is left empty. Returns the position a reply must
-    /// wait for before it is sent (see `durable`), or 0 when nothing was logged.
+    /// rebuilds the same keyspace. `batch` is left empty.
     fn in_order(
         &self,
         time_ms: u64,
         batch: &mut RequestList,
         write: &mut dyn FnMut(&mut RequestList),
-    ) -> u64;
+    ) -> LogPosition;
 }
 
 /// What a Pub/Sub subscription names: a channel, or a glob pattern of channels.
@@ -73,6 +81,49 @@ pub trait PubSub: Send + Sync {
     fn patterns(&self) -> usize;
 }
 
+/// What ROLE reports.
+pub enum RoleView {
+    /// Its stream's offset, and each replica's address, listening port and acknowledged offset.
+    Primary {
+        offset: u64,
+        replicas: Vec<(String, u16, u64)>,
+    },
+    Replica {
+        host: String,
+        port: u16,
+        /// ROLE's word for the link: connect, connecting, sync or connected.
+        state: &'static str,
+        offset: u64,
+    },
+}
+
+/// What REPLICAOF did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replicating {
+    Started,
+    /// The server already follows that primary.
+    Already,
+}
+
+/// What a replica said of itself before its PSYNC (REPLCONF), and the PSYNC itself.
+#[derive(Debug, Clone, Default)]
+pub struct ReplicaHandshake {
+    pub listening_port: u16,
+    pub announced_ip: Option<String>,
+    /// PSYNC's replication ID and offset, once asked: the connection then becomes the
+    /// replica's stream.
+    pub psync: Option<(String, i64)>,
+}
+
+/// A WAIT to carry out once the replies before it are written.
+#[derive(Debug, Clone, Copy)]
+pub struct WaitForReplicas {
+    pub replicas: usize,
+    /// 0 waits for as long as it takes.
+    pub timeout_ms: u64,
+    pub offset: u64,
+}
+
 /// The server as commands see it: its settings, its write log, and the actions of admin
 /// commands. Implemented by the server; a test can implement it with stubs.
 pub trait Server: Send + Sync {
@@ -103,8 +154,21 @@ pub trait Server: Send + Sync {
     /// Asks the server to stop; returns the request's number, which the connection waits on
     /// to learn whether the server stops or refused (its exit snapshot failed).
     fn shutdown(&self, exit_save: ExitSave, force: bool) -> u64;
-    /// How far into its replication stream the server is (ROLE, INFO replication).
-    fn replication_offset(&self) -> u64;
+    /// ROLE's view of the server's replication.
+    fn role(&self) -> RoleView;
+    /// REPLICAOF: follows `primary`, or (None) becomes a primary.
+    fn replicate(&self, primary: Option<(String, u16)>) -> Replicating;
+    /// Why a command cannot run in the server's replication role now: a write on a read-only
+    /// replica (READONLY), or on a primary short of good replicas (NOREPLICAS); anything not
+    /// flagged `stale` on a replica whose link is down, if it must not serve stale data
+    /// (MASTERDOWN).
+    fn role_refusal(&self, writes: bool, runs_when_stale: bool) -> Option<&'static str>;
+    /// Whether this is a replica whose link to its primary is not up (PSYNC is refused then).
+    fn replica_link_down(&self) -> bool;
+    /// This process's run ID (INFO server).
+    fn run_id(&self) -> &str;
+    /// How many replicas acknowledged the stream up to `offset` (WAIT, at once).
+    fn acked_replicas(&self, offset: u64) -> usize;
     /// Why write commands (and PING, as Redis) are refused now, as the error to send: the
     /// server cannot keep what they would change (Redis's MISCONF).
     fn write_refusal(&self) -> Option<String>;
@@ -136,6 +200,9 @@ pub struct Session {
     /// The write log's position after this connection's last logged write: with
     /// `appendfsync always`, replies wait until the log is durable that far.
     pub logged_up_to: u64,
+    /// The replication stream's offset after this connection's last logged write: what WAIT
+    /// waits for replicas to acknowledge.
+    pub streamed_up_to: u64,
     /// The writes of the command running now (all of an EXEC's), on their way to the log;
     /// kept between commands so that logging does not allocate.
     pub(super) batch: RequestList,
@@ -148,12 +215,26 @@ pub struct Session {
     /// The running command is logged as its `effects` alone (a RESERVE, whose effect is all
     /// in the filter it created).
     pub(super) effects_only: bool,
+    /// A replica's handshake on this connection (REPLCONF, PSYNC).
+    pub replica_handshake: Option<Box<ReplicaHandshake>>,
+    /// Set by WAIT: once the replies so far are written, the connection waits for replicas.
+    pub wait_asked: Option<WaitForReplicas>,
     /// Running a write read back from the log or received from a primary: it was admitted
     /// when it first ran, so no limit refuses it now.
     pub replaying: bool,
 }
 
 impl Session {
+    /// Remembers where the connection's last logged write stands.
+    pub(super) fn note_logged(&mut self, position: LogPosition) {
+        if position.durable_at > 0 {
+            self.logged_up_to = position.durable_at;
+        }
+        if position.stream_offset > 0 {
+            self.streamed_up_to = position.stream_offset;
+        }
+    }
+
     /// Whether the client must still authenticate. Like Redis, a password is asked for only while
     /// one is set: clearing `requirepass` lets in the connections that never gave it.
     pub fn must_authenticate(&self, config: &Config) -> bool {
@@ -173,10 +254,13 @@ impl Session {
             authenticated,
             exec_outcomes: Vec::new(),
             logged_up_to: 0,
+            streamed_up_to: 0,
             batch: RequestList::default(),
             in_exec: false,
             effects: RequestList::default(),
             effects_only: false,
+            replica_handshake: None,
+            wait_asked: None,
             replaying: false,
         }
     }

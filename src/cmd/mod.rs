@@ -17,6 +17,7 @@ pub mod errors;
 mod filters;
 mod keys;
 mod pubsub;
+mod replication;
 mod spec;
 mod strings;
 #[cfg(test)]
@@ -24,7 +25,10 @@ mod tests;
 mod transaction;
 
 pub use client_info::{ClientInfo, ClientKind};
-pub use context::{Ctx, ExitSave, PubSub, SaveError, Server, Session, SubscriptionKind, WriteLog};
+pub use context::{
+    Ctx, ExitSave, LogPosition, PubSub, ReplicaHandshake, Replicating, RoleView, SaveError, Server,
+    Session, SubscriptionKind, WaitForReplicas, WriteLog,
+};
 pub use spec::CommandSpec;
 pub use transaction::is_exec;
 
@@ -61,6 +65,7 @@ const FAMILIES: &[&[CommandSpec]] = &[
     strings::SPECS,
     diagnostics::SPECS,
     pubsub::SPECS,
+    replication::SPECS,
 ];
 
 pub static COMMANDS: [CommandSpec; spec::total(FAMILIES)] = spec::concat(FAMILIES);
@@ -148,6 +153,12 @@ fn admit(ctx: &Ctx, spec: &CommandSpec, request: Request) -> CmdResult {
             return Err(CmdError::Owned(refusal));
         }
     }
+    if let Some(refusal) = ctx
+        .server
+        .role_refusal(spec.writes(), spec.flags.contains(Flags::STALE))
+    {
+        return Err(refusal.into());
+    }
     // As Redis 7: a RESP3 client may run anything while subscribed, a RESP2 one cannot, as
     // its replies would be mistaken for messages; EXEC's commands were admitted when queued.
     if ctx.session.client.subscribed()
@@ -184,9 +195,7 @@ fn run_logged(
         note_logged(ctx.session, batch, ran.is_ok(), &request);
     });
     ctx.session.batch = batch;
-    if position > 0 {
-        ctx.session.logged_up_to = position;
-    }
+    ctx.session.note_logged(position);
     ran
 }
 

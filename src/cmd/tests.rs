@@ -29,14 +29,17 @@ impl WriteLog for Log {
         _time_ms: u64,
         batch: &mut RequestList,
         write: &mut dyn FnMut(&mut RequestList),
-    ) -> u64 {
+    ) -> LogPosition {
         let mut records = self.records.lock().expect("log");
         write(batch);
         if batch.is_empty() {
-            return 0;
+            return LogPosition::default();
         }
         records.push(std::mem::take(batch));
-        records.len() as u64
+        LogPosition {
+            durable_at: records.len() as u64,
+            stream_offset: 0,
+        }
     }
 }
 
@@ -74,7 +77,30 @@ impl Server for Stub {
     fn shutdown(&self, _exit_save: ExitSave, _force: bool) -> u64 {
         1
     }
-    fn replication_offset(&self) -> u64 {
+    fn role(&self) -> RoleView {
+        RoleView::Primary {
+            offset: 0,
+            replicas: Vec::new(),
+        }
+    }
+
+    fn replicate(&self, _primary: Option<(String, u16)>) -> Replicating {
+        Replicating::Started
+    }
+
+    fn role_refusal(&self, _writes: bool, _runs_when_stale: bool) -> Option<&'static str> {
+        None
+    }
+
+    fn replica_link_down(&self) -> bool {
+        false
+    }
+
+    fn run_id(&self) -> &str {
+        "0000000000000000000000000000000000000000"
+    }
+
+    fn acked_replicas(&self, _offset: u64) -> usize {
         0
     }
     fn write_refusal(&self) -> Option<String> {

@@ -132,9 +132,7 @@ pub(super) fn exec(ctx: &mut Ctx, _request: Request) -> CmdResult {
                 std::mem::swap(&mut ctx.session.batch, batch);
             });
             ctx.session.batch = batch;
-            if position > 0 {
-                ctx.session.logged_up_to = position;
-            }
+            ctx.session.note_logged(position);
         }
         None => run_queued(ctx, &transaction.queued),
     }

@@ -140,7 +140,10 @@ impl Config {
     }
 
     pub fn settings(&self) -> Settings {
-        *self.settings.read().unwrap_or_else(|p| p.into_inner())
+        self.settings
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     pub fn requires_password(&self) -> bool {
@@ -190,7 +193,7 @@ impl Config {
     /// CONFIG SET of several parameters at once: all are applied, or none.
     pub fn set_many(&self, pairs: &[(&[u8], &[u8])]) -> Result<(), String> {
         let mut guard = self.settings.write().unwrap_or_else(|p| p.into_inner());
-        let mut updated = *guard;
+        let mut updated = guard.clone();
         let mut password = None;
         for (name, value) in pairs {
             let param = table::find(name).ok_or_else(|| {
@@ -216,10 +219,10 @@ impl Config {
             let value = std::str::from_utf8(value).map_err(|_| fail("argument must be text"))?;
             set(&mut updated, value).map_err(|why| fail(&why.for_client()))?;
         }
-        *guard = updated;
         self.slowlog_threshold_us
             .store(updated.slowlog_log_slower_than, Ordering::Relaxed);
         self.maxmemory.store(updated.maxmemory, Ordering::Relaxed);
+        *guard = updated;
         if let Some(password) = password {
             self.set_requirepass(password);
         }
@@ -241,6 +244,18 @@ impl Config {
     /// Microseconds past which a command is logged as slow; negative when the log is off.
     pub fn slowlog_threshold_us(&self) -> i64 {
         self.slowlog_threshold_us.load(Ordering::Relaxed)
+    }
+}
+
+/// `replicaof`'s value, "<host> <port>": the primary to follow.
+pub(crate) fn replica_of(text: &str) -> Result<(String, u16), String> {
+    let mut words = text.split_whitespace();
+    match (words.next(), words.next(), words.next()) {
+        (Some(host), Some(port), None) => match port.parse::<u16>() {
+            Ok(port) if port > 0 => Ok((host.to_string(), port)),
+            _ => Err("argument must be '<host> <port>' with a port from 1 to 65535".into()),
+        },
+        _ => Err("argument must be '<host> <port>'".into()),
     }
 }
 

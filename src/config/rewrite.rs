@@ -30,7 +30,7 @@ impl Config {
                     // The value as CONFIG GET would show it, so that `1e-2` in the file
                     // counts as the 0.01 it means.
                     let canonical = |value: &str| {
-                        let mut scratch = settings;
+                        let mut scratch = settings.clone();
                         set(&mut scratch, value).ok()?;
                         Some(get(&scratch))
                     };

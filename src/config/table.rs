@@ -113,7 +113,8 @@ macro_rules! parameters {
             [$($ff:ident: $ft:ty = $fn_:literal $fd:literal;)*]
             [$($param:expr,)*]) => {
         /// The settings that may change while the server runs: the table's runtime entries.
-        #[derive(Debug, Clone, Copy)]
+        /// Cloned by every reader: the text ones are empty, so free to clone, unless set.
+        #[derive(Debug, Clone)]
         pub struct Settings {
             $(#[doc = $sh] pub $sf: $st,)*
         }
@@ -380,6 +381,76 @@ parameters! {
         },
         help: "Most bytes the request buffers of all clients may hold together; a client whose \
                request would take them past it is closed. 0 for no limit.",
+    }
+    runtime replicaof: String {
+        name: "replicaof", default: "", check: |text| match text.is_empty() {
+            true => Ok(()),
+            false => super::replica_of(text).map(|_| ()),
+        },
+        help: "Follow the primary at \"<host> <port>\" as its replica; empty (or REPLICAOF NO \
+               ONE) to be a primary. REPLICAOF changes it; CONFIG REWRITE keeps it.",
+    }
+    runtime masterauth: String {
+        name: "masterauth", default: "", check: any,
+        help: "Password a replica gives its primary (AUTH); empty for none.",
+    }
+    runtime masteruser: String {
+        name: "masteruser", default: "", check: any,
+        help: "User a replica authenticates as with masterauth; empty for AUTH with the \
+               password alone.",
+    }
+    runtime repl_backlog_size: u64 {
+        name: "repl-backlog-size", default: "1048576",
+        check: |n| within(*n, 16 * 1024, i64::MAX as u64),
+        help: "Bytes of the replication stream a primary keeps, so that a replica that lost its \
+               link can continue from where it was (a partial resync) instead of syncing anew.",
+    }
+    runtime repl_backlog_ttl: u64 {
+        name: "repl-backlog-ttl", default: "3600", check: |n| within(*n, 0, i32::MAX as u64),
+        help: "Seconds without any replica after which a primary frees its backlog; 0 never \
+               does.",
+    }
+    runtime repl_timeout: u64 {
+        name: "repl-timeout", default: "60", check: |n| within(*n, 1, i32::MAX as u64),
+        help: "Seconds of silence after which either end of a replication link drops it.",
+    }
+    runtime repl_ping_replica_period: u64 {
+        name: "repl-ping-replica-period", default: "10",
+        check: |n| within(*n, 1, i32::MAX as u64),
+        help: "Seconds between the PINGs a primary sends its replicas, so that they can tell a \
+               quiet primary from a lost one.",
+    }
+    runtime replica_serve_stale_data: bool {
+        name: "replica-serve-stale-data", default: "yes", check: any,
+        help: "yes: a replica whose link is down still answers reads with the data it has; no: \
+               it answers -MASTERDOWN.",
+    }
+    runtime replica_read_only: bool {
+        name: "replica-read-only", default: "yes", check: any,
+        help: "yes: a replica refuses writes from clients with -READONLY.",
+    }
+    runtime replica_priority: u64 {
+        name: "replica-priority", default: "100", check: |n| within(*n, 0, i32::MAX as u64),
+        help: "Sentinel promotes the replica with the lowest priority first; 0 never.",
+    }
+    runtime replica_announce_ip: String {
+        name: "replica-announce-ip", default: "", check: any,
+        help: "The address a replica tells its primary to list it under (behind NAT); empty for \
+               the address the link comes from.",
+    }
+    runtime replica_announce_port: u64 {
+        name: "replica-announce-port", default: "0", check: |n| within(*n, 0, 65535),
+        help: "The port a replica tells its primary to list it under; 0 for its own.",
+    }
+    runtime min_replicas_to_write: u64 {
+        name: "min-replicas-to-write", default: "0", check: |n| within(*n, 0, i32::MAX as u64),
+        help: "A primary refuses writes (-NOREPLICAS) unless this many replicas acknowledged the \
+               stream within min-replicas-max-lag seconds; 0 for no such check.",
+    }
+    runtime min_replicas_max_lag: u64 {
+        name: "min-replicas-max-lag", default: "10", check: |n| within(*n, 0, i32::MAX as u64),
+        help: "Seconds since its last acknowledgement within which a replica counts for \
+               min-replicas-to-write.",
     }
     password requirepass: String {
         name: "requirepass", default: "", check: any,

@@ -113,7 +113,7 @@ fn section(report: &Report, name: &str, out: &mut String) {
             out,
             "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
              instantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\n\
-             rejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\n\
+             rejected_connections:{}\r\nsync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\n\
              expired_keys:{}\r\nevicted_keys:0\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\n\
              pubsubshard_channels:0\r\n",
             Stats::get(&stats.connections_received),
@@ -122,25 +122,17 @@ fn section(report: &Report, name: &str, out: &mut String) {
             Stats::get(&stats.net_input_bytes),
             Stats::get(&stats.net_output_bytes),
             Stats::get(&stats.rejected_connections),
+            report.replication.sync_full,
+            report.replication.sync_partial_ok,
+            report.replication.sync_partial_err,
             Stats::get(&stats.expired_keys),
             report.pubsub_channels,
             report.pubsub_patterns,
         ),
         "replication" => {
-            let replication = &report.replication;
-            write!(
-                out,
-                "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n\
-                 master_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:{}\r\n\
-                 master_repl_offset:{}\r\nsecond_repl_offset:{}\r\nrepl_backlog_active:0\r\n\
-                 repl_backlog_size:{}\r\nrepl_backlog_first_byte_offset:0\r\n\
-                 repl_backlog_histlen:0\r\n",
-                replication.replid,
-                replication.replid2,
-                replication.offset,
-                replication.second_offset,
-                replication.backlog_size,
-            )
+            out.push_str("# Replication\r\n");
+            out.push_str(&report.replication.fields);
+            Ok(())
         }
         "keyspace" => {
             out.push_str("# Keyspace\r\n");

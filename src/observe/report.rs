@@ -23,7 +23,7 @@ pub struct Report<'a> {
     /// Every command called or rejected since the counts were reset, with its name.
     pub commands: Vec<(&'static str, CommandTotals)>,
     pub slowlog_len: usize,
-    pub replication: ReplicationState<'a>,
+    pub replication: ReplicationState,
     /// Channels and patterns with at least one subscriber.
     pub pubsub_channels: usize,
     pub pubsub_patterns: usize,
@@ -52,14 +52,13 @@ pub struct Snapshots {
     pub file_bytes: u64,
 }
 
-/// INFO replication, for a primary (the only role so far).
-pub struct ReplicationState<'a> {
-    pub replid: &'a str,
-    pub replid2: &'a str,
-    pub offset: u64,
-    /// -1 when `replid2` names no history.
-    pub second_offset: i64,
-    pub backlog_size: u64,
+/// INFO replication's fields, rendered by the replication side (they differ by role), and the
+/// resyncs counted in INFO stats.
+pub struct ReplicationState {
+    pub fields: String,
+    pub sync_full: u64,
+    pub sync_partial_ok: u64,
+    pub sync_partial_err: u64,
 }
 
 pub struct AofState {

@@ -4,7 +4,7 @@
 //! ENOSPC, EROFS) or to crash in turn; after each, a start-up on a sound disk must succeed with every
 //! acknowledged write, and no file persistence does not own may have been touched.
 
-use super::aof::{Aof, OnFatal, PendingTransaction};
+use super::aof::{format, Aof, OnFatal, PendingTransaction};
 use super::compaction;
 use super::faults::{Fault, FaultyFs};
 use super::fs::{self, FileSystem};
@@ -140,7 +140,7 @@ fn set_logged(aof: &Aof, store: &Store, key: &str, value: &str) -> bool {
             time_ms: 1,
         };
         Stub.apply(store, write).expect("apply");
-        order.append(1, 0, &Request::new(&body, &ranges))
+        order.append_with(|out| format::encode_single(out, 1, 0, &Request::new(&body, &ranges)))
     };
     loop {
         if aof.durable_position() >= position {
@@ -185,7 +185,7 @@ fn log_scenario(fs: Arc<dyn FileSystem>, dir: &Path) -> Vec<(String, String)> {
     let position = {
         let order = aof.order();
         Stub.apply(&store, write).expect("apply");
-        order.append_transaction(2, &transaction)
+        order.append_with(|out| transaction.encode(out, 2))
     };
     // The exit snapshot of a stopping server, commands paused: the segments up to the one just
     // ended are folded into a snapshot of the live keyspace, then removed.

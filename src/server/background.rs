@@ -3,7 +3,7 @@
 //! connections), and shows its state in INFO server as `background_<name>`.
 
 use super::saver::{Keyspace, SaveError};
-use super::{expiry, metrics, shutdown, stats, Shared};
+use super::{expiry, metrics, replication, shutdown, stats, Shared};
 use crate::persist::aof::OpenSegment;
 use crate::store::now_ms;
 use std::io;
@@ -30,9 +30,11 @@ pub enum Work {
     Metrics,
     /// SIGTERM and SIGINT, which request shutdown.
     Signals,
+    /// Heartbeats to replicas, the backlog's lifetime, and the link to a configured primary.
+    Replication,
 }
 
-const WORK: [(Work, &str); 7] = [
+const WORK: [(Work, &str); 8] = [
     (Work::AofWriter, "aof_writer"),
     (Work::Save, "save"),
     (Work::SaveSchedule, "save_schedule"),
@@ -40,6 +42,7 @@ const WORK: [(Work, &str); 7] = [
     (Work::OpsSampler, "ops_sampler"),
     (Work::Metrics, "metrics"),
     (Work::Signals, "signals"),
+    (Work::Replication, "replication"),
 ];
 
 /// 0, the default, is "off": not started.
@@ -118,6 +121,7 @@ pub(super) fn start_tasks(
     spawn(tasks, shared, Work::Expiry, expiry::run);
     spawn(tasks, shared, Work::SaveSchedule, run_save_schedule);
     spawn(tasks, shared, Work::OpsSampler, stats::run_sampler);
+    spawn(tasks, shared, Work::Replication, replication::run);
     if let Some(listener) = metrics {
         spawn(tasks, shared, Work::Metrics, move |shared| {
             metrics::serve(shared, listener)

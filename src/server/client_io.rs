@@ -4,8 +4,8 @@
 
 use super::pubsub::{Inbox, INBOX_LIMIT};
 use super::query_buffer::{OverCeiling, QueryBuffer};
-use super::Shared;
-use crate::cmd::{self, errors, ClientInfo, Ctx, Outcome, Session};
+use super::{replication, Shared};
+use crate::cmd::{self, errors, ClientInfo, Ctx, Outcome, Session, WaitForReplicas};
 use crate::config::Config;
 use crate::observe::{Call, Stats, Tally};
 use crate::protocol::{Limits, Protocol, Reply, Request, RequestParser};
@@ -210,6 +210,11 @@ where
                 durable_seen = session.logged_up_to;
             }
         }
+        if let Some(wait) = session.wait_asked.take() {
+            let acked = wait_for_replicas(shared, &session, wait).await;
+            reply.int(acked as i64);
+            unfinished = true;
+        }
         if let Some(number) = session.shutdown_asked.take() {
             if !shared.shutdown.answer(number).await {
                 // Refused (the exit snapshot failed): say so, as Redis, and go on with whatever
@@ -238,6 +243,18 @@ where
             tracing::debug!(client = session.client.id, %error, "protocol error; closing");
             return Ok(());
         }
+        let psync_asked = session
+            .replica_handshake
+            .as_ref()
+            .is_some_and(|handshake| handshake.psync.is_some());
+        if psync_asked {
+            // From here on the connection carries the replication stream.
+            let handshake = session.replica_handshake.take().unwrap_or_default();
+            let input = input.pending().to_vec();
+            drop(membership);
+            return replication::serve_replica(shared, stream, &session.client, *handshake, input)
+                .await;
+        }
         if session.close || session.client.is_killed() {
             return Ok(());
         }
@@ -252,6 +269,20 @@ where
             );
             return Ok(());
         }
+    }
+}
+
+/// WAIT: asks the replicas to acknowledge at once, then waits until enough did, the timeout
+/// passes, or the client or the server goes; returns how many acknowledged.
+async fn wait_for_replicas(shared: &Shared, session: &Session, wait: WaitForReplicas) -> usize {
+    let replication = &shared.replication;
+    replication.append_control(&[b"REPLCONF", b"GETACK", b"*"], now_ms());
+    let deadline = (wait.timeout_ms > 0)
+        .then(|| tokio::time::Instant::now() + Duration::from_millis(wait.timeout_ms));
+    tokio::select! {
+        acked = replication.wait_for_acks(wait.offset, wait.replicas, deadline) => acked,
+        _ = session.client.killed() => 0,
+        _ = shared.shutdown.requested() => replication.acked_at_least(wait.offset),
     }
 }
 
@@ -335,7 +366,13 @@ fn execute_all(
             }
         };
         consumed += parser.take_consumed();
-        if !more || session.close || reply.len() >= MAX_PENDING_REPLY {
+        // PSYNC and WAIT are carried out by the connection before anything after them runs.
+        let waits = session.wait_asked.is_some()
+            || session
+                .replica_handshake
+                .as_ref()
+                .is_some_and(|handshake| handshake.psync.is_some());
+        if !more || session.close || waits || reply.len() >= MAX_PENDING_REPLY {
             return (commands, None, consumed);
         }
     }

@@ -1,6 +1,6 @@
 //! The registry of connected clients, for CLIENT LIST, CLIENT INFO and INFO clients.
 
-use crate::cmd::ClientInfo;
+use crate::cmd::{ClientInfo, ClientKind};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -48,6 +48,14 @@ impl Clients {
     fn new_client(&self, addr: SocketAddr, local_addr: SocketAddr, now: u64) -> Arc<ClientInfo> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         ClientInfo::new(id, addr, local_addr, now)
+    }
+
+    /// Kills every client of this kind (replicas when the history changes, the link to the
+    /// primary when REPLICAOF changes it).
+    pub(crate) fn kill_kind(&self, kind: ClientKind) {
+        for client in self.lock().values().filter(|c| c.kind() == kind) {
+            client.kill();
+        }
     }
 
     pub fn count(&self) -> usize {

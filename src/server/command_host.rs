@@ -1,12 +1,12 @@
 //! The server as commands see it: `cmd::Server` and `cmd::WriteLog`, implemented over `Shared`.
 
 use super::saver;
-use super::{background, Shared};
+use super::{background, replication, Shared};
 use crate::cmd::errors::{MISCONF_AOF, MISCONF_RDB};
-use crate::cmd::{self, ExitSave, SaveError, WriteLog};
+use crate::cmd::{self, ExitSave, LogPosition, Replicating, RoleView, SaveError, WriteLog};
 use crate::config::Config;
 use crate::observe;
-use crate::persist::aof::{Aof, PendingTransaction};
+use crate::persist::aof::{format, Aof, PendingTransaction};
 use crate::protocol::{Reply, RequestList};
 use std::sync::Arc;
 
@@ -18,7 +18,8 @@ impl cmd::Server for Arc<Shared> {
     }
 
     fn write_log(&self) -> Option<&dyn WriteLog> {
-        self.aof.as_ref().map(|aof| aof as &dyn WriteLog)
+        let logged = self.aof.is_some() || self.replication.stream.is_active();
+        logged.then_some(&**self as &dyn WriteLog)
     }
 
     fn info(&self, sections: &[&'static str], now: u64) -> String {
@@ -64,6 +65,16 @@ impl cmd::Server for Arc<Shared> {
             aof.set_fsync(self.config.settings().appendfsync);
         }
         self.saver.update_write_refusal(self);
+        let settings = self.config.settings();
+        self.replication.apply_settings(&settings);
+        let wanted = match settings.replicaof.as_str() {
+            "" => None,
+            text => crate::config::replica_of(text).ok(),
+        };
+        let current = self.replication.primary().map(|p| (p.host, p.port));
+        if wanted != current {
+            replication::follow(self, wanted);
+        }
     }
 
     fn save(&self) -> Result<(), SaveError> {
@@ -89,8 +100,45 @@ impl cmd::Server for Arc<Shared> {
         self.shutdown.request_with(exit_save, force)
     }
 
-    fn replication_offset(&self) -> u64 {
-        self.replication.offset
+    fn role(&self) -> RoleView {
+        let offset = self.replication.stream.offset();
+        match self.replication.primary() {
+            Some(primary) => RoleView::Replica {
+                host: primary.host,
+                port: primary.port,
+                state: primary.state.role_name(),
+                offset,
+            },
+            None => RoleView::Primary {
+                offset,
+                replicas: self
+                    .replication
+                    .followers()
+                    .into_iter()
+                    .map(|f| (f.ip, f.port, f.acked))
+                    .collect(),
+            },
+        }
+    }
+
+    fn replicate(&self, primary: Option<(String, u16)>) -> Replicating {
+        replication::follow(self, primary)
+    }
+
+    fn role_refusal(&self, writes: bool, runs_when_stale: bool) -> Option<&'static str> {
+        self.replication.refusal(writes, runs_when_stale)
+    }
+
+    fn replica_link_down(&self) -> bool {
+        !self.replication.link_up()
+    }
+
+    fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    fn acked_replicas(&self, offset: u64) -> usize {
+        self.replication.acked_at_least(offset)
     }
 
     fn write_refusal(&self) -> Option<String> {
@@ -112,30 +160,63 @@ fn save_error(error: saver::SaveError) -> SaveError {
     }
 }
 
-impl WriteLog for Aof {
+impl WriteLog for Shared {
     fn in_order(
         &self,
         time_ms: u64,
         batch: &mut RequestList,
         write: &mut dyn FnMut(&mut RequestList),
-    ) -> u64 {
-        let order = self.order();
+    ) -> LogPosition {
+        // A replica's own clients' writes (replica-read-only no) stay its own, as in Redis:
+        // its stream is its primary's, byte for byte.
+        let streamed = self.replication.stream.is_active() && !self.replication.is_replica();
+        if !streamed {
+            let Some(aof) = self.aof.as_ref() else {
+                write(batch);
+                batch.clear();
+                return LogPosition::default();
+            };
+            let order = aof.order();
+            write(batch);
+            let durable_at = order.append_with(|out| encode(out, time_ms, batch));
+            batch.clear();
+            return LogPosition {
+                durable_at,
+                stream_offset: 0,
+            };
+        }
+        let mut record = self.stream_order.lock().unwrap_or_else(|p| p.into_inner());
+        let order = self.aof.as_ref().map(Aof::order);
         write(batch);
-        let position = match batch.len() {
-            0 => 0,
-            1 => batch
-                .iter()
-                .next()
-                .map_or(0, |(db, request)| order.append(time_ms, db, &request)),
-            _ => {
-                let mut transaction = PendingTransaction::default();
-                for (db, request) in batch.iter() {
-                    transaction.push(db, &request);
-                }
-                order.append_transaction(time_ms, &transaction)
-            }
-        };
+        encode(&mut record, time_ms, batch);
         batch.clear();
+        if record.is_empty() {
+            return LogPosition::default();
+        }
+        let position = LogPosition {
+            durable_at: order.map_or(0, |order| order.append_with(|out| out.extend(&*record))),
+            stream_offset: self.replication.stream.append(&record),
+        };
+        record.clear();
         position
+    }
+}
+
+/// Appends the batch to `out` as one record: one command, or a transaction.
+fn encode(out: &mut Vec<u8>, time_ms: u64, batch: &RequestList) {
+    match batch.len() {
+        0 => {}
+        1 => {
+            if let Some((db, request)) = batch.iter().next() {
+                format::encode_single(out, time_ms, db, &request);
+            }
+        }
+        _ => {
+            let mut transaction = PendingTransaction::default();
+            for (db, request) in batch.iter() {
+                transaction.push(db, &request);
+            }
+            transaction.encode(out, time_ms);
+        }
     }
 }

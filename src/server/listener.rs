@@ -132,7 +132,7 @@ async fn stops(shared: &Arc<Shared>, request: shutdown::Request) -> bool {
     let decided = tokio::task::spawn_blocking(move || {
         let _paused = worker.isolation.exclusive();
         let saved = if save {
-            saver::save_at_exit(&worker)
+            saver::save_paused(&worker)
         } else {
             Ok(())
         };

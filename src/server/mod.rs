@@ -34,7 +34,8 @@ use crate::store::{now_ms, Store};
 use background::Background;
 use replication::Replication;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// Everything connections share.
@@ -64,6 +65,9 @@ pub struct Shared {
     pub started_ms: u64,
     pub run_id: String,
     pub(crate) replication: Replication,
+    /// Held while a write runs and its record goes to the log and the replication stream, so
+    /// that both hold writes in the order they took effect; the record is encoded into it.
+    pub(crate) stream_order: Mutex<Vec<u8>>,
 }
 
 /// Where a server keeps its data, and what it does when the log cannot be written under
@@ -104,6 +108,7 @@ impl Shared {
         });
         let started_ms = now_ms();
         let run_id = replication::random_id();
+        let backlog_size = config.settings().repl_backlog_size;
         Shared {
             config,
             addr,
@@ -124,7 +129,8 @@ impl Shared {
             started: Instant::now(),
             started_ms,
             run_id,
-            replication: Replication::new(),
+            replication: Replication::new(backlog_size),
+            stream_order: Mutex::new(Vec::new()),
         }
     }
 }
@@ -176,11 +182,10 @@ impl Shared {
             pubsub_patterns,
             background: self.background.states(),
             replication: observe::ReplicationState {
-                replid: &self.replication.replid,
-                replid2: self.replication.replid2,
-                offset: self.replication.offset,
-                second_offset: self.replication.second_offset,
-                backlog_size: replication::BACKLOG_SIZE,
+                fields: self.replication.info(now_ms(), &settings),
+                sync_full: self.replication.sync_full.load(Ordering::Relaxed),
+                sync_partial_ok: self.replication.sync_partial_ok.load(Ordering::Relaxed),
+                sync_partial_err: self.replication.sync_partial_err.load(Ordering::Relaxed),
             },
             store: &self.store,
         }

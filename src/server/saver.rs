@@ -225,9 +225,10 @@ pub(super) enum Keyspace {
     Paused,
 }
 
-/// The snapshot taken when the server stops, with every command paused: waits for one in
-/// progress, then writes its own. Blocks the calling thread.
-pub(super) fn save_at_exit(shared: &Arc<Shared>) -> io::Result<()> {
+/// A snapshot taken with every command paused (the server stops, or a replica took over its
+/// primary's data set): waits for one in progress, then writes its own. Blocks the calling
+/// thread.
+pub(super) fn save_paused(shared: &Arc<Shared>) -> io::Result<()> {
     loop {
         let claimed = shared.saver.claim();
         let result = claimed.and_then(|()| shared.saver.save_claimed(shared, Keyspace::Paused));

@@ -109,6 +109,23 @@ impl Db {
         }
     }
 
+    /// An empty database of the same shape and seed (see `Store::empty_like`).
+    pub(super) fn empty_like(&self) -> Db {
+        let mut db = Db::new(self.shards.len());
+        db.seed = self.seed;
+        db
+    }
+
+    pub(super) fn swap_contents(&self, other: &Db) {
+        for (mine, theirs) in self.shards.iter().zip(other.shards.iter()) {
+            std::mem::swap(&mut *write(&mine.map), &mut *write(&theirs.map));
+            let volatile = mine.volatile.load(Ordering::Relaxed);
+            mine.volatile
+                .store(theirs.volatile.load(Ordering::Relaxed), Ordering::Relaxed);
+            theirs.volatile.store(volatile, Ordering::Relaxed);
+        }
+    }
+
     /// The key's shard and hash.
     fn locate(&self, key: &[u8]) -> (&Shard, u64) {
         let hash = xxh3_64_with_seed(key, self.seed);

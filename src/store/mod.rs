@@ -41,6 +41,37 @@ impl Store {
     pub fn dbs(&self) -> impl Iterator<Item = &Db> {
         self.dbs.iter()
     }
+
+    /// An empty store of the same shape and hash seeds, whose contents `replace_contents` can
+    /// take over.
+    pub fn empty_like(&self) -> Store {
+        Store {
+            dbs: self.dbs.iter().map(Db::empty_like).collect(),
+        }
+    }
+
+    /// Swaps this store's keys with those of `other`, made by `empty_like`, shard by shard:
+    /// a replica's full sync loads beside the live keyspace, then takes it over at once. The
+    /// caller keeps commands out meanwhile, so that none sees some shards swapped.
+    pub fn swap_contents(&self, other: &Store) {
+        for (mine, theirs) in self.dbs.iter().zip(&other.dbs) {
+            mine.swap_contents(theirs);
+        }
+    }
+
+    /// A copy of every key (expired or not) and value, taken one shard at a time: exact only
+    /// while no command changes the store, which the caller sees to.
+    pub fn deep_copy(&self) -> Store {
+        let copy = self.empty_like();
+        for (mine, theirs) in self.dbs.iter().zip(&copy.dbs) {
+            for shard in 0..mine.shard_count() {
+                for (key, expires_at, value) in mine.shard_entries(shard, 0) {
+                    theirs.insert(&key, read(&value).clone(), expires_at);
+                }
+            }
+        }
+        copy
+    }
 }
 
 /// Milliseconds since the Unix epoch, the unit of every expiry time.

@@ -375,7 +375,7 @@ fn multi_refuses_no_multi_commands_and_runs_transaction_commands_at_once() {
         .filter(|spec| spec.flags.contains(Flags::NO_MULTI))
         .map(|spec| spec.name)
         .collect();
-    assert_eq!(no_multi, ["shutdown", "save"]);
+    assert_eq!(no_multi, ["shutdown", "save", "psync"]);
 }
 
 #[test]

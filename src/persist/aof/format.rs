@@ -185,6 +185,36 @@ pub enum Stop {
     Damaged { offset: u64, reason: String },
 }
 
+/// Decodes the first record of `input` (a replication stream's bytes, in this same format),
+/// returning it with the bytes it took; None while `input` holds only part of it. `max_body`
+/// bounds what a damaged length could make the caller wait for.
+pub(crate) fn decode_record(
+    input: &[u8],
+    max_body: u64,
+) -> Result<Option<(Record, usize)>, String> {
+    let Some(head) = input.get(..RECORD_HEAD_LEN) else {
+        return Ok(None);
+    };
+    let (length, check) = head.split_at(8);
+    if xxh3_64(length) as u32 != u32::from_le_bytes(check.try_into().expect("four bytes")) {
+        return Err("a record's length field is damaged".into());
+    }
+    let body_len = u64::from_le_bytes(length.try_into().expect("eight bytes"));
+    if !(BODY_MIN_LEN..=max_body).contains(&body_len) {
+        return Err(format!("a record of {body_len} bytes is out of bounds"));
+    }
+    let total = RECORD_HEAD_LEN + body_len as usize + RECORD_TAIL_LEN;
+    let Some(record) = input.get(..total) else {
+        return Ok(None);
+    };
+    let body = &record[RECORD_HEAD_LEN..total - RECORD_TAIL_LEN];
+    let tail = &record[total - RECORD_TAIL_LEN..];
+    if xxh3_64(body) != u64::from_le_bytes(tail.try_into().expect("eight bytes")) {
+        return Err("a record fails its checksum".into());
+    }
+    parse_body(body.to_vec(), false).map(|record| Some((record, total)))
+}
+
 /// Reads a segment record by record.
 pub struct SegmentReader {
     input: BufReader<File>,

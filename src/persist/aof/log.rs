@@ -7,10 +7,8 @@
 //! the file is durable: connections wait for that before they send their replies, so the writes
 //! of every client that arrived during one sync share the next one (group commit).
 
-use super::format::{encode_single, PendingTransaction};
 use crate::config::Fsync;
 use crate::persist::fs::{DataFile, FileSystem};
-use crate::protocol::Request;
 use std::io;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
@@ -273,17 +271,14 @@ pub struct Appender<'a> {
 }
 
 impl Appender<'_> {
-    /// Appends one command; returns the log position a reply to it must wait for.
-    pub fn append(mut self, time_ms: u64, db: usize, request: &Request) -> u64 {
+    /// Appends what `encode` writes: whole records, in the format of `format.rs`. Returns the
+    /// log position a reply to them must wait for; 0 if `encode` wrote nothing.
+    pub fn append_with(mut self, encode: impl FnOnce(&mut Vec<u8>)) -> u64 {
         let before = self.state.buffer.len();
-        encode_single(&mut self.state.buffer, time_ms, db, request);
-        self.finish(before)
-    }
-
-    /// Appends a transaction's commands as one record.
-    pub fn append_transaction(mut self, time_ms: u64, pending: &PendingTransaction) -> u64 {
-        let before = self.state.buffer.len();
-        pending.encode(&mut self.state.buffer, time_ms);
+        encode(&mut self.state.buffer);
+        if self.state.buffer.len() == before {
+            return 0;
+        }
         self.finish(before)
     }
 

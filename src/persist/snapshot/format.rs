@@ -81,10 +81,20 @@ pub(super) fn temp_path(dir: &Path) -> PathBuf {
     dir.join(format!("{TEMP_PREFIX}{}", std::process::id()))
 }
 
-/// Whether `name` is a snapshot's temporary file, of this process or of an earlier one.
+/// Where a replica receives its primary's snapshot in a full sync, before loading it.
+const SYNC_PREFIX: &str = "sieved.sync.tmp-";
+
+pub fn sync_payload_path(dir: &Path) -> PathBuf {
+    dir.join(format!("{SYNC_PREFIX}{}", std::process::id()))
+}
+
+/// Whether `name` is a snapshot's (or a sync payload's) temporary file, of this process or of an
+/// earlier one.
 pub(crate) fn is_temp_file(name: &str) -> bool {
-    name.strip_prefix(TEMP_PREFIX)
-        .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+    [TEMP_PREFIX, SYNC_PREFIX].iter().any(|prefix| {
+        name.strip_prefix(prefix)
+            .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+    })
 }
 
 #[cfg(test)]

@@ -5,6 +5,6 @@ pub(crate) mod format;
 mod read;
 mod write;
 
-pub use format::FILE_NAME;
-pub use read::{load, LoadError, LoadReport};
-pub use write::{remove_leftovers, write, Expired, SnapshotStats};
+pub use format::{sync_payload_path, FILE_NAME};
+pub use read::{load, load_file, LoadError, LoadReport};
+pub use write::{remove_leftovers, write, write_to, Expired, SnapshotStats};

@@ -53,9 +53,19 @@ impl std::error::Error for LoadError {}
 pub fn load(
     store: &Store,
     dir: &Path,
+    progress: impl FnMut(u64, u64),
+) -> Result<Option<LoadReport>, LoadError> {
+    load_file(store, &dir.join(FILE_NAME), progress)
+}
+
+/// Loads the snapshot at `path` (a replica's full sync payload, say) into an empty `store`;
+/// Ok(None) if there is no such file.
+pub fn load_file(
+    store: &Store,
+    path: &Path,
     mut progress: impl FnMut(u64, u64),
 ) -> Result<Option<LoadReport>, LoadError> {
-    let path = dir.join(FILE_NAME);
+    let path = path.to_path_buf();
     let file = match File::open(&path) {
         Ok(file) => file,
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),

@@ -3,7 +3,8 @@
 //! either the old snapshot or the new one.
 
 use super::format::{
-    is_temp_file, temp_path, FILE_NAME, LOCKED_PIECE, MAGIC, PIECE, TAG_END, TAG_KEY, VERSION,
+    is_temp_file, sync_payload_path, temp_path, FILE_NAME, LOCKED_PIECE, MAGIC, PIECE, TAG_END,
+    TAG_KEY, VERSION,
 };
 use crate::persist::fs::{self, DataFile, FileSystem};
 use crate::store::{now_ms, read, Store, ValueHandle};
@@ -68,9 +69,11 @@ pub fn remove_leftovers(fs: &dyn FileSystem, dir: &Path) -> io::Result<()> {
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(()),
         Err(error) => return Err(error),
     };
+    // A full sync of this process may be receiving its payload now.
+    let receiving = sync_payload_path(dir);
     for entry in entries {
         let entry = entry?;
-        if entry.file_name().to_str().is_some_and(is_temp_file) {
+        if entry.path() != receiving && entry.file_name().to_str().is_some_and(is_temp_file) {
             tracing::info!(file = %entry.path().display(), "removing a snapshot left unfinished");
             fs::remove_if_present(fs, &entry.path())?;
         }
@@ -79,14 +82,14 @@ pub fn remove_leftovers(fs: &dyn FileSystem, dir: &Path) -> io::Result<()> {
 }
 
 /// A writer that checksums everything it writes, per record and for the whole file.
-struct Checksummed<'a> {
-    out: BufWriter<fs::Writer<'a>>,
+struct Checksummed<W: Write> {
+    out: BufWriter<W>,
     file_hash: Xxh3,
     record_hash: Xxh3,
     bytes: u64,
 }
 
-impl Checksummed<'_> {
+impl<W: Write> Checksummed<W> {
     fn put(&mut self, data: &[u8]) -> io::Result<()> {
         self.file_hash.update(data);
         self.record_hash.update(data);
@@ -111,8 +114,21 @@ fn write_file(
     expired: Expired,
 ) -> io::Result<(u64, u64)> {
     let mut file: Box<dyn DataFile> = fs.create(path)?;
+    let counts = write_to(fs::Writer(file.as_mut()), store, first_segment, expired)?;
+    file.sync()?;
+    Ok(counts)
+}
+
+/// Writes a snapshot of `store` to `out`, which it flushes; returns the keys and bytes written.
+/// Also a full sync's payload, streamed to a replica.
+pub fn write_to(
+    out: impl Write,
+    store: &Store,
+    first_segment: u64,
+    expired: Expired,
+) -> io::Result<(u64, u64)> {
     let mut out = Checksummed {
-        out: BufWriter::with_capacity(PIECE as usize, fs::Writer(file.as_mut())),
+        out: BufWriter::with_capacity(PIECE as usize, out),
         file_hash: Xxh3::new(),
         record_hash: Xxh3::new(),
         bytes: 0,
@@ -145,13 +161,11 @@ fn write_file(
     out.put_checksum(checksum)?;
     let bytes = out.bytes;
     out.out.flush()?;
-    drop(out);
-    file.sync()?;
     Ok((keys, bytes))
 }
 
-fn write_record(
-    out: &mut Checksummed<'_>,
+fn write_record<W: Write>(
+    out: &mut Checksummed<W>,
     db: u16,
     key: &[u8],
     expires_at: u64,

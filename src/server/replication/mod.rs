@@ -1,0 +1,523 @@
+//! Replication, as Redis does it: a primary streams its write records to replicas, which apply
+//! them. This module holds the state both ends share (the role, the history IDs, the stream and
+//! its backlog, the replicas and their acknowledgements) and renders INFO replication;
+//! `primary.rs` serves a replica's PSYNC, `replica.rs` runs the link to a primary.
+
+mod primary;
+mod replica;
+mod stream;
+
+pub(in crate::server) use primary::serve as serve_replica;
+pub(in crate::server) use replica::follow;
+pub(crate) use stream::{Behind, Stream};
+
+use crate::cmd::errors;
+use crate::config::Settings;
+use crate::persist::aof::format;
+use crate::protocol::Request;
+use crate::server::Shared;
+use crate::store::now_ms;
+use std::collections::hash_map::RandomState;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// Redis's size of an ID: 40 hexadecimal characters.
+pub(crate) const ID_LEN: usize = 40;
+
+/// 40 random hexadecimal characters, as Redis's run IDs and replication IDs. Each call draws new
+/// keys from the operating system (through `RandomState`), so two servers started in the same
+/// instant still differ.
+pub(crate) fn random_id() -> String {
+    let mut id = String::with_capacity(ID_LEN + 8);
+    while id.len() < ID_LEN {
+        let mut hasher = RandomState::new().build_hasher();
+        hasher.write_u32(std::process::id());
+        hasher.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |elapsed| elapsed.as_nanos()),
+        );
+        id.push_str(&format!("{:016x}", hasher.finish()));
+    }
+    id.truncate(ID_LEN);
+    id
+}
+
+/// The second ID of a server that never was a replica, as Redis prints it.
+pub(crate) const NO_ID: &str = "0000000000000000000000000000000000000000";
+
+/// Which history this server's stream continues, and which it continued before.
+struct Ids {
+    replid: String,
+    replid2: String,
+    /// The first offset that is not `replid2`'s; -1 for none.
+    second_offset: i64,
+}
+
+/// What a replica's link to its primary is doing, as INFO and ROLE name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LinkState {
+    Connecting,
+    Handshake,
+    Sync,
+    Connected,
+}
+
+impl LinkState {
+    /// ROLE's name for the state.
+    pub(crate) fn role_name(self) -> &'static str {
+        match self {
+            LinkState::Connecting => "connecting",
+            LinkState::Handshake => "handshake",
+            LinkState::Sync => "sync",
+            LinkState::Connected => "connected",
+        }
+    }
+}
+
+/// A replica's primary, and how the link to it stands.
+#[derive(Debug, Clone)]
+pub(crate) struct Primary {
+    pub(crate) host: String,
+    pub(crate) port: u16,
+    pub(crate) state: LinkState,
+    /// When the link last received anything, Unix milliseconds.
+    pub(crate) last_io_ms: u64,
+    /// When the link went down (or the server became a replica), Unix milliseconds.
+    pub(crate) down_since_ms: u64,
+    /// Why the last attempt failed, for INFO.
+    pub(crate) last_error: Option<String>,
+}
+
+/// A replica this server streams to.
+#[derive(Debug, Clone)]
+pub(crate) struct Follower {
+    pub(crate) ip: String,
+    pub(crate) port: u16,
+    /// Redis's names: `wait_bgsave` (the cut), `send_bulk` (the snapshot), `online`.
+    pub(crate) state: &'static str,
+    pub(crate) acked: u64,
+    pub(crate) last_ack_ms: u64,
+}
+
+/// The replication side of the server: its role, its stream, its replicas.
+pub(crate) struct Replication {
+    pub(crate) stream: Stream,
+    ids: Mutex<Ids>,
+    /// Some while this server is a replica.
+    primary: Mutex<Option<Primary>>,
+    /// Mirrors `primary.is_some()`, read by every command.
+    replica: AtomicBool,
+    /// Bumped whenever REPLICAOF changes the primary: a link whose number is old stops.
+    pub(crate) generation: AtomicU64,
+    followers: Mutex<BTreeMap<u64, Follower>>,
+    /// Bumped on every acknowledgement, for WAIT.
+    acks: watch::Sender<u64>,
+    pub(crate) sync_full: AtomicU64,
+    pub(crate) sync_partial_ok: AtomicU64,
+    pub(crate) sync_partial_err: AtomicU64,
+    /// The settings every command's admission reads, copied out of the configuration (see
+    /// `apply_settings`) so that reading them takes no lock.
+    read_only: AtomicBool,
+    serve_stale: AtomicBool,
+    min_replicas: AtomicU64,
+    max_lag_secs: AtomicU64,
+    /// When the last replica went away, Unix milliseconds (for `repl-backlog-ttl`); 0 while
+    /// any is connected.
+    pub(crate) alone_since_ms: AtomicU64,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Replication {
+    pub(crate) fn new(backlog_size: u64) -> Replication {
+        Replication {
+            stream: Stream::new(backlog_size),
+            ids: Mutex::new(Ids {
+                replid: random_id(),
+                replid2: NO_ID.to_string(),
+                second_offset: -1,
+            }),
+            primary: Mutex::new(None),
+            replica: AtomicBool::new(false),
+            generation: AtomicU64::new(0),
+            followers: Mutex::new(BTreeMap::new()),
+            acks: watch::channel(0).0,
+            sync_full: AtomicU64::new(0),
+            sync_partial_ok: AtomicU64::new(0),
+            sync_partial_err: AtomicU64::new(0),
+            alone_since_ms: AtomicU64::new(0),
+            read_only: AtomicBool::new(true),
+            serve_stale: AtomicBool::new(true),
+            min_replicas: AtomicU64::new(0),
+            max_lag_secs: AtomicU64::new(10),
+        }
+    }
+
+    /// Takes the settings replication reads on every command, and the backlog's size.
+    pub(crate) fn apply_settings(&self, settings: &Settings) {
+        self.read_only
+            .store(settings.replica_read_only, Ordering::Relaxed);
+        self.serve_stale
+            .store(settings.replica_serve_stale_data, Ordering::Relaxed);
+        self.min_replicas
+            .store(settings.min_replicas_to_write, Ordering::Relaxed);
+        self.max_lag_secs
+            .store(settings.min_replicas_max_lag, Ordering::Relaxed);
+        self.stream.set_backlog_size(settings.repl_backlog_size);
+    }
+
+    /// See `cmd::Server::role_refusal`; in Redis's order.
+    pub(crate) fn refusal(&self, writes: bool, runs_when_stale: bool) -> Option<&'static str> {
+        if self.is_replica() {
+            if writes && self.read_only.load(Ordering::Relaxed) {
+                return Some(errors::READONLY);
+            }
+            if !runs_when_stale && !self.serve_stale.load(Ordering::Relaxed) && !self.link_up() {
+                return Some(errors::MASTERDOWN);
+            }
+            return None;
+        }
+        let wanted = self.min_replicas.load(Ordering::Relaxed);
+        let lag = self.max_lag_secs.load(Ordering::Relaxed);
+        (writes && wanted > 0 && self.good_followers(now_ms(), lag) < wanted)
+            .then_some(errors::NOREPLICAS)
+    }
+
+    pub(crate) fn is_replica(&self) -> bool {
+        self.replica.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn replid(&self) -> String {
+        lock(&self.ids).replid.clone()
+    }
+
+    /// Whether a replica asking to continue `replid` from `offset` may: the offset lies in
+    /// this server's history under that ID (Redis's PSYNC2 rule).
+    pub(crate) fn continues(&self, replid: &str, offset: u64) -> bool {
+        let ids = lock(&self.ids);
+        replid == ids.replid
+            || (replid == ids.replid2
+                && i64::try_from(offset).is_ok_and(|o| o <= ids.second_offset))
+    }
+
+    /// A replica promoted, or a primary whose stream the replicas cannot continue: a new
+    /// history, which remembers the old one up to here so that replicas of the old primary
+    /// continue partially.
+    pub(crate) fn start_new_history(&self) {
+        let mut ids = lock(&self.ids);
+        let old = std::mem::replace(&mut ids.replid, random_id());
+        ids.replid2 = old;
+        ids.second_offset = self.stream.offset() as i64 + 1;
+    }
+
+    /// A replica that synced or continued from a primary: its history is the primary's.
+    pub(crate) fn adopt_history(&self, replid: &str) {
+        let mut ids = lock(&self.ids);
+        if ids.replid != replid {
+            let old = std::mem::replace(&mut ids.replid, replid.to_string());
+            ids.replid2 = old;
+            ids.second_offset = self.stream.offset() as i64 + 1;
+        }
+    }
+
+    /// A replica after a full sync: nothing before it is shared with anyone.
+    pub(crate) fn reset_history(&self, replid: &str) {
+        let mut ids = lock(&self.ids);
+        ids.replid = replid.to_string();
+        ids.replid2 = NO_ID.to_string();
+        ids.second_offset = -1;
+    }
+
+    pub(crate) fn primary(&self) -> Option<Primary> {
+        lock(&self.primary).clone()
+    }
+
+    /// Sets or clears the primary; returns the link's generation number.
+    pub(crate) fn set_primary(&self, primary: Option<(String, u16)>, now: u64) -> u64 {
+        let mut current = lock(&self.primary);
+        *current = primary.map(|(host, port)| Primary {
+            host,
+            port,
+            state: LinkState::Connecting,
+            last_io_ms: 0,
+            down_since_ms: now,
+            last_error: None,
+        });
+        self.replica.store(current.is_some(), Ordering::Release);
+        self.generation.fetch_add(1, Ordering::AcqRel) + 1
+    }
+
+    /// Whether a link started as `generation` is still wanted.
+    pub(crate) fn is_current(&self, generation: u64) -> bool {
+        self.generation.load(Ordering::Acquire) == generation
+    }
+
+    /// Updates the link's state, if `generation` is still the current one.
+    pub(crate) fn update_link(&self, generation: u64, update: impl FnOnce(&mut Primary)) -> bool {
+        if self.generation.load(Ordering::Acquire) != generation {
+            return false;
+        }
+        let mut current = lock(&self.primary);
+        match current.as_mut() {
+            Some(primary) => {
+                update(primary);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether a replica's link is up (a primary has no link to be down).
+    pub(crate) fn link_up(&self) -> bool {
+        lock(&self.primary)
+            .as_ref()
+            .is_none_or(|p| p.state == LinkState::Connected)
+    }
+
+    pub(crate) fn add_follower(&self, id: u64, follower: Follower) {
+        lock(&self.followers).insert(id, follower);
+        self.alone_since_ms.store(0, Ordering::Relaxed);
+    }
+
+    pub(crate) fn update_follower(&self, id: u64, update: impl FnOnce(&mut Follower)) {
+        if let Some(follower) = lock(&self.followers).get_mut(&id) {
+            update(follower);
+        }
+    }
+
+    pub(crate) fn acknowledged(&self, id: u64, offset: u64, now: u64) {
+        self.update_follower(id, |follower| {
+            follower.acked = follower.acked.max(offset);
+            follower.last_ack_ms = now;
+        });
+        self.acks.send_modify(|n| *n += 1);
+    }
+
+    pub(crate) fn remove_follower(&self, id: u64, now: u64) {
+        let mut followers = lock(&self.followers);
+        followers.remove(&id);
+        if followers.is_empty() {
+            self.alone_since_ms.store(now, Ordering::Relaxed);
+        }
+        drop(followers);
+        self.stream.remove_reader(id);
+        self.acks.send_modify(|n| *n += 1);
+    }
+
+    pub(crate) fn followers(&self) -> Vec<Follower> {
+        lock(&self.followers).values().cloned().collect()
+    }
+
+    /// Replicas online that acknowledged at least `offset`.
+    pub(crate) fn acked_at_least(&self, offset: u64) -> usize {
+        lock(&self.followers)
+            .values()
+            .filter(|f| f.state == "online" && f.acked >= offset)
+            .count()
+    }
+
+    /// Replicas online whose last acknowledgement is at most `max_lag_secs` old.
+    pub(crate) fn good_followers(&self, now: u64, max_lag_secs: u64) -> u64 {
+        lock(&self.followers)
+            .values()
+            .filter(|f| {
+                f.state == "online" && now.saturating_sub(f.last_ack_ms) / 1000 <= max_lag_secs
+            })
+            .count() as u64
+    }
+
+    /// WAIT: until `wanted` replicas acknowledged `offset` or `deadline` passes (never, when
+    /// None); returns how many did.
+    pub(crate) async fn wait_for_acks(
+        &self,
+        offset: u64,
+        wanted: usize,
+        deadline: Option<tokio::time::Instant>,
+    ) -> usize {
+        let mut acks = self.acks.subscribe();
+        loop {
+            let acked = self.acked_at_least(offset);
+            if acked >= wanted {
+                return acked;
+            }
+            let changed = acks.changed();
+            match deadline {
+                Some(deadline) => {
+                    if tokio::time::timeout_at(deadline, changed).await.is_err() {
+                        return self.acked_at_least(offset);
+                    }
+                }
+                None => {
+                    let _ = changed.await;
+                }
+            }
+        }
+    }
+
+    /// Appends a record that is no write (a heartbeat PING, a REPLCONF GETACK) to the stream,
+    /// if anyone reads it: replicas see it at its place, and it counts in the offsets.
+    pub(crate) fn append_control(&self, args: &[&[u8]], now: u64) {
+        if !self.stream.is_active() || self.is_replica() || lock(&self.followers).is_empty() {
+            return;
+        }
+        let mut body = Vec::new();
+        let mut ranges = Vec::new();
+        for arg in args {
+            ranges.push(body.len()..body.len() + arg.len());
+            body.extend_from_slice(arg);
+        }
+        let mut record = Vec::new();
+        format::encode_single(&mut record, now, 0, &Request::new(&body, &ranges));
+        self.stream.append(&record);
+    }
+
+    /// Frees the backlog of a primary that had no replica for `repl-backlog-ttl`, as Redis: its
+    /// history then starts anew, so that no replica could continue from what was freed.
+    fn free_backlog(&self) {
+        self.stream.deactivate();
+        let mut ids = lock(&self.ids);
+        ids.replid = random_id();
+        ids.replid2 = NO_ID.to_string();
+        ids.second_offset = -1;
+    }
+
+    /// INFO replication's fields after `role`, as Redis prints them.
+    pub(crate) fn info(&self, now: u64, settings: &Settings) -> String {
+        let mut out = String::new();
+        if let Some(primary) = self.primary() {
+            let up = primary.state == LinkState::Connected;
+            let offset = self.stream.offset();
+            let _ = write!(
+                out,
+                "role:slave\r\nmaster_host:{}\r\nmaster_port:{}\r\nmaster_link_status:{}\r\n\
+                 master_last_io_seconds_ago:{}\r\nmaster_sync_in_progress:{}\r\n\
+                 slave_read_repl_offset:{offset}\r\nslave_repl_offset:{offset}\r\n",
+                primary.host,
+                primary.port,
+                if up { "up" } else { "down" },
+                match primary.last_io_ms {
+                    0 => -1,
+                    at => (now.saturating_sub(at) / 1000) as i64,
+                },
+                u8::from(primary.state == LinkState::Sync),
+            );
+            if !up {
+                let _ = write!(
+                    out,
+                    "master_link_down_since_seconds:{}\r\n",
+                    now.saturating_sub(primary.down_since_ms) / 1000
+                );
+                // sieved's own: why the link is down, as the log says it.
+                if let Some(error) = &primary.last_error {
+                    let _ = write!(
+                        out,
+                        "master_link_last_error:{}\r\n",
+                        error.replace(['\r', '\n'], " ")
+                    );
+                }
+            }
+            let _ = write!(
+                out,
+                "slave_priority:{}\r\nslave_read_only:{}\r\nreplica_announced:1\r\n",
+                settings.replica_priority,
+                u8::from(settings.replica_read_only),
+            );
+        } else {
+            out.push_str("role:master\r\n");
+        }
+        let followers = self.followers();
+        let _ = write!(out, "connected_slaves:{}\r\n", followers.len());
+        for (index, follower) in followers.iter().enumerate() {
+            let _ = write!(
+                out,
+                "slave{index}:ip={},port={},state={},offset={},lag={}\r\n",
+                follower.ip,
+                follower.port,
+                follower.state,
+                follower.acked,
+                now.saturating_sub(follower.last_ack_ms) / 1000,
+            );
+        }
+        let ids = lock(&self.ids);
+        let (first, histlen) = self.stream.held();
+        let active = self.stream.is_active();
+        let _ = write!(
+            out,
+            "master_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:{}\r\n\
+             master_repl_offset:{}\r\nsecond_repl_offset:{}\r\nrepl_backlog_active:{}\r\n\
+             repl_backlog_size:{}\r\nrepl_backlog_first_byte_offset:{}\r\n\
+             repl_backlog_histlen:{}\r\n",
+            ids.replid,
+            ids.replid2,
+            self.stream.offset(),
+            ids.second_offset,
+            u8::from(active),
+            settings.repl_backlog_size,
+            if active { first + 1 } else { 0 },
+            histlen,
+        );
+        out
+    }
+}
+
+/// Replication's housekeeping, once a second: the primary's heartbeat PING to its replicas
+/// every `repl-ping-replica-period`, and the backlog freed after `repl-backlog-ttl` alone. Also
+/// starts the link when the configuration names a primary.
+pub(in crate::server) async fn run(shared: Arc<Shared>) {
+    let replication = &shared.replication;
+    let settings = shared.config.settings();
+    replication.apply_settings(&settings);
+    if let Ok(primary) = crate::config::replica_of(&settings.replicaof) {
+        follow(&shared, Some(primary));
+    }
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    let mut last_ping_ms = now_ms();
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = shared.shutdown.requested() => return,
+        }
+        let now = now_ms();
+        let settings = shared.config.settings();
+        if now.saturating_sub(last_ping_ms) >= settings.repl_ping_replica_period * 1000 {
+            replication.append_control(&[b"PING"], now);
+            last_ping_ms = now;
+        }
+        let alone_since = replication.alone_since_ms.load(Ordering::Relaxed);
+        let ttl_ms = settings.repl_backlog_ttl * 1000;
+        if ttl_ms > 0
+            && alone_since > 0
+            && now.saturating_sub(alone_since) >= ttl_ms
+            && !replication.is_replica()
+            && replication.stream.is_active()
+        {
+            tracing::info!("no replica for repl-backlog-ttl; freeing the replication backlog");
+            replication.free_backlog();
+            replication.alone_since_ms.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_forty_hex_characters_and_differ() {
+        let (a, b) = (random_id(), random_id());
+        for id in [&a, &b] {
+            assert_eq!(id.len(), ID_LEN);
+            assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
+        }
+        assert_ne!(a, b);
+    }
+}
