@@ -50,7 +50,11 @@ impl Flavor {
     fn config(self, index: usize, port: u16, dir: &Path, primary: Option<u16>) -> String {
         let mut lines = vec![format!("port {port}"), format!("dir {}", dir.display())];
         if let Some(primary) = primary {
-            lines.push(format!("replicaof 127.0.0.1 {primary}"));
+            // sieved takes the address as one value; Redis as two.
+            lines.push(match self {
+                Flavor::Sieved => format!("replicaof \"127.0.0.1 {primary}\""),
+                Flavor::Redis => format!("replicaof 127.0.0.1 {primary}"),
+            });
         }
         match self {
             Flavor::Sieved => {
@@ -263,10 +267,14 @@ impl Cluster {
             .spawn()
             .expect("start a node");
         let port = node.port;
-        self.nodes[index].process = Some(Running(child));
+        let mut process = Running(child);
         wait_for(&format!("the node on port {port} to answer"), || {
+            if let Some(status) = process.0.try_wait().expect("poll a node") {
+                panic!("the node on port {port} exited: {status}");
+            }
             query::<String>(port, &["PING"]).ok()
         });
+        self.nodes[index].process = Some(process);
     }
 
     fn kill_node(&mut self, index: usize) {
