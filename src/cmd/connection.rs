@@ -3,7 +3,7 @@
 use super::args::{is, parse_i64, Cursor};
 use super::errors::*;
 use super::spec::{bits, block, integer, string, CommandSpec, Group};
-use super::Ctx;
+use super::{ClientFilter, ClientType, Ctx};
 use crate::protocol::{Protocol, Request};
 
 pub(super) fn ping(ctx: &mut Ctx, request: Request) -> CmdResult {
@@ -161,8 +161,30 @@ const CLIENT_HELP: &[&str] = &[
     "    Return the ID of the current connection.",
     "INFO",
     "    Return information about the current client connection.",
-    "LIST [TYPE normal] [ID <id> [<id> ...]]",
-    "    Return information about client connections.",
+    "KILL <ip:port>",
+    "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made from the specified address",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made to specified local address",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Kill connections by type.",
+    "    * USER <username>",
+    "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)",
+    "      Skip killing current connection (default: yes).",
+    "    * ID <client-id>",
+    "      Kill connections by client id.",
+    "    * MAXAGE <maxage>",
+    "      Kill connections older than the specified age.",
+    "LIST [options ...]",
+    "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Return clients of specified type.",
+    "    * ID <id> [<id>...]",
+    "      Return clients with the specified IDs.",
     "SETINFO <option> <value>",
     "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
     "SETNAME <name>",
@@ -221,35 +243,25 @@ pub(super) fn client(ctx: &mut Ctx, request: Request) -> CmdResult {
         let line = ctx.session.client.describe(ctx.now);
         ctx.reply.verbatim(&line);
     } else if is(sub, "LIST") {
-        let mut ids = None;
-        let mut subscribed = None;
+        let mut filter = ClientFilter::default();
         let mut cursor = Cursor::new(request, 2);
         while let Some(option) = cursor.next() {
             if is(option, "TYPE") {
-                let kind = cursor.next_or(SYNTAX)?;
-                if ["master", "replica", "slave"].iter().any(|k| is(kind, k)) {
-                    // Clients of these kinds never connect to sieved.
-                    ids = Some(Vec::new());
-                } else if is(kind, "pubsub") || is(kind, "normal") {
-                    subscribed = Some(is(kind, "pubsub"));
-                } else {
-                    return Err(CmdError::Owned(format!(
-                        "ERR Unknown client type '{}'",
-                        String::from_utf8_lossy(kind)
-                    )));
-                }
+                filter.client_type = Some(client_type(cursor.next_or(SYNTAX)?)?);
             } else if is(option, "ID") && cursor.remaining() > 0 {
                 let list: Option<Vec<u64>> = cursor
                     .rest()
                     .map(|id| parse_i64(id).map(|id| id.max(0) as u64))
                     .collect();
-                ids = Some(list.ok_or("ERR Invalid client ID")?);
+                filter.ids = Some(list.ok_or("ERR Invalid client ID")?);
             } else {
                 return Err(SYNTAX.into());
             }
         }
-        let text = ctx.server.client_list(ids.as_deref(), subscribed, ctx.now);
+        let text = ctx.server.client_list(&filter, ctx.now);
         ctx.reply.verbatim(&text);
+    } else if is(sub, "KILL") {
+        client_kill(ctx, request)?;
     } else if is(sub, "HELP") {
         ctx.reply.array(CLIENT_HELP.len());
         for line in CLIENT_HELP {
@@ -257,6 +269,76 @@ pub(super) fn client(ctx: &mut Ctx, request: Request) -> CmdResult {
         }
     } else {
         return Err(CmdError::unknown_subcommand(sub, "CLIENT"));
+    }
+    Ok(())
+}
+
+fn client_type(name: &[u8]) -> Result<ClientType, CmdError> {
+    ClientType::from_name(name).ok_or_else(|| {
+        CmdError::Owned(format!(
+            "ERR Unknown client type '{}'",
+            String::from_utf8_lossy(name)
+        ))
+    })
+}
+
+/// CLIENT KILL in Redis's two forms. `CLIENT KILL ip:port` answers OK or an error, and may name
+/// the caller itself. Filters (`ID`, `TYPE`, `ADDR`, `LADDR`, `USER`, `MAXAGE`, `SKIPME`), all
+/// of which a client must pass, answer how many were killed and spare the caller unless
+/// `SKIPME no`. A caller that kills itself gets its reply first, then its connection closes.
+fn client_kill(ctx: &mut Ctx, request: Request) -> CmdResult {
+    if request.len() < 3 {
+        return Err(CmdError::arity("client|kill"));
+    }
+    let old_form = request.len() == 3;
+    let mut filter = ClientFilter::default();
+    let mut skip_me = !old_form;
+    if old_form {
+        filter.addr = Some(request.arg(2).to_vec());
+    }
+    let mut cursor = Cursor::new(request, if old_form { 3 } else { 2 });
+    while let Some(option) = cursor.next() {
+        let value = cursor.next_or(SYNTAX)?;
+        if is(option, "ID") {
+            let id = parse_i64(value)
+                .filter(|&id| id > 0)
+                .ok_or("ERR client-id should be greater than 0")?;
+            filter.ids = Some(vec![id as u64]);
+        } else if is(option, "TYPE") {
+            filter.client_type = Some(client_type(value)?);
+        } else if is(option, "ADDR") {
+            filter.addr = Some(value.to_vec());
+        } else if is(option, "LADDR") {
+            filter.local_addr = Some(value.to_vec());
+        } else if is(option, "USER") {
+            // `default` is the only user, and every client is authenticated as it.
+            if value != b"default" {
+                return Err(CmdError::Owned(format!(
+                    "ERR No such user '{}'",
+                    String::from_utf8_lossy(value)
+                )));
+            }
+        } else if is(option, "MAXAGE") {
+            let max_age = parse_i64(value).ok_or("ERR maxage is not an integer or out of range")?;
+            if max_age <= 0 {
+                return Err("ERR maxage should be greater than 0".into());
+            }
+            filter.min_age_secs = Some(max_age as u64);
+        } else if is(option, "SKIPME") && (is(value, "yes") || is(value, "no")) {
+            skip_me = is(value, "yes");
+        } else {
+            return Err(SYNTAX.into());
+        }
+    }
+    let caller = &ctx.session.client;
+    let kills_caller = !skip_me && filter.matches(caller, ctx.now);
+    let killed = ctx.server.kill_clients(&filter, caller.id, ctx.now) + kills_caller as usize;
+    // Closed like QUIT, so the reply still goes out, as Redis's close-after-reply.
+    ctx.session.close |= kills_caller;
+    match (old_form, killed) {
+        (true, 0) => return Err("ERR No such client".into()),
+        (true, _) => ctx.reply.ok(),
+        (false, _) => ctx.reply.int(killed as i64),
     }
     Ok(())
 }

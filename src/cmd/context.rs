@@ -3,7 +3,7 @@
 //! types, so this floor can be tested and fuzzed with any implementation and the server can grow
 //! (replicas, new background work) without commands changing.
 
-use super::client_info::ClientInfo;
+use super::client_info::{ClientFilter, ClientInfo};
 use super::transaction::Transaction;
 use super::{errors::CmdError, Outcome};
 use crate::config::Config;
@@ -132,9 +132,11 @@ pub trait Server: Send + Sync {
     fn write_log(&self) -> Option<&dyn WriteLog>;
     /// INFO's text for these sections (already validated, in the order to print them).
     fn info(&self, sections: &[&'static str], now: u64) -> String;
-    /// CLIENT LIST: every client, or those with the given ids; with `subscribed`, only those
-    /// in the Pub/Sub context (TYPE pubsub) or only those not (TYPE normal).
-    fn client_list(&self, ids: Option<&[u64]>, subscribed: Option<bool>, now: u64) -> String;
+    /// CLIENT LIST: the clients the filter matches, in id order.
+    fn client_list(&self, filter: &ClientFilter, now: u64) -> String;
+    /// CLIENT KILL: closes every client the filter matches but the caller, and says how many.
+    /// Each ends at once, or after the batch of commands it is running.
+    fn kill_clients(&self, filter: &ClientFilter, caller: u64, now: u64) -> usize;
     /// SLOWLOG GET: writes the newest `count` entries as Redis's reply.
     fn slowlog_get(&self, count: usize, reply: &mut Reply);
     fn slowlog_len(&self) -> usize;

@@ -24,13 +24,14 @@ mod strings;
 mod tests;
 mod transaction;
 
-pub use client_info::{ClientInfo, ClientKind};
+pub use client_info::{ClientFilter, ClientInfo, ClientKind, ClientType};
 pub use context::{
     Ctx, ExitSave, LogPosition, PubSub, ReplicaHandshake, Replicating, RoleView, SaveError, Server,
     Session, SubscriptionKind, WaitForReplicas, WriteLog,
 };
 pub use spec::CommandSpec;
 pub use transaction::is_exec;
+use transaction::Transaction;
 
 use crate::protocol::{Request, RequestList};
 use errors::{CmdError, CmdResult};
@@ -94,13 +95,26 @@ pub fn lookup(name: &[u8]) -> Option<usize> {
 /// Runs one request, writing exactly one reply (or none, for a successful SHUTDOWN). Inside
 /// MULTI, a command is checked and queued instead.
 pub fn execute(ctx: &mut Ctx, request: Request) -> Outcome {
+    let outcome = dispatch(ctx, request);
+    // CLIENT LIST shows the transaction as EXEC found it until EXEC ends, as Redis does.
+    if !ctx.session.in_exec {
+        let queued = ctx.session.transaction.as_ref().map(Transaction::len);
+        ctx.session.client.set_transaction(queued);
+    }
+    outcome
+}
+
+fn dispatch(ctx: &mut Ctx, request: Request) -> Outcome {
     let Some(index) = lookup(request.arg(0)) else {
         transaction::fail(ctx);
         ctx.reply.error(&unknown_command(request));
         return Outcome::Unknown;
     };
     let spec = &COMMANDS[index];
-    ctx.session.client.note_command(index, ctx.now);
+    // As Redis, CLIENT LIST names EXEC rather than the commands it ran.
+    if !ctx.session.in_exec {
+        ctx.session.client.note_command(index, ctx.now);
+    }
     if let Err(refusal) = admit(ctx, spec, request) {
         transaction::fail(ctx);
         ctx.reply.error(refusal.message());

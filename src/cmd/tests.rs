@@ -53,8 +53,11 @@ impl Server for Stub {
     fn info(&self, sections: &[&'static str], _now: u64) -> String {
         sections.join(",")
     }
-    fn client_list(&self, _ids: Option<&[u64]>, _subscribed: Option<bool>, _now: u64) -> String {
+    fn client_list(&self, _filter: &ClientFilter, _now: u64) -> String {
         String::new()
+    }
+    fn kill_clients(&self, _filter: &ClientFilter, _caller: u64, _now: u64) -> usize {
+        0
     }
     fn slowlog_get(&self, _count: usize, reply: &mut Reply) {
         reply.array(0);

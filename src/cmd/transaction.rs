@@ -34,6 +34,10 @@ impl Transaction {
         true
     }
 
+    pub fn len(&self) -> usize {
+        self.queued.len()
+    }
+
     pub fn fail(&mut self) {
         self.failed = true;
     }

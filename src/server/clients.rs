@@ -1,6 +1,6 @@
-//! The registry of connected clients, for CLIENT LIST, CLIENT INFO and INFO clients.
+//! The registry of connected clients, for CLIENT LIST, CLIENT KILL, CLIENT INFO and INFO clients.
 
-use crate::cmd::{ClientInfo, ClientKind};
+use crate::cmd::{ClientFilter, ClientInfo, ClientKind};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -62,16 +62,25 @@ impl Clients {
         self.lock().len()
     }
 
-    /// CLIENT LIST: every client, or those with the given ids, in id order; with `subscribed`,
-    /// only the clients in (or out of) the Pub/Sub context.
-    pub fn list(&self, ids: Option<&[u64]>, subscribed: Option<bool>, now: u64) -> String {
+    /// CLIENT LIST: the clients the filter matches, in id order. A killed client is gone, as
+    /// in Redis, even while its task still winds down.
+    pub fn list(&self, filter: &ClientFilter, now: u64) -> String {
         let clients: Vec<_> = self
             .lock()
             .values()
-            .filter(|c| ids.is_none_or(|ids| ids.contains(&c.id)))
-            .filter(|c| subscribed.is_none_or(|wanted| c.subscribed() == wanted))
+            .filter(|c| !c.is_killed() && filter.matches(c, now))
             .cloned()
             .collect();
         clients.iter().map(|c| c.describe(now)).collect()
+    }
+
+    /// CLIENT KILL: kills every client the filter matches but `caller`; returns how many.
+    /// Clients killed already are not counted again.
+    pub fn kill(&self, filter: &ClientFilter, caller: u64, now: u64) -> usize {
+        self.lock()
+            .values()
+            .filter(|c| c.id != caller && !c.is_killed() && filter.matches(c, now))
+            .inspect(|c| c.kill())
+            .count()
     }
 }

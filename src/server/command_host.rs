@@ -3,7 +3,9 @@
 use super::saver;
 use super::{background, replication, Shared};
 use crate::cmd::errors::{MISCONF_AOF, MISCONF_RDB};
-use crate::cmd::{self, ExitSave, LogPosition, Replicating, RoleView, SaveError, WriteLog};
+use crate::cmd::{
+    self, ClientFilter, ExitSave, LogPosition, Replicating, RoleView, SaveError, WriteLog,
+};
 use crate::config::Config;
 use crate::observe;
 use crate::persist::aof::{format, Aof, PendingTransaction};
@@ -28,8 +30,12 @@ impl cmd::Server for Arc<Shared> {
         observe::info(&report, sections)
     }
 
-    fn client_list(&self, ids: Option<&[u64]>, subscribed: Option<bool>, now: u64) -> String {
-        self.clients.list(ids, subscribed, now)
+    fn client_list(&self, filter: &ClientFilter, now: u64) -> String {
+        self.clients.list(filter, now)
+    }
+
+    fn kill_clients(&self, filter: &ClientFilter, caller: u64, now: u64) -> usize {
+        self.clients.kill(filter, caller, now)
     }
 
     fn slowlog_get(&self, count: usize, reply: &mut Reply) {
