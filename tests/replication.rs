@@ -302,24 +302,22 @@ fn backlog_overrun_falls_back_to_a_full_sync() {
     let full = stat(primary.port, "sync_full");
     let refused = stat(primary.port, "sync_partial_err");
 
-    // A stopped replica reads nothing, so the stream piles up in socket buffers and the
-    // primary's output buffer; once the link is cut, what was not delivered must come from a
-    // backlog that 32 MiB of writes have long overrun.
+    // The replica is stopped, so it cannot reconnect, and its link is cut before the writes:
+    // they reach only the backlog, which 2 MiB of them overrun.
     signal(&replica.pid(), "STOP");
+    let killed: i64 = query(primary.port, &["CLIENT", "KILL", "TYPE", "replica"]).expect("kill");
+    assert_eq!(killed, 1, "CLIENT KILL TYPE replica");
+    wait_for("the primary to drop the replica", || {
+        (info_field(primary.port, "replication", "connected_slaves").as_deref() == Some("0"))
+            .then_some(())
+    });
     let value = "v".repeat(64 * 1024);
-    for round in 0..32 {
-        let mut pipe = redis::pipe();
-        for i in 0..16 {
-            pipe.cmd("SET")
-                .arg(format!("big:{round}:{i}"))
-                .arg(&value)
-                .ignore();
-        }
-        pipe.query::<()>(&mut con)
-            .expect("write while the replica is stopped");
+    let mut pipe = redis::pipe();
+    for i in 0..32 {
+        pipe.cmd("SET").arg(format!("big:{i}")).arg(&value).ignore();
     }
-    // The primary may already have dropped the replica for its output buffer: 0 or 1.
-    let _: i64 = query(primary.port, &["CLIENT", "KILL", "TYPE", "replica"]).expect("kill");
+    pipe.query::<()>(&mut con)
+        .expect("write while the replica is away");
     signal(&replica.pid(), "CONT");
 
     wait_for("the replica to come back with a full sync", || {
