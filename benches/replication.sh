@@ -84,7 +84,7 @@ cli() {
 
 field() {
     local port=$1 name=$2
-    cli "$port" INFO replication | tr -d '\r' | awk -F: -v name="$name" '$1 == name { print $2 }'
+    cli "$port" INFO replication 2>/dev/null | tr -d '\r' | awk -F: -v name="$name" '$1 == name { print $2 }'
 }
 
 now_ms() {
@@ -117,8 +117,14 @@ full_sync() {
     local replica=$1 primary=$2 started
     started=$(now_ms)
     cli "$replica" REPLICAOF "$HOST" "$primary" >/dev/null
-    while [[ $(field "$replica" master_link_status) != up ||
-        $(field "$replica" master_sync_in_progress) != 0 ]]; do
+    local link
+    while true; do
+        link=$(field "$replica" master_link_status)
+        if [[ -z $link ]]; then
+            echo "replication.sh: the replica on port $replica stopped answering" >&2
+            exit 1
+        fi
+        if [[ $link == up && $(field "$replica" master_sync_in_progress) == 0 ]]; then break; fi
         sleep 0.02
     done
     echo $(($(now_ms) - started))
