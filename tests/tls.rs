@@ -300,6 +300,9 @@ fn config_get_reports_the_tls_settings() {
         ("tls-key-file", file("server.key")),
         ("tls-ca-cert-file", file("ca.crt")),
         ("tls-auth-clients", "optional".to_string()),
+        ("tls-client-cert-file", file("client.crt")),
+        ("tls-client-key-file", file("client.key")),
+        ("tls-replication", "no".to_string()),
     ] {
         let pair = format!(
             "${}\r\n{name}\r\n${}\r\n{value}\r\n",
@@ -308,10 +311,77 @@ fn config_get_reports_the_tls_settings() {
         );
         assert!(text.contains(&pair), "{pair:?} not in {text:?}");
     }
-    assert!(text.starts_with("*10\r\n"), "{text:?}");
+    assert!(text.starts_with("*16\r\n"), "{text:?}");
     let plain = TestServer::start_with(Config::default_for_tests());
     assert_eq!(
         plain.client().cmd(&["CONFIG", "GET", "tls-auth-clients"]),
         b"*2\r\n$16\r\ntls-auth-clients\r\n$3\r\nyes\r\n"
     );
+}
+
+/// Polls a client with `args` until the reply is `expected`; a reply that never comes times the
+/// test out.
+fn wait_for_reply(client: &mut RawClient, args: &[&str], expected: &[u8]) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let reply = client.cmd(args);
+        if reply == expected {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{args:?} answers {}, expected {}",
+            String::from_utf8_lossy(&reply),
+            String::from_utf8_lossy(expected)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_replica_follows_its_primary_over_tls_with_a_client_certificate() {
+    let primary = TestServer::start_with(tls::config(ClientAuth::Required));
+    let replica = TestServer::start_with(tls::config(ClientAuth::Required));
+    let mut writer = primary.client();
+    assert_eq!(writer.cmd(&["BF.ADD", "urls", "before"]), b":1\r\n");
+    let mut reader = replica.client();
+    assert_eq!(
+        reader.cmd(&["CONFIG", "SET", "tls-replication", "yes"]),
+        b"+OK\r\n"
+    );
+    let port = tls_addr(&primary).port().to_string();
+    assert_eq!(reader.cmd(&["REPLICAOF", "127.0.0.1", &port]), b"+OK\r\n");
+    wait_for_reply(&mut reader, &["BF.EXISTS", "urls", "before"], b":1\r\n");
+    assert_eq!(writer.cmd(&["BF.ADD", "urls", "after"]), b":1\r\n");
+    assert_eq!(writer.cmd(&["WAIT", "1", "0"]), b":1\r\n");
+    assert_eq!(reader.cmd(&["BF.EXISTS", "urls", "after"]), b":1\r\n");
+    assert_eq!(
+        reader.cmd(&["SIEVED.DIGEST"]),
+        writer.cmd(&["SIEVED.DIGEST"])
+    );
+}
+
+#[test]
+fn a_replica_without_the_authority_cannot_link_over_tls() {
+    let primary = TestServer::start_with(tls::config(ClientAuth::Required));
+    let mut config = Config::default_for_tests();
+    config.tls.ca_cert_file = None;
+    let replica = TestServer::start_with(config);
+    let mut reader = replica.client();
+    assert_eq!(
+        reader.cmd(&["CONFIG", "SET", "tls-replication", "yes"]),
+        b"+OK\r\n"
+    );
+    let port = tls_addr(&primary).port().to_string();
+    assert_eq!(reader.cmd(&["REPLICAOF", "127.0.0.1", &port]), b"+OK\r\n");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let info = String::from_utf8_lossy(&reader.cmd(&["INFO", "replication"])).into_owned();
+        if info.contains("master_link_last_error:tls-replication needs tls-ca-cert-file") {
+            assert!(info.contains("master_link_status:down"), "{info}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "{info}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

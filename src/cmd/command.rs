@@ -17,8 +17,8 @@ fn write_info(reply: &mut Reply, spec: &CommandSpec) {
     reply.int(i64::from(spec.last_key));
     reply.int(i64::from(spec.step));
     write_names(reply, spec.acl_categories().names());
-    // No command tips.
-    reply.set(0);
+    reply.set(spec.tips.len());
+    spec.tips.iter().for_each(|tip| reply.bulk(tip.as_bytes()));
     reply.set(spec.key_specs.len());
     spec.key_specs
         .iter()

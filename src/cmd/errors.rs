@@ -31,6 +31,14 @@ pub const TIMEOUT_NOT_INTEGER: &str = "ERR timeout is not an integer or out of r
 pub const TIMEOUT_NEGATIVE: &str = "ERR timeout is negative";
 pub const MAX_CLIENTS: &str = "ERR max number of clients reached";
 pub const DENIED: &str = "DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Set up an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.";
+pub const STRING_TOO_LONG: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+pub const BIT_OFFSET: &str = "ERR bit offset is not an integer or out of range";
+pub const BIT_VALUE: &str = "ERR bit is not an integer or out of range";
+pub const OFFSET_RANGE: &str = "ERR offset is out of range";
+pub const INCR_OVERFLOW: &str = "ERR increment or decrement would overflow";
+pub const DECR_OVERFLOW: &str = "ERR decrement would overflow";
+pub const NOT_FLOAT: &str = "ERR value is not a valid float";
+pub const FLOAT_NAN_OR_INF: &str = "ERR increment would produce NaN or Infinity";
 pub const CLIENT_NAME_SPACES: &str =
     "ERR Client names cannot contain spaces, newlines or special characters.";
 

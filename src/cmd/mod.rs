@@ -6,14 +6,18 @@
 
 mod admin;
 mod args;
+mod bitfield;
+mod bits;
 mod bloom;
 mod client_info;
 mod command;
 mod connection;
 mod context;
+mod counters;
 mod counting;
 mod diagnostics;
 pub mod errors;
+mod extended;
 mod filters;
 mod keys;
 mod pubsub;
@@ -64,6 +68,9 @@ const FAMILIES: &[&[CommandSpec]] = &[
     transaction::SPECS,
     keys::SPECS,
     strings::SPECS,
+    counters::SPECS,
+    bits::SPECS,
+    bitfield::SPECS,
     diagnostics::SPECS,
     pubsub::SPECS,
     replication::SPECS,

@@ -89,6 +89,7 @@ bit_set! {
         READ = 1 => "@read",
         WRITE = 2 => "@write",
         STRING = 3 => "@string",
+        BITMAP = 12 => "@bitmap",
         PUBSUB = 11 => "@pubsub",
         ADMIN = 4 => "@admin",
         FAST = 5 => "@fast",
@@ -176,6 +177,7 @@ impl KeySpec {
 pub enum Group {
     Generic,
     String,
+    Bitmap,
     Connection,
     Server,
     Transactions,
@@ -189,6 +191,7 @@ impl Group {
         match self {
             Group::Generic => "generic",
             Group::String => "string",
+            Group::Bitmap => "bitmap",
             Group::Connection => "connection",
             Group::Server => "server",
             Group::Transactions => "transactions",
@@ -333,6 +336,8 @@ pub struct CommandSpec {
     pub since: &'static str,
     pub complexity: Option<&'static str>,
     pub args: &'static [Arg],
+    /// Hints for cluster clients (`request_policy:multi_shard`), as COMMAND INFO lists them.
+    pub tips: &'static [&'static str],
     pub(crate) handler: Handler,
 }
 
@@ -359,6 +364,7 @@ impl CommandSpec {
             since: "1.0.0",
             complexity: None,
             args: &[],
+            tips: &[],
             handler,
         }
     }
@@ -395,6 +401,10 @@ impl CommandSpec {
     }
     pub(crate) const fn args(mut self, args: &'static [Arg]) -> CommandSpec {
         self.args = args;
+        self
+    }
+    pub(crate) const fn tips(mut self, tips: &'static [&'static str]) -> CommandSpec {
+        self.tips = tips;
         self
     }
 

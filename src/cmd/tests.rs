@@ -364,3 +364,19 @@ fn info_asks_the_server_for_the_sections_in_order() {
     let reply = client.run(&["INFO", "keyspace", "server"]);
     assert!(reply.ends_with("server,keyspace\r\n"), "{reply}");
 }
+
+#[test]
+fn incrbyfloat_is_logged_as_the_value_it_set() {
+    let mut client = Client::new(Some(Log::default()));
+    assert_eq!(client.run(&["INCRBYFLOAT", "f", "1.5"]), "$3\r\n1.5\r\n");
+    assert_eq!(
+        client.run(&["INCRBYFLOAT", "f", "x"]),
+        "-ERR value is not a valid float\r\n"
+    );
+    assert_eq!(
+        client.run(&["INCRBYFLOAT", "missing", "inf"]),
+        "-ERR increment would produce NaN or Infinity\r\n"
+    );
+    assert_eq!(client.run(&["EXISTS", "missing"]), ":0\r\n");
+    assert_eq!(shapes(&client.logged()), vec![vec!["0:SET f 1.5 KEEPTTL"]]);
+}

@@ -247,15 +247,28 @@ impl Config {
     }
 }
 
-/// `replicaof`'s value, "<host> <port>": the primary to follow.
-pub(crate) fn replica_of(text: &str) -> Result<(String, u16), String> {
-    let mut words = text.split_whitespace();
-    match (words.next(), words.next(), words.next()) {
-        (Some(host), Some(port), None) => match port.parse::<u16>() {
-            Ok(port) if port > 0 => Ok((host.to_string(), port)),
-            _ => Err("argument must be '<host> <port>' with a port from 1 to 65535".into()),
-        },
-        _ => Err("argument must be '<host> <port>'".into()),
+/// `replicaof`: the primary to follow, if any. Written `<host> <port>`, two words, as in Redis's
+/// configuration files.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReplicaOf(pub Option<(String, u16)>);
+
+impl ReplicaOf {
+    pub(crate) fn parse(text: &str) -> Result<ReplicaOf, String> {
+        let mut words = text.split_whitespace();
+        match (words.next(), words.next(), words.next()) {
+            (None, _, _) => Ok(ReplicaOf(None)),
+            (Some(host), Some(port), None) => match port.parse::<u16>() {
+                Ok(port) if port > 0 => Ok(ReplicaOf(Some((host.to_string(), port)))),
+                _ => Err("argument must be '<host> <port>' with a port from 1 to 65535".into()),
+            },
+            _ => Err("argument must be '<host> <port>'".into()),
+        }
+    }
+
+    pub(crate) fn show(&self) -> String {
+        self.0
+            .as_ref()
+            .map_or(String::new(), |(host, port)| format!("{host} {port}"))
     }
 }
 

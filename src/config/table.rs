@@ -18,7 +18,7 @@
 //! CONFIG GET lists the entries in the order written here.
 
 use super::values::{any, within, Invalid, Value};
-use super::{ClientAuth, Config, Fsync, SaveRules, MAX_CAPACITY, MAX_EXPANSION};
+use super::{ClientAuth, Config, Fsync, ReplicaOf, SaveRules, MAX_CAPACITY, MAX_EXPANSION};
 use crate::filter::Layout;
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -231,6 +231,17 @@ parameters! {
         help: "yes: TLS clients must show a certificate signed by tls-ca-cert-file; optional: \
                one is checked if shown; no: none is asked for.",
     }
+    fixed tls_client_cert_file: PathBuf {
+        name: "tls-client-cert-file", default: "", check: any,
+        get: |c| c.tls.client_cert_file.clone().unwrap_or_default().show(),
+        help: "The certificate chain this server shows as a TLS client (a replica reaching its \
+               primary), PEM; tls-cert-file when empty.",
+    }
+    fixed tls_client_key_file: PathBuf {
+        name: "tls-client-key-file", default: "", check: any,
+        get: |c| c.tls.client_key_file.clone().unwrap_or_default().show(),
+        help: "The private key of tls-client-cert-file, PEM; tls-key-file when empty.",
+    }
     fixed dir: PathBuf {
         name: "dir", default: "./data", check: any,
         get: |c| c.dir.show(),
@@ -382,11 +393,8 @@ parameters! {
         help: "Most bytes the request buffers of all clients may hold together; a client whose \
                request would take them past it is closed. 0 for no limit.",
     }
-    runtime replicaof: String {
-        name: "replicaof", default: "", check: |text| match text.is_empty() {
-            true => Ok(()),
-            false => super::replica_of(text).map(|_| ()),
-        },
+    runtime replicaof: ReplicaOf {
+        name: "replicaof", default: "", check: any,
         help: "Follow the primary at \"<host> <port>\" as its replica; empty (or REPLICAOF NO \
                ONE) to be a primary. REPLICAOF changes it; CONFIG REWRITE keeps it.",
     }
@@ -451,6 +459,11 @@ parameters! {
         name: "min-replicas-max-lag", default: "10", check: |n| within(*n, 0, i32::MAX as u64),
         help: "Seconds since its last acknowledgement within which a replica counts for \
                min-replicas-to-write.",
+    }
+    runtime tls_replication: bool {
+        name: "tls-replication", default: "no", check: any,
+        help: "yes: a replica reaches its primary over TLS, trusting tls-ca-cert-file and \
+               showing tls-client-cert-file (or tls-cert-file).",
     }
     password requirepass: String {
         name: "requirepass", default: "", check: any,

@@ -43,6 +43,9 @@ pub struct TlsSettings {
     pub key_file: PathBuf,
     pub ca_cert_file: Option<PathBuf>,
     pub auth_clients: ClientAuth,
+    /// What this server shows as a TLS client, when not its server certificate.
+    pub client_cert_file: Option<PathBuf>,
+    pub client_key_file: Option<PathBuf>,
 }
 
 impl TlsSettings {
@@ -56,7 +59,12 @@ impl TlsSettings {
             key_file: startup.tls_key_file.clone(),
             ca_cert_file: given(&startup.tls_ca_cert_file),
             auth_clients: startup.tls_auth_clients,
+            client_cert_file: given(&startup.tls_client_cert_file),
+            client_key_file: given(&startup.tls_client_key_file),
         };
+        if settings.client_cert_file.is_some() != settings.client_key_file.is_some() {
+            return Err("--tls-client-cert-file and --tls-client-key-file go together".into());
+        }
         if settings.port.is_none() {
             return Ok(settings);
         }

@@ -2,7 +2,7 @@
 //! variable, a line of the file, CONFIG SET) and how CONFIG GET and CONFIG REWRITE print it,
 //! plus the range checks entries of the table use.
 
-use super::{ClientAuth, Fsync, SaveRules};
+use super::{ClientAuth, Fsync, ReplicaOf, SaveRules};
 use crate::filter::Layout;
 use std::fmt::Display;
 use std::path::PathBuf;
@@ -131,6 +131,20 @@ impl<T: Value> Value for Option<T> {
 
     fn show(&self) -> String {
         self.as_ref().map(T::show).unwrap_or_default()
+    }
+}
+
+/// Two words on the file's line, as Redis writes it.
+impl Value for ReplicaOf {
+    const KIND: &'static str = "host port";
+    const LIST: bool = true;
+
+    fn parse(text: &str) -> Result<ReplicaOf, Invalid> {
+        Ok(ReplicaOf::parse(text)?)
+    }
+
+    fn show(&self) -> String {
+        ReplicaOf::show(self)
     }
 }
 

@@ -14,14 +14,17 @@ use std::path::Path;
 /// live one, so the new snapshot holds exactly the writes before the new segment: replaying that
 /// segment on top of it counts no write twice (a counting filter's delete included). It keeps
 /// expired keys, which the new segment's writes may have found alive when they ran.
+///
+/// `ended` is the segment the caller's `Aof::rotate` ended: the cut. Once this returns,
+/// `scratch` holds the keyspace exactly as the writes before the cut left it.
 pub(crate) fn compact(
     fs: &dyn FileSystem,
     dir: &Path,
     aof: &Aof,
+    ended: u64,
     scratch: &Store,
     applier: &mut dyn ApplyLogged,
 ) -> io::Result<SnapshotStats> {
-    let ended = aof.rotate();
     aof.wait_sealed(ended)?;
     let report = snapshot::load(scratch, dir, |_, _| {}).map_err(io::Error::other)?;
     let first = report.map_or(0, |report| report.first_segment);

@@ -171,7 +171,8 @@ fn log_scenario(fs: Arc<dyn FileSystem>, dir: &Path) -> Vec<(String, String)> {
         }
         if round == 1 {
             let scratch = Store::new(1, 4);
-            let _ = compaction::compact(fs.as_ref(), dir, &aof, &scratch, &mut Stub);
+            let ended = aof.rotate();
+            let _ = compaction::compact(fs.as_ref(), dir, &aof, ended, &scratch, &mut Stub);
         }
     }
     let mut transaction = PendingTransaction::default();

@@ -73,10 +73,7 @@ impl cmd::Server for Arc<Shared> {
         self.saver.update_write_refusal(self);
         let settings = self.config.settings();
         self.replication.apply_settings(&settings);
-        let wanted = match settings.replicaof.as_str() {
-            "" => None,
-            text => crate::config::replica_of(text).ok(),
-        };
+        let wanted = settings.replicaof.0;
         let current = self.replication.primary().map(|p| (p.host, p.port));
         if wanted != current {
             replication::follow(self, wanted);

@@ -1,5 +1,6 @@
 //! Active expiry: keys nobody reads again still have to go. Every tick sweeps a few shards of
-//! each database, so the work per tick stays small however large the keyspace.
+//! each database, so the work per tick stays small however large the keyspace. A replica
+//! sweeps by its primary's clock, as its stream shows it, not its own.
 
 use super::{Shared, Stats};
 use crate::store::now_ms;
@@ -17,7 +18,8 @@ pub(super) async fn run(shared: Arc<Shared>) {
             _ = interval.tick() => {}
             _ = shared.shutdown.requested() => return,
         }
-        let now = now_ms();
+        // A replica removes only what its primary's clock says expired: see `expiry_clock`.
+        let now = shared.replication.expiry_clock(now_ms());
         for db in shared.store.dbs() {
             let removed = db.sweep_expired(now, next_shard, SHARDS_PER_TICK);
             Stats::add(&shared.stats.expired_keys, removed as u64);

@@ -3,6 +3,7 @@
 
 use super::logged_writes::LoggedWrites;
 use super::Shared;
+use crate::persist::aof::Aof;
 use crate::persist::compaction;
 use crate::persist::snapshot::{self, Expired, SnapshotStats};
 use crate::store::{now_ms, Store};
@@ -131,12 +132,8 @@ impl Saver {
         shared: &Arc<Shared>,
         keyspace: Keyspace,
     ) -> Result<SnapshotStats, SaveError> {
-        let changes_before = self.changes();
-        let started = now_ms();
-        self.last_attempt_ms.store(started, Ordering::Relaxed);
-        tracing::info!(dir = %shared.config.dir.display(), "snapshot started");
         let (fs, dir) = (shared.fs.as_ref(), &shared.config.dir);
-        let result = match shared.aof.as_ref() {
+        self.record(shared, || match shared.aof.as_ref() {
             Some(aof) if keyspace == Keyspace::Paused => {
                 // No command runs: the live keyspace holds exactly what the segments up to the
                 // one just ended do. It keeps expired keys, in case a write lands in the new
@@ -151,7 +148,8 @@ impl Saver {
             Some(aof) => {
                 let scratch = Store::new(shared.config.databases, shared.config.shards);
                 let mut applier = LoggedWrites::new(shared);
-                compaction::compact(fs, dir, aof, &scratch, &mut applier)
+                let ended = aof.rotate();
+                compaction::compact(fs, dir, aof, ended, &scratch, &mut applier)
             }
             None => snapshot::write(
                 fs,
@@ -160,7 +158,50 @@ impl Saver {
                 self.first_segment.load(Ordering::Relaxed),
                 Expired::Drop,
             ),
-        };
+        })
+    }
+
+    /// A compaction (the append-only file is on) whose cut is where a replica's stream starts:
+    /// `cut` rotates the log with writes held back, and places the replica there. Returns the
+    /// keyspace the compaction rebuilt, exactly as the writes before the cut left it, for the
+    /// replica's full sync; no command waits while it is rebuilt. Claims the saver first,
+    /// waiting for a save in progress. Blocks the calling thread.
+    pub(super) fn compact_for_replica<T>(
+        &self,
+        shared: &Arc<Shared>,
+        aof: &Aof,
+        cut: impl FnOnce() -> (u64, T),
+    ) -> Result<(Store, T), SaveError> {
+        self.claim_waiting();
+        let (fs, dir) = (shared.fs.as_ref(), &shared.config.dir);
+        let scratch = Store::new(shared.config.databases, shared.config.shards);
+        let mut applier = LoggedWrites::new(shared);
+        let (ended, at_cut) = cut();
+        self.record(shared, || {
+            compaction::compact(fs, dir, aof, ended, &scratch, &mut applier)
+        })?;
+        Ok((scratch, at_cut))
+    }
+
+    /// Claims the saver, waiting while a save is in progress.
+    fn claim_waiting(&self) {
+        while self.claim().is_err() {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Runs a claimed save and records its outcome (INFO persistence, the save schedule, the
+    /// refusal of writes), then releases the claim.
+    fn record(
+        &self,
+        shared: &Arc<Shared>,
+        save: impl FnOnce() -> io::Result<SnapshotStats>,
+    ) -> Result<SnapshotStats, SaveError> {
+        let changes_before = self.changes();
+        let started = now_ms();
+        self.last_attempt_ms.store(started, Ordering::Relaxed);
+        tracing::info!(dir = %shared.config.dir.display(), "snapshot started");
+        let result = save();
         match &result {
             Ok(stats) => {
                 self.changes.fetch_sub(changes_before, Ordering::Relaxed);
@@ -229,13 +270,10 @@ pub(super) enum Keyspace {
 /// primary's data set): waits for one in progress, then writes its own. Blocks the calling
 /// thread.
 pub(super) fn save_paused(shared: &Arc<Shared>) -> io::Result<()> {
-    loop {
-        let claimed = shared.saver.claim();
-        let result = claimed.and_then(|()| shared.saver.save_claimed(shared, Keyspace::Paused));
-        match result {
-            Ok(_) => return Ok(()),
-            Err(SaveError::Failed(error)) => return Err(error),
-            Err(SaveError::InProgress) => std::thread::sleep(Duration::from_millis(50)),
-        }
+    shared.saver.claim_waiting();
+    match shared.saver.save_claimed(shared, Keyspace::Paused) {
+        Ok(_) => Ok(()),
+        Err(SaveError::Failed(error)) => Err(error),
+        Err(SaveError::InProgress) => Err(io::Error::other("a save is in progress")),
     }
 }

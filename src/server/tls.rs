@@ -1,19 +1,20 @@
 //! TLS: the server's rustls configuration, built once at start-up from the certificate files,
-//! and the handshake each connection to the TLS port goes through before it is served.
+//! and the handshake each connection to the TLS port goes through before it is served; and the
+//! client side a replica's link to its primary uses with `tls-replication`.
 
 use crate::config::{ClientAuth, TlsSettings};
 use rustls::crypto::ring;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
-use rustls::{RootCertStore, ServerConfig};
+use rustls::{ClientConfig, RootCertStore, ServerConfig};
 use std::io;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio_rustls::server::TlsStream;
-use tokio_rustls::TlsAcceptor;
+use tokio_rustls::{TlsAcceptor, TlsConnector};
 
 /// Longest a client may take to complete the handshake; it holds a client slot meanwhile.
 pub(super) const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -89,6 +90,44 @@ pub(super) fn acceptor(settings: &TlsSettings) -> io::Result<TlsAcceptor> {
     Ok(TlsAcceptor::from(Arc::new(config)))
 }
 
+/// The replication link's TLS client: it trusts `tls-ca-cert-file` and shows
+/// `tls-client-cert-file` (or `tls-cert-file`), if any, to a primary that asks for one.
+pub(super) fn connector(settings: &TlsSettings) -> io::Result<TlsConnector> {
+    let provider = Arc::new(ring::default_provider());
+    let ca_file = settings.ca_cert_file.as_ref().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "tls-replication needs tls-ca-cert-file, the authority that signs the primary's \
+             certificate",
+        )
+    })?;
+    let mut roots = RootCertStore::empty();
+    for certificate in certificates("tls-ca-cert-file", ca_file)? {
+        roots
+            .add(certificate)
+            .map_err(|e| file_error("tls-ca-cert-file", ca_file, e))?;
+    }
+    let builder = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(io::Error::other)?
+        .with_root_certificates(roots);
+    let (cert_file, key_file) = match (&settings.client_cert_file, &settings.client_key_file) {
+        (Some(cert), Some(key)) => (cert.clone(), key.clone()),
+        _ => (settings.cert_file.clone(), settings.key_file.clone()),
+    };
+    let config = if cert_file.as_os_str().is_empty() {
+        builder.with_no_client_auth()
+    } else {
+        builder
+            .with_client_auth_cert(
+                certificates("tls-client-cert-file", &cert_file)?,
+                private_key(&key_file)?,
+            )
+            .map_err(|e| file_error("tls-client-key-file", &key_file, e))?
+    };
+    Ok(TlsConnector::from(Arc::new(config)))
+}
+
 /// Why a handshake did not produce a connection.
 pub(super) enum HandshakeFailure {
     TimedOut,
@@ -126,6 +165,8 @@ mod tests {
             key_file: test_file(key),
             ca_cert_file: ca.map(test_file),
             auth_clients: auth,
+            client_cert_file: None,
+            client_key_file: None,
         }
     }
 

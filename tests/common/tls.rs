@@ -28,6 +28,8 @@ pub fn settings(auth_clients: ClientAuth) -> TlsSettings {
         key_file: cert_file("server.key"),
         ca_cert_file: Some(cert_file("ca.crt")),
         auth_clients,
+        client_cert_file: Some(cert_file("client.crt")),
+        client_key_file: Some(cert_file("client.key")),
     }
 }
 

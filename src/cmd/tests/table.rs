@@ -233,6 +233,15 @@ fn sum(args: &[Arg]) -> (usize, Option<usize>) {
         })
 }
 
+/// Whether a key is among the arguments, at any depth (MSET's are in a block).
+fn has_key(args: &[Arg]) -> bool {
+    args.iter().any(|arg| match arg.kind {
+        ArgType::Key(_) => true,
+        ArgType::OneOf(children) | ArgType::Block(children) => has_key(children),
+        _ => false,
+    })
+}
+
 #[test]
 fn arities_agree_with_the_argument_docs() {
     for spec in COMMANDS.iter() {
@@ -252,12 +261,12 @@ fn arities_agree_with_the_argument_docs() {
         } else {
             assert_eq!(min, spec.arity.unsigned_abs() as usize, "{}", spec.name);
         }
-        let keys = spec
-            .args
-            .iter()
-            .filter(|arg| matches!(arg.kind, ArgType::Key(_)))
-            .count();
-        assert_eq!(keys > 0, !spec.key_specs.is_empty(), "{}", spec.name);
+        assert_eq!(
+            has_key(spec.args),
+            !spec.key_specs.is_empty(),
+            "{}",
+            spec.name
+        );
     }
 }
 
@@ -288,6 +297,23 @@ const WRITES: &[(&[&str], &[&str])] = &[
     (&["SET a 1"], &["PEXPIREAT", "a", "4000000000000"]),
     (&["SET a 1 EX 100"], &["PERSIST", "a"]),
     (&[], &["SET", "a", "1"]),
+    (&[], &["SETNX", "a", "1"]),
+    (&["SET a 1"], &["GETSET", "a", "2"]),
+    (&["SET a 1"], &["GETDEL", "a"]),
+    (&[], &["SETEX", "a", "100", "1"]),
+    (&[], &["PSETEX", "a", "100000", "1"]),
+    (&[], &["MSET", "a", "1", "b", "2"]),
+    (&[], &["MSETNX", "a", "1", "b", "2"]),
+    (&[], &["APPEND", "a", "1"]),
+    (&[], &["SETRANGE", "a", "3", "x"]),
+    (&[], &["INCR", "a"]),
+    (&[], &["DECR", "a"]),
+    (&[], &["INCRBY", "a", "5"]),
+    (&[], &["DECRBY", "a", "5"]),
+    (&[], &["INCRBYFLOAT", "a", "1.5"]),
+    (&[], &["SETBIT", "a", "7", "1"]),
+    (&["SET a 1", "SET b 2"], &["BITOP", "AND", "c", "a", "b"]),
+    (&[], &["BITFIELD", "a", "SET", "u8", "0", "255"]),
 ];
 
 /// The header chunk of a dump of a new filter of the same family as `loadchunk`.

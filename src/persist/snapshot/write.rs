@@ -172,9 +172,20 @@ fn write_record<W: Write>(
     value: &ValueHandle,
     piece: &mut Vec<u8>,
 ) -> io::Result<()> {
+    // A small value is read whole under one lock: a counter (INCR) changes length in place,
+    // and its header and payload must describe the same moment. A large one is read in pieces
+    // and can only grow meanwhile (strings grow in place, never shrink), so its first
+    // `payload_len` bytes are still there.
+    piece.clear();
     let (kind, header, payload_len) = {
         let value = read(value);
-        (value.kind(), value.snapshot_header(), value.payload_len())
+        let len = value.payload_len();
+        if len <= LOCKED_PIECE && !value.read_payload(0, len, piece) {
+            return Err(io::Error::other(
+                "a value's payload is shorter than its length",
+            ));
+        }
+        (value.kind(), value.snapshot_header(), len)
     };
     out.record_hash.reset();
     out.put(&[TAG_KEY])?;
@@ -187,6 +198,10 @@ fn write_record<W: Write>(
     out.put(&header)?;
     out.put(&payload_len.to_le_bytes())?;
     let mut offset = 0;
+    if payload_len <= LOCKED_PIECE {
+        out.put(piece)?;
+        offset = payload_len;
+    }
     while offset < payload_len {
         let len = LOCKED_PIECE.min(payload_len - offset);
         piece.clear();

@@ -128,6 +128,10 @@ pub(crate) struct Replication {
     serve_stale: AtomicBool,
     min_replicas: AtomicU64,
     max_lag_secs: AtomicU64,
+    /// On a replica, the primary's clock as its stream last showed it (the time of the newest
+    /// record applied): the expiry sweeper removes only what had expired by then, so a write
+    /// still to come, stamped later, never finds gone a key it would have found alive.
+    pub(crate) primary_clock_ms: AtomicU64,
     /// When the last replica went away, Unix milliseconds (for `repl-backlog-ttl`); 0 while
     /// any is connected.
     pub(crate) alone_since_ms: AtomicU64,
@@ -155,6 +159,7 @@ impl Replication {
             sync_partial_ok: AtomicU64::new(0),
             sync_partial_err: AtomicU64::new(0),
             alone_since_ms: AtomicU64::new(0),
+            primary_clock_ms: AtomicU64::new(0),
             read_only: AtomicBool::new(true),
             serve_stale: AtomicBool::new(true),
             min_replicas: AtomicU64::new(0),
@@ -254,6 +259,15 @@ impl Replication {
         });
         self.replica.store(current.is_some(), Ordering::Release);
         self.generation.fetch_add(1, Ordering::AcqRel) + 1
+    }
+
+    /// The time the expiry sweeper removes keys by: a primary's own clock, or a replica's
+    /// primary's as the stream shows it.
+    pub(crate) fn expiry_clock(&self, now: u64) -> u64 {
+        match self.is_replica() {
+            true => self.primary_clock_ms.load(Ordering::Relaxed),
+            false => now,
+        }
     }
 
     /// Whether a link started as `generation` is still wanted.
@@ -476,7 +490,7 @@ pub(in crate::server) async fn run(shared: Arc<Shared>) {
     let replication = &shared.replication;
     let settings = shared.config.settings();
     replication.apply_settings(&settings);
-    if let Ok(primary) = crate::config::replica_of(&settings.replicaof) {
+    if let Some(primary) = settings.replicaof.0 {
         follow(&shared, Some(primary));
     }
     let mut tick = tokio::time::interval(Duration::from_secs(1));

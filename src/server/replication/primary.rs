@@ -3,9 +3,8 @@
 //! stood at an exact offset, then the stream from that offset on); then the stream, live, and
 //! the replica's REPLCONF ACKs.
 //!
-//! The full sync's cut pauses commands (the isolation lock EXEC takes) while it copies the data
-//! set in memory: the copy, not the live keyspace, is what the snapshot writer streams, so the
-//! pause lasts as long as the copy and no command waits for the network or the disk.
+//! The full sync streams a private keyspace that holds exactly the writes before the replica's
+//! starting offset (see `cut`), never the live one, so no command waits for the network.
 
 use super::{Behind, Follower};
 use crate::cmd::{ClientInfo, ClientKind, ReplicaHandshake};
@@ -106,7 +105,7 @@ where
         let shared = shared.clone();
         tokio::task::spawn_blocking(move || cut(&shared, id))
             .await
-            .map_err(io::Error::other)?
+            .map_err(io::Error::other)??
     };
     let (copy, offset, replid) = cut;
     tracing::info!(
@@ -135,13 +134,41 @@ where
     feed(shared, stream, client, offset, input).await
 }
 
-/// Copies the data set at an exact point of the stream, and places the replica's reader there.
-/// Blocks: it waits for every command batch to end, and copies while none runs.
-fn cut(shared: &Shared, id: u64) -> (Store, u64, String) {
-    let everyone = shared.isolation.exclusive();
-    let started = Instant::now();
+/// The data set at an exact point of the stream, with the replica's reader placed there.
+/// Blocks. With the append-only file on, the cut is a compaction's: the log rotates with writes
+/// held back for an instant, and the keyspace is rebuilt from the files while commands go on.
+/// Without it, every command pauses while the live keyspace is copied in memory.
+fn cut(shared: &Arc<Shared>, id: u64) -> io::Result<(Store, u64, String)> {
     let replication = &shared.replication;
-    replication.stream.activate();
+    if !replication.stream.is_active() {
+        // Nothing was recorded while no replica listened: from now on every write is, and
+        // none is in flight while the switch happens.
+        let everyone = shared.isolation.exclusive();
+        replication.stream.activate();
+        drop(everyone);
+    }
+    let started = Instant::now();
+    if let Some(aof) = shared.aof.as_ref() {
+        let (rebuilt, (offset, replid)) = shared
+            .saver
+            .compact_for_replica(shared, aof, || {
+                // Every write appends to the log and the stream under this lock.
+                let _order = shared
+                    .stream_order
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner());
+                let ended = aof.rotate();
+                let offset = replication.stream.add_reader_at_end(id);
+                (ended, (offset, replication.replid()))
+            })
+            .map_err(|error| io::Error::other(format!("{error:?}")))?;
+        tracing::info!(
+            millis = started.elapsed().as_millis() as u64,
+            "the data set was rebuilt from the snapshot and the log for a full sync"
+        );
+        return Ok((rebuilt, offset, replid));
+    }
+    let everyone = shared.isolation.exclusive();
     let copy = shared.store.deep_copy();
     let offset = replication.stream.add_reader_at_end(id);
     let replid = replication.replid();
@@ -150,7 +177,7 @@ fn cut(shared: &Shared, id: u64) -> (Store, u64, String) {
         millis = started.elapsed().as_millis() as u64,
         "commands paused while the data set was copied for a full sync"
     );
-    (copy, offset, replid)
+    Ok((copy, offset, replid))
 }
 
 /// Sends the copy as a snapshot in Redis's diskless form: `$EOF:<40 bytes>\r\n`, the payload,

@@ -13,12 +13,14 @@ use crate::persist::recovery::{ApplyLogged, Logged};
 use crate::persist::snapshot;
 use crate::protocol::Request;
 use crate::server::logged_writes::LoggedWrites;
-use crate::server::{saver, Shared};
+use crate::server::{saver, tls, Shared};
 use crate::store::now_ms;
+use rustls::pki_types::ServerName;
 use std::io;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 /// Longest line the primary may answer the handshake with.
@@ -111,12 +113,27 @@ async fn link_once(shared: &Arc<Shared>, generation: u64) -> Result<(), String> 
     let _ = tcp.set_nodelay(true);
     let peer = tcp.peer_addr().map_err(|e| e.to_string())?;
     let local = tcp.local_addr().map_err(|e| e.to_string())?;
+    let io: Box<dyn LinkIo> = match settings.tls_replication {
+        false => Box::new(tcp),
+        true => {
+            let connector = tls::connector(&shared.config.tls).map_err(|e| e.to_string())?;
+            let name = ServerName::try_from(host.clone())
+                .map_err(|e| format!("tls-replication: {host} is no server name: {e}"))?;
+            let handshake = tokio::time::timeout(timeout, connector.connect(name, tcp));
+            Box::new(
+                handshake
+                    .await
+                    .map_err(|_| "the TLS handshake with the primary timed out".to_string())?
+                    .map_err(|e| format!("the TLS handshake with the primary failed: {e}"))?,
+            )
+        }
+    };
     let registration = shared.clients.register(peer, local, now_ms());
     let client = registration.info.clone();
     client.set_kind(ClientKind::Primary);
     replication.update_link(generation, |p| p.state = LinkState::Handshake);
     let mut link = Link {
-        tcp,
+        io,
         input: Vec::new(),
         timeout,
     };
@@ -187,8 +204,13 @@ async fn link_once(shared: &Arc<Shared>, generation: u64) -> Result<(), String> 
     stream(shared, &mut link, generation, &client).await
 }
 
+/// The link's byte stream: TCP, or TLS over it.
+trait LinkIo: AsyncRead + AsyncWrite + Unpin + Send {}
+
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> LinkIo for T {}
+
 struct Link {
-    tcp: TcpStream,
+    io: Box<dyn LinkIo>,
     /// Bytes read and not yet used.
     input: Vec<u8>,
     timeout: Duration,
@@ -203,7 +225,7 @@ impl Link {
             request.extend_from_slice(arg);
             request.extend_from_slice(b"\r\n");
         }
-        self.tcp
+        self.io
             .write_all(&request)
             .await
             .map_err(|e| format!("writing to the primary: {e}"))?;
@@ -241,7 +263,7 @@ impl Link {
 
     /// Reads more into `input`; a link silent past `repl-timeout`, or closed, is an error.
     async fn fill(&mut self) -> Result<usize, String> {
-        match tokio::time::timeout(self.timeout, self.tcp.read_buf(&mut self.input)).await {
+        match tokio::time::timeout(self.timeout, self.io.read_buf(&mut self.input)).await {
             Err(_) => Err("the primary fell silent (repl-timeout)".into()),
             Ok(Err(error)) => Err(format!("reading from the primary: {error}")),
             Ok(Ok(0)) => Err("the primary closed the link".into()),
@@ -383,13 +405,18 @@ async fn stream(
     let mut applier = LoggedWrites::new(shared);
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut last_io = Instant::now();
+    // The append-only file's position after the last record applied: an acknowledgement
+    // waits until the file holds it (written, or synced under appendfsync always), so that
+    // WAIT counts a replica only for what its disk has.
+    let mut logged_up_to = 0;
     loop {
-        let ack_wanted = apply_records(shared, &mut applier, &mut link.input)?;
+        let (ack_wanted, position) = apply_records(shared, &mut applier, &mut link.input)?;
+        logged_up_to = logged_up_to.max(position);
         if ack_wanted {
-            send_ack(link, replication.stream.offset()).await?;
+            send_ack(shared, link, logged_up_to).await?;
         }
         tokio::select! {
-            read = link.tcp.read_buf(&mut link.input) => match read {
+            read = link.io.read_buf(&mut link.input) => match read {
                 Ok(0) => return Err("the primary closed the link".into()),
                 Ok(_) => {
                     last_io = Instant::now();
@@ -404,7 +431,7 @@ async fn stream(
                 if last_io.elapsed() > link.timeout {
                     return Err("the primary fell silent (repl-timeout)".into());
                 }
-                send_ack(link, replication.stream.offset()).await?;
+                send_ack(shared, link, logged_up_to).await?;
             }
             _ = client.killed() => return Err("the link was killed (CLIENT KILL)".into()),
             _ = shared.shutdown.requested() => return Ok(()),
@@ -412,26 +439,33 @@ async fn stream(
     }
 }
 
-async fn send_ack(link: &mut Link, offset: u64) -> Result<(), String> {
+/// Acknowledges every record applied, once the append-only file (if on) holds them.
+async fn send_ack(shared: &Shared, link: &mut Link, logged_up_to: u64) -> Result<(), String> {
+    // Read before the wait: records applied meanwhile are not yet in the file.
+    let offset = shared.replication.stream.offset();
+    if let Some(aof) = shared.aof.as_ref() {
+        aof.wait_durable(logged_up_to).await;
+    }
     let offset = offset.to_string();
     let ack = format!(
         "*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n${}\r\n{offset}\r\n",
         offset.len()
     );
-    link.tcp
+    link.io
         .write_all(ack.as_bytes())
         .await
         .map_err(|e| format!("writing to the primary: {e}"))
 }
 
 /// Applies every whole record in `input` and removes them from it; returns whether the primary
-/// asked for an acknowledgement (REPLCONF GETACK). Each record is applied, then logged to this
-/// server's append-only file (unless it is a heartbeat) and its own stream, in one order.
+/// asked for an acknowledgement (REPLCONF GETACK), and the append-only file's position after
+/// the last record (0 if none went there). Each record is applied, then logged to this server's
+/// append-only file (unless it is a heartbeat) and its own stream, in one order.
 fn apply_records(
     shared: &Arc<Shared>,
     applier: &mut LoggedWrites,
     input: &mut Vec<u8>,
-) -> Result<bool, String> {
+) -> Result<(bool, u64), String> {
     let max_body = shared
         .config
         .settings()
@@ -440,10 +474,15 @@ fn apply_records(
         .max(1 << 30);
     let mut consumed = 0;
     let mut ack_wanted = false;
+    let mut logged_up_to = 0;
     while let Some((record, len)) = decode_record(&input[consumed..], max_body)
         .map_err(|error| format!("the primary's stream is damaged: {error}"))?
     {
         let raw = &input[consumed..consumed + len];
+        shared
+            .replication
+            .primary_clock_ms
+            .fetch_max(record.time_ms, Ordering::Relaxed);
         let control = match record.commands.as_slice() {
             [(_, ranges)] => {
                 let request = Request::new(&record.body, ranges);
@@ -479,12 +518,12 @@ fn apply_records(
                 .lock()
                 .unwrap_or_else(|p| p.into_inner());
             if let (Some(aof), false) = (shared.aof.as_ref(), control) {
-                aof.order().append_with(|out| out.extend_from_slice(raw));
+                logged_up_to = aof.order().append_with(|out| out.extend_from_slice(raw));
             }
             shared.replication.stream.append(raw);
         }
         consumed += len;
     }
     input.drain(..consumed);
-    Ok(ack_wanted)
+    Ok((ack_wanted, logged_up_to))
 }
