@@ -132,7 +132,7 @@ fn dispatch(ctx: &mut Ctx, request: Request) -> Outcome {
     }
     let ran = match ctx.server.write_log() {
         Some(log) if spec.writes() => run_logged(ctx, log, spec, request),
-        _ => (spec.handler)(ctx, request),
+        _ => run_unlogged(ctx, spec, request),
     };
     match ran {
         Ok(()) => {
@@ -217,6 +217,16 @@ fn run_logged(
     });
     ctx.session.batch = batch;
     ctx.session.note_logged(position);
+    ran
+}
+
+/// Runs a command that nothing logs. What its handler noted for a log is dropped: a log can
+/// start in the middle of a session (the first replica), and a later logged command must not
+/// inherit it.
+fn run_unlogged(ctx: &mut Ctx, spec: &CommandSpec, request: Request) -> CmdResult {
+    let ran = (spec.handler)(ctx, request);
+    ctx.session.effects.clear();
+    ctx.session.effects_only = false;
     ran
 }
 
