@@ -5,12 +5,14 @@
 //! only to add or remove keys. Each entry has its own lock around its value, so commands on
 //! different keys never wait for each other, and many clients can read one filter at once.
 
+mod collection;
 mod db;
 mod glob;
 mod summary;
 mod table;
 mod value;
 
+pub use collection::{Bytes, Hash, List, Score, Set, ZSet};
 pub use db::{Db, ScanFilter, ValueHandle, WatchToken};
 pub use glob::glob_match;
 pub use summary::{summarize, DbKeys, FilterTotals, Summary};

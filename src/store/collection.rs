@@ -1,0 +1,368 @@
+//! The collection types: lists, sets, sorted sets and hashes, with their snapshot encoding.
+//!
+//! Members are boxed slices rather than vectors: a member never grows, and eight bytes fewer
+//! per member matters for collections of millions of small strings.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+
+pub type Bytes = Box<[u8]>;
+pub type List = VecDeque<Bytes>;
+pub type Set = HashSet<Bytes>;
+pub type Hash = HashMap<Bytes, Bytes>;
+
+/// Redis's thresholds for its compact encodings (`*-max-listpack-entries`/`-value`,
+/// `set-max-intset-entries`), which OBJECT ENCODING reports.
+const LISTPACK_ENTRIES: usize = 128;
+const LISTPACK_VALUE: usize = 64;
+const INTSET_ENTRIES: usize = 512;
+/// A list stays a single listpack up to 8 KiB (`list-max-listpack-size -2`).
+const LIST_LISTPACK_BYTES: usize = 8 * 1024;
+
+/// A score: a float that is never NaN, so that it has a total order.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Score(pub f64);
+
+impl Eq for Score {}
+
+impl PartialOrd for Score {
+    fn partial_cmp(&self, other: &Score) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Score {
+    fn cmp(&self, other: &Score) -> Ordering {
+        self.0.partial_cmp(&other.0).unwrap_or(Ordering::Equal)
+    }
+}
+
+/// A sorted set: members by name for lookups, and by (score, member) for ranges, the order
+/// Redis keeps.
+#[derive(Debug, Clone, Default)]
+pub struct ZSet {
+    scores: HashMap<Bytes, f64>,
+    order: BTreeSet<(Score, Bytes)>,
+}
+
+impl ZSet {
+    pub fn len(&self) -> usize {
+        self.scores.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.scores.is_empty()
+    }
+
+    pub fn score(&self, member: &[u8]) -> Option<f64> {
+        self.scores.get(member).copied()
+    }
+
+    /// Sets a member's score (never NaN); true if the member is new.
+    pub fn insert(&mut self, member: &[u8], score: f64) -> bool {
+        match self.scores.get_mut(member) {
+            Some(old) => {
+                if *old != score {
+                    let key = self.order.take(&(Score(*old), Bytes::from(member)));
+                    let member = key.map_or_else(|| Bytes::from(member), |(_, m)| m);
+                    *old = score;
+                    self.order.insert((Score(score), member));
+                }
+                false
+            }
+            None => {
+                self.scores.insert(Bytes::from(member), score);
+                self.order.insert((Score(score), Bytes::from(member)));
+                true
+            }
+        }
+    }
+
+    pub fn remove(&mut self, member: &[u8]) -> bool {
+        match self.scores.remove(member) {
+            Some(score) => {
+                self.order.remove(&(Score(score), Bytes::from(member)));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Members in order, lowest score first, with their scores.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&[u8], f64)> {
+        self.order
+            .iter()
+            .map(|(score, member)| (&**member, score.0))
+    }
+
+    /// Members whose score is at least `min`, in order.
+    pub fn from_score(&self, min: f64) -> impl Iterator<Item = (&[u8], f64)> {
+        let start = (Score(min), Bytes::default());
+        self.order
+            .range(start..)
+            .map(|(score, member)| (&**member, score.0))
+    }
+
+    /// Members whose score is at most `max`, highest first.
+    pub fn down_from_score(&self, max: f64) -> impl Iterator<Item = (&[u8], f64)> {
+        self.order
+            .iter()
+            .rev()
+            .skip_while(move |(score, _)| score.0 > max)
+            .map(|(score, member)| (&**member, score.0))
+    }
+
+    /// The 0-based position of `member`, lowest score first.
+    pub fn rank(&self, member: &[u8]) -> Option<usize> {
+        let score = self.score(member)?;
+        let below = self
+            .order
+            .range(..(Score(score), Bytes::from(member)))
+            .count();
+        Some(below)
+    }
+}
+
+/// OBJECT ENCODING's answer, as Redis 8 picks it for the same contents.
+pub(super) fn list_encoding(list: &List) -> &'static str {
+    let bytes: usize = list.iter().map(|m| m.len() + 2).sum();
+    if bytes <= LIST_LISTPACK_BYTES && list.len() <= LISTPACK_ENTRIES {
+        "listpack"
+    } else {
+        "quicklist"
+    }
+}
+
+pub(super) fn set_encoding(set: &Set) -> &'static str {
+    let integers = set
+        .iter()
+        .all(|m| crate::protocol::parse_i64(m).is_some() && m.len() <= 20);
+    if integers && set.len() <= INTSET_ENTRIES {
+        "intset"
+    } else if set.len() <= LISTPACK_ENTRIES && set.iter().all(|m| m.len() <= LISTPACK_VALUE) {
+        "listpack"
+    } else {
+        "hashtable"
+    }
+}
+
+pub(super) fn zset_encoding(zset: &ZSet) -> &'static str {
+    if zset.len() <= LISTPACK_ENTRIES && zset.scores.keys().all(|m| m.len() <= LISTPACK_VALUE) {
+        "listpack"
+    } else {
+        "skiplist"
+    }
+}
+
+pub(super) fn hash_encoding(hash: &Hash) -> &'static str {
+    let small = hash
+        .iter()
+        .all(|(f, v)| f.len() <= LISTPACK_VALUE && v.len() <= LISTPACK_VALUE);
+    if hash.len() <= LISTPACK_ENTRIES && small {
+        "listpack"
+    } else {
+        "hashtable"
+    }
+}
+
+/// What a boxed slice costs: its pointer and length, and its heap block (allocators round up to
+/// 16 bytes).
+fn boxed(len: usize) -> u64 {
+    16 + (len.div_ceil(16) * 16) as u64
+}
+
+pub(super) fn list_memory(list: &List) -> u64 {
+    let slots = list.capacity() as u64 * 16;
+    slots + list.iter().map(|m| boxed(m.len()) - 16).sum::<u64>()
+}
+
+/// A hash table slot per entry plus one control byte, at std's 7/8 load.
+fn table_memory(capacity: usize, entry: usize) -> u64 {
+    let buckets = (capacity * 8 / 7).next_power_of_two() as u64;
+    buckets * (entry as u64 + 1)
+}
+
+pub(super) fn set_memory(set: &Set) -> u64 {
+    table_memory(set.capacity(), 16) + set.iter().map(|m| boxed(m.len()) - 16).sum::<u64>()
+}
+
+pub(super) fn zset_memory(zset: &ZSet) -> u64 {
+    // Each member is held twice: in the table with its score, and in the tree; a B-tree node
+    // holds 11 entries of 24 bytes and is about two thirds full.
+    let member_heap: u64 = zset.scores.keys().map(|m| boxed(m.len()) - 16).sum();
+    table_memory(zset.scores.capacity(), 24) + 2 * member_heap + zset.len() as u64 * 36
+}
+
+pub(super) fn hash_memory(hash: &Hash) -> u64 {
+    let heap: u64 = hash
+        .iter()
+        .map(|(f, v)| boxed(f.len()) + boxed(v.len()) - 32)
+        .sum();
+    table_memory(hash.capacity(), 32) + heap
+}
+
+/// Snapshot encoding: a count, then each element as a 4-byte length and its bytes (a sorted
+/// set's member followed by its score's 8 bytes; a hash's field then its value), all
+/// little-endian. Sets and hashes are written in byte order, so that equal contents always
+/// encode alike (SIEVED.DIGEST compares nodes by it).
+struct Encoder(Vec<u8>);
+
+impl Encoder {
+    fn new(count: usize) -> Encoder {
+        Encoder((count as u64).to_le_bytes().to_vec())
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
+        self.0
+            .extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+        self.0.extend_from_slice(bytes);
+    }
+
+    fn score(&mut self, score: f64) {
+        self.0.extend_from_slice(&score.to_bits().to_le_bytes());
+    }
+
+    fn finish(self) -> Vec<u8> {
+        self.0
+    }
+}
+
+pub(super) fn encode_list(list: &List) -> Vec<u8> {
+    let mut out = Encoder::new(list.len());
+    list.iter().for_each(|m| out.bytes(m));
+    out.finish()
+}
+
+pub(super) fn encode_set(set: &Set) -> Vec<u8> {
+    let mut members: Vec<&Bytes> = set.iter().collect();
+    members.sort_unstable();
+    let mut out = Encoder::new(members.len());
+    members.into_iter().for_each(|m| out.bytes(m));
+    out.finish()
+}
+
+pub(super) fn encode_zset(zset: &ZSet) -> Vec<u8> {
+    let mut out = Encoder::new(zset.len());
+    for (member, score) in zset.iter() {
+        out.bytes(member);
+        out.score(score);
+    }
+    out.finish()
+}
+
+pub(super) fn encode_hash(hash: &Hash) -> Vec<u8> {
+    let mut pairs: Vec<(&Bytes, &Bytes)> = hash.iter().collect();
+    pairs.sort_unstable();
+    let mut out = Encoder::new(pairs.len());
+    for (field, value) in pairs {
+        out.bytes(field);
+        out.bytes(value);
+    }
+    out.finish()
+}
+
+/// Reads what an `Encoder` wrote; every length is checked against the bytes left, so damage
+/// cannot make it allocate more than the input holds.
+struct Decoder<'a>(&'a [u8]);
+
+impl<'a> Decoder<'a> {
+    /// The decoder and the element count, which is at most the bytes left (each element takes
+    /// four or more).
+    fn new(bytes: &'a [u8]) -> Option<(Decoder<'a>, usize)> {
+        let (count, rest) = bytes.split_first_chunk::<8>()?;
+        let count = usize::try_from(u64::from_le_bytes(*count)).ok()?;
+        (count <= rest.len() / 4).then_some((Decoder(rest), count))
+    }
+
+    fn bytes(&mut self) -> Option<Bytes> {
+        let (len, rest) = self.0.split_first_chunk::<4>()?;
+        let len = u32::from_le_bytes(*len) as usize;
+        let (bytes, rest) = (rest.len() >= len).then(|| rest.split_at(len))?;
+        self.0 = rest;
+        Some(Bytes::from(bytes))
+    }
+
+    fn score(&mut self) -> Option<f64> {
+        let (bits, rest) = self.0.split_first_chunk::<8>()?;
+        self.0 = rest;
+        Some(f64::from_bits(u64::from_le_bytes(*bits))).filter(|s| !s.is_nan())
+    }
+
+    fn is_done(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+pub(super) fn decode_list(bytes: &[u8]) -> Option<List> {
+    let (mut input, count) = Decoder::new(bytes)?;
+    let list = (0..count)
+        .map(|_| input.bytes())
+        .collect::<Option<List>>()?;
+    input.is_done().then_some(list)
+}
+
+pub(super) fn decode_set(bytes: &[u8]) -> Option<Set> {
+    let (mut input, count) = Decoder::new(bytes)?;
+    let set = (0..count).map(|_| input.bytes()).collect::<Option<Set>>()?;
+    (input.is_done() && set.len() == count).then_some(set)
+}
+
+pub(super) fn decode_zset(bytes: &[u8]) -> Option<ZSet> {
+    let (mut input, count) = Decoder::new(bytes)?;
+    let mut zset = ZSet::default();
+    for _ in 0..count {
+        let member = input.bytes()?;
+        let score = input.score()?;
+        if !zset.insert(&member, score) {
+            return None;
+        }
+    }
+    input.is_done().then_some(zset)
+}
+
+pub(super) fn decode_hash(bytes: &[u8]) -> Option<Hash> {
+    let (mut input, count) = Decoder::new(bytes)?;
+    let mut hash = Hash::new();
+    for _ in 0..count {
+        let field = input.bytes()?;
+        let value = input.bytes()?;
+        if hash.insert(field, value).is_some() {
+            return None;
+        }
+    }
+    input.is_done().then_some(hash)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodings_round_trip() {
+        let list: List = [&b"a"[..], b"", b"bc"]
+            .iter()
+            .map(|m| Bytes::from(*m))
+            .collect();
+        assert_eq!(decode_list(&encode_list(&list)), Some(list));
+        let mut zset = ZSet::default();
+        zset.insert(b"x", 2.0);
+        zset.insert(b"y", f64::NEG_INFINITY);
+        let back = decode_zset(&encode_zset(&zset)).unwrap();
+        assert_eq!(
+            back.iter().collect::<Vec<_>>(),
+            zset.iter().collect::<Vec<_>>()
+        );
+        assert!(decode_set(&[255; 12]).is_none());
+        assert!(decode_hash(&[1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0]).is_none());
+    }
+
+    #[test]
+    fn rescoring_keeps_one_entry_per_member() {
+        let mut zset = ZSet::default();
+        assert!(zset.insert(b"m", 1.0));
+        assert!(!zset.insert(b"m", 3.0));
+        assert_eq!(zset.iter().collect::<Vec<_>>(), vec![(&b"m"[..], 3.0)]);
+        assert_eq!(zset.rank(b"m"), Some(0));
+        assert!(zset.remove(b"m") && zset.is_empty());
+    }
+}
