@@ -86,14 +86,19 @@ pub(super) fn parse_count(arg: &[u8]) -> Result<usize, CmdError> {
     usize::try_from(count).map_err(|_| NOT_POSITIVE.into())
 }
 
-/// SSCAN, HSCAN and ZSCAN: the cursor, then MATCH and COUNT. These collections are answered in
-/// one page (cursor 0), as Redis answers its compact encodings: COUNT is checked but needs no
-/// honouring, and every element present throughout is returned, as a scan promises.
-pub(super) fn scan_pattern<'a>(request: Request<'a>) -> Result<Option<&'a [u8]>, CmdError> {
+/// SSCAN, HSCAN and ZSCAN read their cursor first, then look the key up, then read MATCH and
+/// COUNT (`scan_options`), as Redis does. These collections are answered in one page (cursor
+/// 0), as Redis answers its compact encodings: COUNT is checked but needs no honouring, and
+/// every element present throughout is returned, as a scan promises.
+pub(super) fn check_cursor(request: Request) -> CmdResult {
     let cursor = std::str::from_utf8(request.arg(2))
         .ok()
         .and_then(|text| text.parse::<u64>().ok());
-    cursor.ok_or("ERR invalid cursor")?;
+    cursor.map(drop).ok_or_else(|| "ERR invalid cursor".into())
+}
+
+/// The MATCH pattern, if any.
+pub(super) fn scan_options<'a>(request: Request<'a>) -> Result<Option<&'a [u8]>, CmdError> {
     let mut pattern = None;
     let mut options = Cursor::new(request, 3);
     while let Some(option) = options.next() {

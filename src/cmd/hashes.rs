@@ -240,14 +240,19 @@ pub(super) fn hincrbyfloat(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 pub(super) fn hscan(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let pattern = scan_pattern(request)?;
+    check_cursor(request)?;
     let found = read_hash(ctx, request.arg(1), |hash| {
-        hash.into_iter()
-            .flatten()
-            .filter(|(field, _)| matches(pattern, field))
-            .map(|(field, value)| (field.clone(), value.clone()))
-            .collect::<Vec<_>>()
-    })?;
+        let Some(hash) = hash else {
+            return Ok(Vec::new());
+        };
+        let pattern = scan_options(request)?;
+        Ok::<_, CmdError>(
+            hash.iter()
+                .filter(|(field, _)| matches(pattern, field))
+                .map(|(field, value)| (field.clone(), value.clone()))
+                .collect::<Vec<_>>(),
+        )
+    })??;
     ctx.reply.array(2);
     ctx.reply.bulk(b"0");
     ctx.reply.array(found.len() * 2);
@@ -258,7 +263,8 @@ pub(super) fn hscan(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-const PAIRS: super::spec::Arg = block("data", &[string("field"), string("value")]).multiple();
+const PAIRS: super::spec::Arg =
+    block("field_value", &[string("field"), string("value")]).multiple();
 
 /// Hash commands as Redis 7 declares them.
 pub(super) const SPECS: &[CommandSpec] = &[

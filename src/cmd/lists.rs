@@ -179,13 +179,14 @@ fn position(index: i64, len: usize) -> Option<usize> {
     usize::try_from(index).ok().filter(|&index| index < len)
 }
 
+/// LINDEX key index: as Redis, the key is looked up before the index is read.
 pub(super) fn lindex(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let index = parse_rank(request.arg(2))?;
     let reply = &mut *ctx.reply;
     let db = ctx.store.db(ctx.session.db);
     db.get(request.arg(1), ctx.now, |value| match value {
         None => Ok(reply.null()),
         Some(Value::List(list)) => {
+            let index = parse_rank(request.arg(2))?;
             match position(index, list.len()).and_then(|at| list.get(at)) {
                 Some(item) => reply.bulk(item),
                 None => reply.null(),
@@ -196,10 +197,11 @@ pub(super) fn lindex(ctx: &mut Ctx, request: Request) -> CmdResult {
     })
 }
 
+/// LSET key index element: as Redis, the key is looked up before the index is read.
 pub(super) fn lset(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let index = parse_rank(request.arg(2))?;
     let item = request.arg(3);
     change_list(ctx, request.arg(1), |list| {
+        let index = parse_rank(request.arg(2))?;
         let at = position(index, list.len()).ok_or(INDEX_RANGE)?;
         list[at] = Bytes::from(item);
         Ok(())

@@ -187,14 +187,19 @@ pub(super) fn smembers(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 pub(super) fn sscan(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let pattern = scan_pattern(request)?;
+    check_cursor(request)?;
     let members = read_set(ctx, request.arg(1), |set| {
-        set.into_iter()
-            .flatten()
-            .filter(|member| matches(pattern, member))
-            .cloned()
-            .collect::<Vec<_>>()
-    })?;
+        let Some(set) = set else {
+            return Ok(Vec::new());
+        };
+        let pattern = scan_options(request)?;
+        Ok::<_, CmdError>(
+            set.iter()
+                .filter(|member| matches(pattern, member))
+                .cloned()
+                .collect::<Vec<_>>(),
+        )
+    })??;
     ctx.reply.array(2);
     ctx.reply.bulk(b"0");
     ctx.reply.array(members.len());

@@ -58,6 +58,7 @@ enum Added {
 }
 
 fn add_one(zset: &mut ZSet, flags: AddFlags, member: &[u8], score: f64) -> Result<Added, CmdError> {
+    // -0 is stored as 0, as Redis's compact encoding does, but answered as computed.
     match zset.score(member) {
         Some(current) => {
             if flags.nx {
@@ -73,12 +74,12 @@ fn add_one(zset: &mut ZSet, flags: AddFlags, member: &[u8], score: f64) -> Resul
             if new == current {
                 return Ok(Added::Unchanged(new));
             }
-            zset.insert(member, new);
+            zset.insert(member, new + 0.0);
             Ok(Added::Updated(new))
         }
         None if flags.xx => Ok(Added::Skipped),
         None => {
-            zset.insert(member, score);
+            zset.insert(member, score + 0.0);
             Ok(Added::New(score))
         }
     }
@@ -225,7 +226,11 @@ impl Bound {
             [b'(', rest @ ..] => (rest, true),
             _ => (arg, false),
         };
-        let score = parse_f64(text).ok_or(MIN_MAX_FLOAT)?;
+        // Read as strtod reads it: leading space skipped, and nothing at all is 0.
+        let score = match text.trim_ascii_start() {
+            _ if text.is_empty() => 0.0,
+            text => parse_f64(text).ok_or(MIN_MAX_FLOAT)?,
+        };
         Ok(Bound { score, exclusive })
     }
 
@@ -475,14 +480,19 @@ pub(super) fn zpopmax(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 pub(super) fn zscan(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let pattern = scan_pattern(request)?;
+    check_cursor(request)?;
     let found = read_zset(ctx, request.arg(1), |zset| {
-        zset.into_iter()
-            .flat_map(ZSet::iter)
-            .filter(|(member, _)| matches(pattern, member))
-            .map(|(member, score)| (member.to_vec(), format_score(score)))
-            .collect::<Vec<_>>()
-    })?;
+        let Some(zset) = zset else {
+            return Ok(Vec::new());
+        };
+        let pattern = scan_options(request)?;
+        Ok::<_, CmdError>(
+            zset.iter()
+                .filter(|(member, _)| matches(pattern, member))
+                .map(|(member, score)| (member.to_vec(), stored_score(score)))
+                .collect::<Vec<_>>(),
+        )
+    })??;
     ctx.reply.array(2);
     ctx.reply.bulk(b"0");
     ctx.reply.array(found.len() * 2);
@@ -493,8 +503,19 @@ pub(super) fn zscan(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
+/// A score as Redis keeps it in a listpack (`d2string`), which ZSCAN returns as it is: an
+/// integral score within half the range of a 64-bit integer in integer digits, others as
+/// replies write them.
+fn stored_score(score: f64) -> String {
+    const HALF_I64: f64 = (i64::MAX / 2) as f64;
+    if score.fract() == 0.0 && (-HALF_I64..=HALF_I64).contains(&score) {
+        return itoa::Buffer::new().format(score as i64).to_string();
+    }
+    format_score(score)
+}
+
 const RANGE_KEY: &[KeySpec] = RO_ACCESS;
-const LIMIT: Arg = super::spec::block("limit", &[integer("offset"), integer("count")])
+const LIMIT: Arg = super::spec::block("offset_count", &[integer("offset"), integer("count")])
     .token("LIMIT")
     .optional();
 const WITHSCORES: Arg = pure_token("withscores", "WITHSCORES").optional();
@@ -513,7 +534,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
             super::spec::one_of("comparison", &[pure_token("gt", "GT"), pure_token("lt", "LT")]).optional().since("6.2.0"),
             pure_token("change", "CH").optional().since("3.0.2"),
             pure_token("increment", "INCR").optional().since("3.0.2"),
-            super::spec::block("data", &[double("score"), string("member")]).multiple(),
+            super::spec::block("score_member", &[double("score"), string("member")]).multiple(),
         ]),
     CommandSpec::new("zincrby", 4, Group::SortedSet, "Increments the score of a member in a sorted set.", zincrby)
         .flags(bits![Flags: WRITE, DENYOOM, FAST])
