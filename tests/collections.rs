@@ -371,11 +371,7 @@ fn command(rng: &mut Rng) -> Vec<String> {
     match name {
         "LPUSH" | "RPUSH" | "LPUSHX" | "RPUSHX" | "SADD" | "SREM" | "SMISMEMBER" | "ZREM"
         | "HMGET" | "HDEL" => members(rng, w),
-        "LPOP" | "RPOP" | "ZPOPMIN" | "ZPOPMAX" => {
-            if rng.below(2) == 0 {
-                w.push(count(rng));
-            }
-        }
+        "LPOP" | "RPOP" | "ZPOPMIN" | "ZPOPMAX" if rng.below(2) == 0 => w.push(count(rng)),
         "LRANGE" | "LTRIM" | "ZREMRANGEBYRANK" => {
             w.push(index(rng));
             w.push(index(rng));

@@ -79,7 +79,10 @@ pub(super) fn hget(ctx: &mut Ctx, request: Request) -> CmdResult {
     ctx.store
         .db(ctx.session.db)
         .get(request.arg(1), ctx.now, |value| match value {
-            None => Ok(reply.null()),
+            None => {
+                reply.null();
+                Ok(())
+            }
             Some(Value::Hash(hash)) => {
                 match hash.get(field) {
                     Some(value) => reply.bulk(value),

@@ -137,7 +137,10 @@ pub(super) fn lrange(ctx: &mut Ctx, request: Request) -> CmdResult {
     let reply = &mut *ctx.reply;
     let db = ctx.store.db(ctx.session.db);
     db.get(request.arg(1), ctx.now, |value| match value {
-        None => Ok(reply.array(0)),
+        None => {
+            reply.array(0);
+            Ok(())
+        }
         Some(Value::List(list)) => {
             match rank_range(start, stop, list.len()) {
                 None => reply.array(0),
@@ -184,7 +187,10 @@ pub(super) fn lindex(ctx: &mut Ctx, request: Request) -> CmdResult {
     let reply = &mut *ctx.reply;
     let db = ctx.store.db(ctx.session.db);
     db.get(request.arg(1), ctx.now, |value| match value {
-        None => Ok(reply.null()),
+        None => {
+            reply.null();
+            Ok(())
+        }
         Some(Value::List(list)) => {
             let index = parse_rank(request.arg(2))?;
             match position(index, list.len()).and_then(|at| list.get(at)) {

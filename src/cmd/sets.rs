@@ -176,7 +176,10 @@ pub(super) fn smembers(ctx: &mut Ctx, request: Request) -> CmdResult {
     let reply = &mut *ctx.reply;
     let db = ctx.store.db(ctx.session.db);
     db.get(request.arg(1), ctx.now, |value| match value {
-        None => Ok(reply.set(0)),
+        None => {
+            reply.set(0);
+            Ok(())
+        }
         Some(Value::Set(set)) => {
             reply.set(set.len());
             set.iter().for_each(|member| reply.bulk(member));

@@ -111,7 +111,7 @@ pub(super) fn zadd(ctx: &mut Ctx, request: Request) -> CmdResult {
     if flags.nx && flags.xx {
         return Err("ERR XX and NX options at the same time are not compatible".into());
     }
-    if (flags.gt && flags.nx) || (flags.lt && flags.nx) || (flags.gt && flags.lt) {
+    if (flags.nx && (flags.gt || flags.lt)) || (flags.gt && flags.lt) {
         return Err("ERR GT, LT, and/or NX options at the same time are not compatible".into());
     }
     if flags.incr && elements > 2 {
@@ -322,7 +322,10 @@ fn range(ctx: &mut Ctx, request: Request, mut by: RangeBy, mut reverse: Option<b
     let resp3 = reply.is_resp3();
     db.get(request.arg(1), ctx.now, |value| {
         let zset = match value {
-            None => return Ok(reply.array(0)),
+            None => {
+                reply.array(0);
+                return Ok(());
+            }
             Some(Value::ZSet(zset)) => zset,
             Some(_) => return Err(CmdError::from(WRONGTYPE)),
         };
