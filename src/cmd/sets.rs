@@ -79,16 +79,25 @@ pub(super) fn scard(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-/// Up to `count` distinct members chosen at random.
+/// Up to `count` distinct members chosen at random, by reservoir sampling: one pass, and
+/// memory for what is chosen only. (A hash set offers no random access, so a pick costs a
+/// walk over the set.)
 fn pick(set: &Set, count: usize) -> Vec<Bytes> {
-    let mut members: Vec<&Bytes> = set.iter().collect();
-    let count = count.min(members.len());
-    for at in 0..count {
-        let other = at + (next_random() % (members.len() - at) as u64) as usize;
-        members.swap(at, other);
+    if count >= set.len() {
+        return set.iter().cloned().collect();
     }
-    members.truncate(count);
-    members.into_iter().cloned().collect()
+    let mut chosen: Vec<&Bytes> = Vec::with_capacity(count);
+    for (seen, member) in set.iter().enumerate() {
+        if seen < count {
+            chosen.push(member);
+        } else {
+            let slot = (next_random() % (seen as u64 + 1)) as usize;
+            if slot < count {
+                chosen[slot] = member;
+            }
+        }
+    }
+    chosen.into_iter().cloned().collect()
 }
 
 /// SPOP key [count].
