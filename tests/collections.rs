@@ -253,6 +253,14 @@ fn bound(rng: &mut Rng) -> String {
     }
 }
 
+fn lex_bound(rng: &mut Rng) -> String {
+    match rng.below(6) {
+        0 => rng.pick(&["-", "+", "a", "", "[", "("]).into(),
+        1 | 2 => format!("({}", member(rng)),
+        _ => format!("[{}", member(rng)),
+    }
+}
+
 fn float_step(rng: &mut Rng) -> String {
     rng.pick(&["0.5", "1.25", "-3", "x", "inf", "1e3", "10", "-0.75", ""])
         .into()
@@ -415,17 +423,19 @@ fn command(rng: &mut Rng) -> Vec<String> {
             w.push(member(rng));
         }
         "ZRANGE" => {
-            let by_score = rng.below(2) == 0;
-            if by_score {
-                w.push(bound(rng));
-                w.push(bound(rng));
-            } else {
-                w.push(index(rng));
-                w.push(index(rng));
+            let by = rng.below(3);
+            for _ in 0..2 {
+                let end = match by {
+                    0 => index(rng),
+                    1 => bound(rng),
+                    _ => lex_bound(rng),
+                };
+                w.push(end);
             }
             range_options(rng, w, true);
-            if by_score && !w.iter().any(|x| x == "BYSCORE") && rng.below(4) != 0 {
-                w.push("BYSCORE".into());
+            let keyword = ["", "BYSCORE", "BYLEX"][by];
+            if by > 0 && !w.iter().any(|x| x == keyword) && rng.below(4) != 0 {
+                w.push(keyword.into());
             }
         }
         "ZRANGEBYSCORE" | "ZREVRANGEBYSCORE" => {

@@ -265,15 +265,96 @@ fn by_score(
     }
 }
 
+/// One end of a lexicographic range: `[` inclusive, `(` exclusive, `-` and `+` unbounded.
+#[derive(Clone, Copy)]
+enum Lex<'a> {
+    Lowest,
+    Highest,
+    Inclusive(&'a [u8]),
+    Exclusive(&'a [u8]),
+}
+
+impl<'a> Lex<'a> {
+    fn parse(arg: &'a [u8]) -> Result<Lex<'a>, CmdError> {
+        match arg {
+            b"-" => Ok(Lex::Lowest),
+            b"+" => Ok(Lex::Highest),
+            [b'[', rest @ ..] => Ok(Lex::Inclusive(rest)),
+            [b'(', rest @ ..] => Ok(Lex::Exclusive(rest)),
+            _ => Err("ERR min or max not valid string range item".into()),
+        }
+    }
+
+    fn at_least(self, member: &[u8]) -> bool {
+        match self {
+            Lex::Lowest => true,
+            Lex::Highest => false,
+            Lex::Inclusive(min) => member >= min,
+            Lex::Exclusive(min) => member > min,
+        }
+    }
+
+    fn at_most(self, member: &[u8]) -> bool {
+        match self {
+            Lex::Lowest => false,
+            Lex::Highest => true,
+            Lex::Inclusive(max) => member <= max,
+            Lex::Exclusive(max) => member < max,
+        }
+    }
+}
+
+/// Members between `min` and `max` by name, walking in the set's order as Redis does (which
+/// is name order when all scores are equal, the case BYLEX is meant for). As Redis, nothing is
+/// found when the last member is below `min` or the first above `max`.
+fn by_lex<'z>(
+    zset: &'z ZSet,
+    min: Lex<'z>,
+    max: Lex<'z>,
+    reverse: bool,
+) -> Box<dyn Iterator<Item = (&'z [u8], f64)> + 'z> {
+    let last_above_min = zset
+        .iter()
+        .next_back()
+        .is_some_and(|(m, _)| min.at_least(m));
+    let first_below_max = zset.iter().next().is_some_and(|(m, _)| max.at_most(m));
+    if !(last_above_min && first_below_max) {
+        return Box::new(std::iter::empty());
+    }
+    if reverse {
+        Box::new(
+            zset.iter()
+                .rev()
+                .skip_while(move |(m, _)| !max.at_most(m))
+                .take_while(move |(m, _)| min.at_least(m)),
+        )
+    } else {
+        Box::new(
+            zset.iter()
+                .skip_while(move |(m, _)| !min.at_least(m))
+                .take_while(move |(m, _)| max.at_most(m)),
+        )
+    }
+}
+
 #[derive(Clone, Copy, PartialEq)]
 enum RangeBy {
     Auto,
     Rank,
     Score,
+    Lex,
 }
 
-/// The ZRANGE family: `first` is the index of the key; `by` and `reverse` are what the command
-/// fixes (Auto and None for ZRANGE, which takes them as options).
+/// What a ZRANGE selects, its arguments read.
+enum Selection<'a> {
+    Ranks(i64, i64),
+    Scores(Bound, Bound),
+    Names(Lex<'a>, Lex<'a>),
+}
+
+/// The ZRANGE family: `by` and `reverse` are what the command fixes (Auto and None for ZRANGE,
+/// which takes them as options). Checked in Redis's order: options, their conflicts, the
+/// range, then the key.
 fn range(ctx: &mut Ctx, request: Request, mut by: RangeBy, mut reverse: Option<bool>) -> CmdResult {
     let (mut withscores, mut limit) = (false, None);
     let mut at = 4;
@@ -291,31 +372,32 @@ fn range(ctx: &mut Ctx, request: Request, mut by: RangeBy, mut reverse: Option<b
             reverse = Some(true);
         } else if by == RangeBy::Auto && is(arg, "BYSCORE") {
             by = RangeBy::Score;
+        } else if by == RangeBy::Auto && is(arg, "BYLEX") {
+            by = RangeBy::Lex;
         } else {
             return Err(SYNTAX.into());
         }
         at += 1;
     }
     let reverse = reverse.unwrap_or(false);
-    let by_rank = by != RangeBy::Score;
-    if limit.is_some_and(|(_, count)| count != -1) && by_rank {
+    if limit.is_some_and(|(_, count)| count != -1) && matches!(by, RangeBy::Auto | RangeBy::Rank) {
         return Err(
             "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
                 .into(),
         );
     }
-    let (from, to) = (request.arg(2), request.arg(3));
-    let scores = if by_rank {
-        None
-    } else if reverse {
-        Some((Bound::parse(to)?, Bound::parse(from)?))
-    } else {
-        Some((Bound::parse(from)?, Bound::parse(to)?))
+    if withscores && by == RangeBy::Lex {
+        return Err("ERR syntax error, WITHSCORES not supported in combination with BYLEX".into());
+    }
+    // Reversed score and name ranges name their upper end first.
+    let (from, to) = match (request.arg(2), request.arg(3)) {
+        (from, to) if reverse && matches!(by, RangeBy::Score | RangeBy::Lex) => (to, from),
+        ends => ends,
     };
-    let ranks = if by_rank {
-        Some((parse_rank(from)?, parse_rank(to)?))
-    } else {
-        None
+    let selection = match by {
+        RangeBy::Score => Selection::Scores(Bound::parse(from)?, Bound::parse(to)?),
+        RangeBy::Lex => Selection::Names(Lex::parse(from)?, Lex::parse(to)?),
+        RangeBy::Auto | RangeBy::Rank => Selection::Ranks(parse_rank(from)?, parse_rank(to)?),
     };
     let reply = &mut *ctx.reply;
     let db = ctx.store.db(ctx.session.db);
@@ -329,8 +411,12 @@ fn range(ctx: &mut Ctx, request: Request, mut by: RangeBy, mut reverse: Option<b
             Some(Value::ZSet(zset)) => zset,
             Some(_) => return Err(CmdError::from(WRONGTYPE)),
         };
-        let found: Vec<(&[u8], f64)> = match (ranks, scores) {
-            (Some((start, stop)), _) => match rank_range(start, stop, zset.len()) {
+        let (offset, count) = limit.unwrap_or((0, -1));
+        // As Redis: a negative offset selects nothing, a negative count everything.
+        let offset = usize::try_from(offset).ok();
+        let count = usize::try_from(count).unwrap_or(usize::MAX);
+        let found: Vec<(&[u8], f64)> = match (selection, offset) {
+            (Selection::Ranks(start, stop), _) => match rank_range(start, stop, zset.len()) {
                 None => Vec::new(),
                 Some((first, last)) if reverse => zset
                     .iter()
@@ -340,20 +426,15 @@ fn range(ctx: &mut Ctx, request: Request, mut by: RangeBy, mut reverse: Option<b
                     .collect(),
                 Some((first, last)) => zset.iter().skip(first).take(last - first + 1).collect(),
             },
-            (None, Some((min, max))) => {
-                let (offset, count) = limit.unwrap_or((0, -1));
-                // As Redis: a negative offset selects nothing, a negative count everything.
-                let offset = usize::try_from(offset).ok();
-                let count = usize::try_from(count).unwrap_or(usize::MAX);
-                match offset {
-                    None => Vec::new(),
-                    Some(offset) => by_score(zset, min, max, reverse)
-                        .skip(offset)
-                        .take(count)
-                        .collect(),
-                }
-            }
-            (None, None) => Vec::new(),
+            (_, None) => Vec::new(),
+            (Selection::Scores(min, max), Some(offset)) => by_score(zset, min, max, reverse)
+                .skip(offset)
+                .take(count)
+                .collect(),
+            (Selection::Names(min, max), Some(offset)) => by_lex(zset, min, max, reverse)
+                .skip(offset)
+                .take(count)
+                .collect(),
         };
         write_members(reply, &found, withscores, resp3);
         Ok(())
