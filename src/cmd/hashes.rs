@@ -10,7 +10,7 @@ use super::extended::{Extended, Parsed};
 use super::spec::{bits, block, double, integer, key, pattern, string, CommandSpec, Group};
 use super::Ctx;
 use crate::protocol::Request;
-use crate::store::{Bytes, Hash, Value};
+use crate::store::{Hash, Value};
 
 fn read_hash<R>(ctx: &Ctx, key: &[u8], f: impl FnOnce(Option<&Hash>) -> R) -> Result<R, CmdError> {
     ctx.db().get(key, ctx.now, |value| match value {
@@ -41,8 +41,7 @@ fn set_pairs(ctx: &Ctx, request: Request, name: &str) -> Result<usize, CmdError>
     upsert_hash(ctx, request.arg(1), |hash| {
         let mut added = 0;
         for at in (2..request.len()).step_by(2) {
-            let value = Bytes::from(request.arg(at + 1));
-            added += hash.insert(Bytes::from(request.arg(at)), value).is_none() as usize;
+            added += hash.insert(request.arg(at), request.arg(at + 1)) as usize;
         }
         Ok(added)
     })
@@ -66,7 +65,7 @@ pub(super) fn hsetnx(ctx: &mut Ctx, request: Request) -> CmdResult {
         if hash.contains_key(field) {
             return Ok(false);
         }
-        hash.insert(Bytes::from(field), Bytes::from(value));
+        hash.insert(field, value);
         Ok(true)
     })?;
     ctx.reply.int(set as i64);
@@ -138,7 +137,7 @@ fn get_all(ctx: &mut Ctx, request: Request, part: Part) -> CmdResult {
                 Part::Both => reply.map(len),
                 _ => reply.array(len),
             }
-            for (field, value) in hash.into_iter().flatten() {
+            for (field, value) in hash.into_iter().flat_map(Hash::iter) {
                 if part != Part::Values {
                     reply.bulk(field);
                 }
@@ -168,7 +167,7 @@ pub(super) fn hdel(ctx: &mut Ctx, request: Request) -> CmdResult {
         Some(Value::Hash(hash)) => Ok(request
             .args()
             .skip(2)
-            .filter(|field| hash.remove(*field).is_some())
+            .filter(|field| hash.remove(field))
             .count()),
         Some(_) => Err(WRONGTYPE.into()),
     })?;
@@ -202,8 +201,7 @@ pub(super) fn hincrby(ctx: &mut Ctx, request: Request) -> CmdResult {
             Some(value) => parse_i64(value).ok_or(HASH_NOT_INTEGER)?,
         };
         let new = current.checked_add(by).ok_or(INCR_OVERFLOW)?;
-        let text = itoa::Buffer::new().format(new).as_bytes().into();
-        hash.insert(Bytes::from(field), text);
+        hash.insert(field, itoa::Buffer::new().format(new).as_bytes());
         Ok(new)
     })?;
     ctx.reply.int(new);
@@ -228,7 +226,7 @@ pub(super) fn hincrbyfloat(ctx: &mut Ctx, request: Request) -> CmdResult {
         };
         let sum = current.add(by).ok_or(FLOAT_NAN_OR_INF)?;
         let text = format_float(sum);
-        hash.insert(Bytes::from(field), Bytes::from(&text[..]));
+        hash.insert(field, &text);
         Ok(text)
     })?;
     if ctx.server.write_log().is_some() {
@@ -252,7 +250,7 @@ pub(super) fn hscan(ctx: &mut Ctx, request: Request) -> CmdResult {
         Ok::<_, CmdError>(
             hash.iter()
                 .filter(|(field, _)| matches(pattern, field))
-                .map(|(field, value)| (field.clone(), value.clone()))
+                .map(|(field, value)| (field.to_vec(), value.to_vec()))
                 .collect::<Vec<_>>(),
         )
     })??;

@@ -3,13 +3,13 @@
 //! Members are boxed slices rather than vectors: a member never grows, and eight bytes fewer
 //! per member matters for collections of millions of small strings.
 
+use super::hash::Hash;
 use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
 pub type Bytes = Box<[u8]>;
 pub type List = VecDeque<Bytes>;
 pub type Set = HashSet<Bytes>;
-pub type Hash = HashMap<Bytes, Bytes>;
 
 /// Redis's thresholds for its compact encodings (`*-max-listpack-entries`/`-value`,
 /// `set-max-intset-entries`), which OBJECT ENCODING reports.
@@ -154,17 +154,6 @@ pub(super) fn zset_encoding(zset: &ZSet) -> &'static str {
     }
 }
 
-pub(super) fn hash_encoding(hash: &Hash) -> &'static str {
-    let small = hash
-        .iter()
-        .all(|(f, v)| f.len() <= LISTPACK_VALUE && v.len() <= LISTPACK_VALUE);
-    if hash.len() <= LISTPACK_ENTRIES && small {
-        "listpack"
-    } else {
-        "hashtable"
-    }
-}
-
 /// What a boxed slice costs: its pointer and length, and its bytes (counted as requested, as
 /// a string's capacity is and as INFO's used_memory counts them).
 fn boxed(len: usize) -> u64 {
@@ -192,14 +181,6 @@ pub(super) fn zset_memory(zset: &ZSet) -> u64 {
     // usual case) leave it about half full: 48 bytes an entry, as measured.
     let member_heap: u64 = zset.scores.keys().map(|m| boxed(m.len()) - 16).sum();
     table_memory(zset.scores.capacity(), 24) + 2 * member_heap + zset.len() as u64 * 48
-}
-
-pub(super) fn hash_memory(hash: &Hash) -> u64 {
-    let heap: u64 = hash
-        .iter()
-        .map(|(f, v)| boxed(f.len()) + boxed(v.len()) - 32)
-        .sum();
-    table_memory(hash.capacity(), 32) + heap
 }
 
 /// Snapshot encoding: a count, then each element as a 4-byte length and its bytes (a sorted
@@ -252,7 +233,7 @@ pub(super) fn encode_zset(zset: &ZSet) -> Vec<u8> {
 }
 
 pub(super) fn encode_hash(hash: &Hash) -> Vec<u8> {
-    let mut pairs: Vec<(&Bytes, &Bytes)> = hash.iter().collect();
+    let mut pairs: Vec<(&[u8], &[u8])> = hash.iter().collect();
     pairs.sort_unstable();
     let mut out = Encoder::new(pairs.len());
     for (field, value) in pairs {
@@ -323,11 +304,11 @@ pub(super) fn decode_zset(bytes: &[u8]) -> Option<ZSet> {
 
 pub(super) fn decode_hash(bytes: &[u8]) -> Option<Hash> {
     let (mut input, count) = Decoder::new(bytes)?;
-    let mut hash = Hash::new();
+    let mut hash = Hash::default();
     for _ in 0..count {
         let field = input.bytes()?;
         let value = input.bytes()?;
-        if hash.insert(field, value).is_some() {
+        if !hash.insert(&field, &value) {
             return None;
         }
     }

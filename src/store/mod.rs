@@ -8,13 +8,15 @@
 mod collection;
 mod db;
 mod glob;
+mod hash;
 mod summary;
 mod table;
 mod value;
 
-pub use collection::{Bytes, Hash, List, Score, Set, ZSet};
+pub use collection::{Bytes, List, Score, Set, ZSet};
 pub use db::{Db, ScanFilter, ValueHandle, WatchToken};
 pub use glob::glob_match;
+pub use hash::Hash;
 pub use summary::{summarize, DbKeys, FilterTotals, Summary};
 pub use value::{Value, ValueKind};
 

@@ -1,4 +1,5 @@
-use super::collection::{self, Hash, List, Set, ZSet};
+use super::collection::{self, List, Set, ZSet};
+use super::hash::Hash;
 use crate::filter::{BloomChain, CountingChain, FilterError};
 
 /// What a key holds.
@@ -36,7 +37,7 @@ impl Value {
             Value::List(list) => Some(collection::list_encoding(list)),
             Value::Set(set) => Some(collection::set_encoding(set)),
             Value::ZSet(zset) => Some(collection::zset_encoding(zset)),
-            Value::Hash(hash) => Some(collection::hash_encoding(hash)),
+            Value::Hash(hash) => Some(hash.encoding()),
             _ => None,
         }
     }
@@ -62,7 +63,7 @@ impl Value {
             Value::List(list) => own + collection::list_memory(list),
             Value::Set(set) => own + collection::set_memory(set),
             Value::ZSet(zset) => own + collection::zset_memory(zset),
-            Value::Hash(hash) => own + collection::hash_memory(hash),
+            Value::Hash(hash) => own + hash.memory_bytes(),
         }
     }
 }
