@@ -218,7 +218,7 @@ pub(super) fn hincrbyfloat(ctx: &mut Ctx, request: Request) -> CmdResult {
     };
     let (key, field) = (request.arg(1), request.arg(2));
     let result = upsert_hash(ctx, key, |hash| {
-        let current = match hash.get(field).map(|value| parse_float(value)) {
+        let current = match hash.get(field).map(parse_float) {
             None => Extended::ZERO,
             Some(Some(Parsed::Finite(current))) => current,
             Some(Some(Parsed::Infinite)) => return Err(FLOAT_NAN_OR_INF.into()),
