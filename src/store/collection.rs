@@ -4,8 +4,8 @@
 //! per member matters for collections of millions of small strings.
 
 use super::hash::Hash;
-use std::cmp::Ordering;
-use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use super::zset::ZSet;
+use std::collections::{HashSet, VecDeque};
 
 pub type Bytes = Box<[u8]>;
 pub type List = VecDeque<Bytes>;
@@ -13,115 +13,11 @@ pub type Set = HashSet<Bytes>;
 
 /// Redis's thresholds for its compact encodings (`*-max-listpack-entries`/`-value`,
 /// `set-max-intset-entries`), which OBJECT ENCODING reports.
-const LISTPACK_ENTRIES: usize = 128;
-const LISTPACK_VALUE: usize = 64;
+pub(super) const LISTPACK_ENTRIES: usize = 128;
+pub(super) const LISTPACK_VALUE: usize = 64;
 const INTSET_ENTRIES: usize = 512;
 /// A list stays a single listpack up to 8 KiB (`list-max-listpack-size -2`).
 const LIST_LISTPACK_BYTES: usize = 8 * 1024;
-
-/// A score: a float that is never NaN, so that it has a total order.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Score(pub f64);
-
-impl Eq for Score {}
-
-impl PartialOrd for Score {
-    fn partial_cmp(&self, other: &Score) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Score {
-    fn cmp(&self, other: &Score) -> Ordering {
-        self.0.partial_cmp(&other.0).unwrap_or(Ordering::Equal)
-    }
-}
-
-/// A sorted set: members by name for lookups, and by (score, member) for ranges, the order
-/// Redis keeps.
-#[derive(Debug, Clone, Default)]
-pub struct ZSet {
-    scores: HashMap<Bytes, f64>,
-    order: BTreeSet<(Score, Bytes)>,
-}
-
-impl ZSet {
-    pub fn len(&self) -> usize {
-        self.scores.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.scores.is_empty()
-    }
-
-    pub fn score(&self, member: &[u8]) -> Option<f64> {
-        self.scores.get(member).copied()
-    }
-
-    /// Sets a member's score (never NaN); true if the member is new.
-    pub fn insert(&mut self, member: &[u8], score: f64) -> bool {
-        match self.scores.get_mut(member) {
-            Some(old) => {
-                if *old != score {
-                    let key = self.order.take(&(Score(*old), Bytes::from(member)));
-                    let member = key.map_or_else(|| Bytes::from(member), |(_, m)| m);
-                    *old = score;
-                    self.order.insert((Score(score), member));
-                }
-                false
-            }
-            None => {
-                self.scores.insert(Bytes::from(member), score);
-                self.order.insert((Score(score), Bytes::from(member)));
-                true
-            }
-        }
-    }
-
-    pub fn remove(&mut self, member: &[u8]) -> bool {
-        match self.scores.remove(member) {
-            Some(score) => {
-                self.order.remove(&(Score(score), Bytes::from(member)));
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Members in order, lowest score first, with their scores.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&[u8], f64)> {
-        self.order
-            .iter()
-            .map(|(score, member)| (&**member, score.0))
-    }
-
-    /// Members whose score is at least `min`, in order.
-    pub fn from_score(&self, min: f64) -> impl Iterator<Item = (&[u8], f64)> {
-        let start = (Score(min), Bytes::default());
-        self.order
-            .range(start..)
-            .map(|(score, member)| (&**member, score.0))
-    }
-
-    /// Members whose score is at most `max`, highest first.
-    pub fn down_from_score(&self, max: f64) -> impl Iterator<Item = (&[u8], f64)> {
-        self.order
-            .iter()
-            .rev()
-            .skip_while(move |(score, _)| score.0 > max)
-            .map(|(score, member)| (&**member, score.0))
-    }
-
-    /// The 0-based position of `member`, lowest score first.
-    pub fn rank(&self, member: &[u8]) -> Option<usize> {
-        let score = self.score(member)?;
-        let below = self
-            .order
-            .range(..(Score(score), Bytes::from(member)))
-            .count();
-        Some(below)
-    }
-}
 
 /// OBJECT ENCODING's answer, as Redis 8 picks it for the same contents.
 pub(super) fn list_encoding(list: &List) -> &'static str {
@@ -146,17 +42,9 @@ pub(super) fn set_encoding(set: &Set) -> &'static str {
     }
 }
 
-pub(super) fn zset_encoding(zset: &ZSet) -> &'static str {
-    if zset.len() <= LISTPACK_ENTRIES && zset.scores.keys().all(|m| m.len() <= LISTPACK_VALUE) {
-        "listpack"
-    } else {
-        "skiplist"
-    }
-}
-
 /// What a boxed slice costs: its pointer and length, and its bytes (counted as requested, as
 /// a string's capacity is and as INFO's used_memory counts them).
-fn boxed(len: usize) -> u64 {
+pub(super) fn boxed(len: usize) -> u64 {
     16 + len as u64
 }
 
@@ -166,21 +54,13 @@ pub(super) fn list_memory(list: &List) -> u64 {
 }
 
 /// A hash table slot per entry plus one control byte, at std's 7/8 load.
-fn table_memory(capacity: usize, entry: usize) -> u64 {
+pub(super) fn table_memory(capacity: usize, entry: usize) -> u64 {
     let buckets = (capacity * 8 / 7).next_power_of_two() as u64;
     buckets * (entry as u64 + 1)
 }
 
 pub(super) fn set_memory(set: &Set) -> u64 {
     table_memory(set.capacity(), 16) + set.iter().map(|m| boxed(m.len()) - 16).sum::<u64>()
-}
-
-pub(super) fn zset_memory(zset: &ZSet) -> u64 {
-    // Each member is held twice: in the table with its score, and in the tree. A B-tree leaf
-    // holds 11 entries of 24 bytes in about 280 bytes, and entries added in order (a queue's
-    // usual case) leave it about half full: 48 bytes an entry, as measured.
-    let member_heap: u64 = zset.scores.keys().map(|m| boxed(m.len()) - 16).sum();
-    table_memory(zset.scores.capacity(), 24) + 2 * member_heap + zset.len() as u64 * 48
 }
 
 /// Snapshot encoding: a count, then each element as a 4-byte length and its bytes (a sorted

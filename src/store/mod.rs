@@ -12,13 +12,15 @@ mod hash;
 mod summary;
 mod table;
 mod value;
+mod zset;
 
-pub use collection::{Bytes, List, Score, Set, ZSet};
+pub use collection::{Bytes, List, Set};
 pub use db::{Db, ScanFilter, ValueHandle, WatchToken};
 pub use glob::glob_match;
 pub use hash::Hash;
 pub use summary::{summarize, DbKeys, FilterTotals, Summary};
 pub use value::{Value, ValueKind};
+pub use zset::{Score, ZSet};
 
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -1,5 +1,6 @@
-use super::collection::{self, List, Set, ZSet};
+use super::collection::{self, List, Set};
 use super::hash::Hash;
+use super::zset::ZSet;
 use crate::filter::{BloomChain, CountingChain, FilterError};
 
 /// What a key holds.
@@ -36,7 +37,7 @@ impl Value {
         match self {
             Value::List(list) => Some(collection::list_encoding(list)),
             Value::Set(set) => Some(collection::set_encoding(set)),
-            Value::ZSet(zset) => Some(collection::zset_encoding(zset)),
+            Value::ZSet(zset) => Some(zset.encoding()),
             Value::Hash(hash) => Some(hash.encoding()),
             _ => None,
         }
@@ -62,7 +63,7 @@ impl Value {
             Value::Counting(chain) => own + chain.memory_bytes(),
             Value::List(list) => own + collection::list_memory(list),
             Value::Set(set) => own + collection::set_memory(set),
-            Value::ZSet(zset) => own + collection::zset_memory(zset),
+            Value::ZSet(zset) => own + zset.memory_bytes(),
             Value::Hash(hash) => own + hash.memory_bytes(),
         }
     }
