@@ -25,7 +25,7 @@ pub(super) fn sadd(ctx: &mut Ctx, request: Request) -> CmdResult {
         Value::Set(set) => Ok(request
             .args()
             .skip(2)
-            .filter(|member| set.insert(Bytes::from(*member)))
+            .filter(|member| set.insert(member))
             .count()),
         _ => Err(WRONGTYPE.into()),
     })?;
@@ -84,9 +84,9 @@ pub(super) fn scard(ctx: &mut Ctx, request: Request) -> CmdResult {
 /// walk over the set.)
 fn pick(set: &Set, count: usize) -> Vec<Bytes> {
     if count >= set.len() {
-        return set.iter().cloned().collect();
+        return set.iter().map(Bytes::from).collect();
     }
-    let mut chosen: Vec<&Bytes> = Vec::with_capacity(count);
+    let mut chosen: Vec<&[u8]> = Vec::with_capacity(count);
     for (seen, member) in set.iter().enumerate() {
         if seen < count {
             chosen.push(member);
@@ -97,7 +97,7 @@ fn pick(set: &Set, count: usize) -> Vec<Bytes> {
             }
         }
     }
-    chosen.into_iter().cloned().collect()
+    chosen.into_iter().map(Bytes::from).collect()
 }
 
 /// SPOP key [count].
@@ -169,7 +169,7 @@ pub(super) fn srandmember(ctx: &mut Ctx, request: Request) -> CmdResult {
                 members.iter().for_each(|m| reply.bulk(m));
             }
             (Some(set), Some(count)) => {
-                let members: Vec<&Bytes> = set.iter().collect();
+                let members: Vec<&[u8]> = set.iter().collect();
                 let draws = count.unsigned_abs();
                 reply.array(draws as usize);
                 for _ in 0..draws {
@@ -208,7 +208,7 @@ pub(super) fn sscan(ctx: &mut Ctx, request: Request) -> CmdResult {
         Ok::<_, CmdError>(
             set.iter()
                 .filter(|member| matches(pattern, member))
-                .cloned()
+                .map(<[u8]>::to_vec)
                 .collect::<Vec<_>>(),
         )
     })??;

@@ -4,18 +4,17 @@
 //! per member matters for collections of millions of small strings.
 
 use super::hash::Hash;
+use super::set::Set;
 use super::zset::ZSet;
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 
 pub type Bytes = Box<[u8]>;
 pub type List = VecDeque<Bytes>;
-pub type Set = HashSet<Bytes>;
 
 /// Redis's thresholds for its compact encodings (`*-max-listpack-entries`/`-value`,
 /// `set-max-intset-entries`), which OBJECT ENCODING reports.
 pub(super) const LISTPACK_ENTRIES: usize = 128;
 pub(super) const LISTPACK_VALUE: usize = 64;
-const INTSET_ENTRIES: usize = 512;
 /// A list stays a single listpack up to 8 KiB (`list-max-listpack-size -2`).
 const LIST_LISTPACK_BYTES: usize = 8 * 1024;
 
@@ -26,19 +25,6 @@ pub(super) fn list_encoding(list: &List) -> &'static str {
         "listpack"
     } else {
         "quicklist"
-    }
-}
-
-pub(super) fn set_encoding(set: &Set) -> &'static str {
-    let integers = set
-        .iter()
-        .all(|m| crate::protocol::parse_i64(m).is_some() && m.len() <= 20);
-    if integers && set.len() <= INTSET_ENTRIES {
-        "intset"
-    } else if set.len() <= LISTPACK_ENTRIES && set.iter().all(|m| m.len() <= LISTPACK_VALUE) {
-        "listpack"
-    } else {
-        "hashtable"
     }
 }
 
@@ -57,10 +43,6 @@ pub(super) fn list_memory(list: &List) -> u64 {
 pub(super) fn table_memory(capacity: usize, entry: usize) -> u64 {
     let buckets = (capacity * 8 / 7).next_power_of_two() as u64;
     buckets * (entry as u64 + 1)
-}
-
-pub(super) fn set_memory(set: &Set) -> u64 {
-    table_memory(set.capacity(), 16) + set.iter().map(|m| boxed(m.len()) - 16).sum::<u64>()
 }
 
 /// Snapshot encoding: a count, then each element as a 4-byte length and its bytes (a sorted
@@ -96,7 +78,7 @@ pub(super) fn encode_list(list: &List) -> Vec<u8> {
 }
 
 pub(super) fn encode_set(set: &Set) -> Vec<u8> {
-    let mut members: Vec<&Bytes> = set.iter().collect();
+    let mut members: Vec<&[u8]> = set.iter().collect();
     members.sort_unstable();
     let mut out = Encoder::new(members.len());
     members.into_iter().for_each(|m| out.bytes(m));
@@ -165,8 +147,13 @@ pub(super) fn decode_list(bytes: &[u8]) -> Option<List> {
 
 pub(super) fn decode_set(bytes: &[u8]) -> Option<Set> {
     let (mut input, count) = Decoder::new(bytes)?;
-    let set = (0..count).map(|_| input.bytes()).collect::<Option<Set>>()?;
-    (input.is_done() && set.len() == count).then_some(set)
+    let mut set = Set::default();
+    for _ in 0..count {
+        if !set.insert(&input.bytes()?) {
+            return None;
+        }
+    }
+    input.is_done().then_some(set)
 }
 
 pub(super) fn decode_zset(bytes: &[u8]) -> Option<ZSet> {

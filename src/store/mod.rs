@@ -9,15 +9,17 @@ mod collection;
 mod db;
 mod glob;
 mod hash;
+mod set;
 mod summary;
 mod table;
 mod value;
 mod zset;
 
-pub use collection::{Bytes, List, Set};
+pub use collection::{Bytes, List};
 pub use db::{Db, ScanFilter, ValueHandle, WatchToken};
 pub use glob::glob_match;
 pub use hash::Hash;
+pub use set::Set;
 pub use summary::{summarize, DbKeys, FilterTotals, Summary};
 pub use value::{Value, ValueKind};
 pub use zset::{Score, ZSet};

@@ -1,5 +1,6 @@
-use super::collection::{self, List, Set};
+use super::collection::{self, List};
 use super::hash::Hash;
+use super::set::Set;
 use super::zset::ZSet;
 use crate::filter::{BloomChain, CountingChain, FilterError};
 
@@ -36,7 +37,7 @@ impl Value {
     pub fn collection_encoding(&self) -> Option<&'static str> {
         match self {
             Value::List(list) => Some(collection::list_encoding(list)),
-            Value::Set(set) => Some(collection::set_encoding(set)),
+            Value::Set(set) => Some(set.encoding()),
             Value::ZSet(zset) => Some(zset.encoding()),
             Value::Hash(hash) => Some(hash.encoding()),
             _ => None,
@@ -62,7 +63,7 @@ impl Value {
             Value::Bloom(chain) => own + chain.memory_bytes(),
             Value::Counting(chain) => own + chain.memory_bytes(),
             Value::List(list) => own + collection::list_memory(list),
-            Value::Set(set) => own + collection::set_memory(set),
+            Value::Set(set) => own + set.memory_bytes(),
             Value::ZSet(zset) => own + zset.memory_bytes(),
             Value::Hash(hash) => own + hash.memory_bytes(),
         }
