@@ -39,7 +39,7 @@ pub(super) fn srem(ctx: &mut Ctx, request: Request) -> CmdResult {
         Some(Value::Set(set)) => Ok(request
             .args()
             .skip(2)
-            .filter(|member| set.remove(*member))
+            .filter(|member| set.remove(member))
             .count()),
         Some(_) => Err(WRONGTYPE.into()),
     })?;
