@@ -642,7 +642,8 @@ fn encodings_follow_redis_8() {
             "{key}"
         );
     }
-    let long: Vec<String> = (0..200).map(|i| format!("member{i}")).collect();
+    // 200 members of 50 bytes: past 128 for a set, past 8 KiB for a list.
+    let long: Vec<String> = (0..200).map(|i| format!("member{i:044}")).collect();
     let mut args = vec!["SADD", "words"];
     args.extend(long.iter().map(String::as_str));
     client.cmd(&args);

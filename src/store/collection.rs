@@ -1,7 +1,8 @@
-//! The collection types: lists, sets, sorted sets and hashes, with their snapshot encoding.
+//! Lists, what the collection types share (thresholds, memory counts), and the snapshot
+//! encoding of all four; sets, sorted sets and hashes have their own modules.
 //!
-//! Members are boxed slices rather than vectors: a member never grows, and eight bytes fewer
-//! per member matters for collections of millions of small strings.
+//! List elements are boxed slices rather than vectors: an element never grows, and eight
+//! bytes fewer per element matters for lists of millions of small strings.
 
 use super::hash::Hash;
 use super::set::Set;
@@ -11,17 +12,18 @@ use std::collections::VecDeque;
 pub type Bytes = Box<[u8]>;
 pub type List = VecDeque<Bytes>;
 
-/// Redis's thresholds for its compact encodings (`*-max-listpack-entries`/`-value`,
-/// `set-max-intset-entries`), which OBJECT ENCODING reports.
+/// Redis's thresholds for its compact encodings (`*-max-listpack-entries`/`-value`), which
+/// OBJECT ENCODING reports.
 pub(super) const LISTPACK_ENTRIES: usize = 128;
 pub(super) const LISTPACK_VALUE: usize = 64;
 /// A list stays a single listpack up to 8 KiB (`list-max-listpack-size -2`).
 const LIST_LISTPACK_BYTES: usize = 8 * 1024;
 
-/// OBJECT ENCODING's answer, as Redis 8 picks it for the same contents.
+/// OBJECT ENCODING's answer, as Redis 8 picks it for the same contents: a size limit only
+/// (about two bytes of overhead an element), no count.
 pub(super) fn list_encoding(list: &List) -> &'static str {
     let bytes: usize = list.iter().map(|m| m.len() + 2).sum();
-    if bytes <= LIST_LISTPACK_BYTES && list.len() <= LISTPACK_ENTRIES {
+    if bytes <= LIST_LISTPACK_BYTES {
         "listpack"
     } else {
         "quicklist"
