@@ -37,6 +37,8 @@ fn change_list<R>(
 }
 
 fn push_all(list: &mut List, end: End, request: Request) -> usize {
+    // Room for exactly these: a new list of ten elements then takes ten slots, not sixteen.
+    list.reserve(request.len() - 2);
     for item in request.args().skip(2) {
         match end {
             End::Head => list.push_front(Bytes::from(item)),
