@@ -64,7 +64,7 @@ pub(super) fn decrby(ctx: &mut Ctx, request: Request) -> CmdResult {
 
 /// A float as Redis's `string2ld` reads one: `strtold` over the whole text, shorter than
 /// 5 KB. None when not a valid float.
-fn parse_float(text: &[u8]) -> Option<Parsed> {
+pub(super) fn parse_float(text: &[u8]) -> Option<Parsed> {
     const MAX_LONG_DOUBLE_CHARS: usize = 5 * 1024;
     (text.len() < MAX_LONG_DOUBLE_CHARS)
         .then(|| Extended::parse(text))
@@ -73,7 +73,7 @@ fn parse_float(text: &[u8]) -> Option<Parsed> {
 
 /// Redis's human format for a long double: `%.17Lf`, trailing zeros and point dropped, and
 /// "-0" written "0".
-fn format_float(value: Extended) -> Vec<u8> {
+pub(super) fn format_float(value: Extended) -> Vec<u8> {
     let mut text = value.to_fixed17();
     let kept = text.trim_end_matches('0').trim_end_matches('.').len();
     text.truncate(kept);

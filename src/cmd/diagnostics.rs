@@ -85,7 +85,7 @@ pub(super) fn sieved_stats(ctx: &mut Ctx, request: Request) -> CmdResult {
         None => Err(CmdError::from(BF_NOT_FOUND)),
         Some(Value::Bloom(chain)) => Ok((Health::of(chain), None)),
         Some(Value::Counting(chain)) => Ok((Health::of(chain), Some(chain.saturated_counters()))),
-        Some(Value::String(_)) => Err(WRONGTYPE.into()),
+        Some(_) => Err(WRONGTYPE.into()),
     })?;
     let reply = &mut *ctx.reply;
     reply.map(10 + saturated.is_some() as usize);

@@ -39,6 +39,11 @@ pub const INCR_OVERFLOW: &str = "ERR increment or decrement would overflow";
 pub const DECR_OVERFLOW: &str = "ERR decrement would overflow";
 pub const NOT_FLOAT: &str = "ERR value is not a valid float";
 pub const FLOAT_NAN_OR_INF: &str = "ERR increment would produce NaN or Infinity";
+pub const NOT_POSITIVE: &str = "ERR value is out of range, must be positive";
+pub const INDEX_RANGE: &str = "ERR index out of range";
+pub const MIN_MAX_FLOAT: &str = "ERR min or max is not a float";
+pub const HASH_NOT_INTEGER: &str = "ERR hash value is not an integer";
+pub const HASH_NOT_FLOAT: &str = "ERR hash value is not a float";
 pub const CLIENT_NAME_SPACES: &str =
     "ERR Client names cannot contain spaces, newlines or special characters.";
 

@@ -107,7 +107,7 @@ pub(super) fn object(ctx: &mut Ctx, request: Request) -> CmdResult {
         value.map(|value| match value {
             Value::String(bytes) if parse_i64(bytes).is_some() && bytes.len() <= 20 => "int",
             Value::String(bytes) if bytes.len() <= 44 => "embstr",
-            _ => "raw",
+            collection => collection.collection_encoding().unwrap_or("raw"),
         })
     });
     let Some(encoding) = encoding else {
@@ -195,8 +195,8 @@ pub(super) fn scan(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-/// A cheap, non-cryptographic source of variety for RANDOMKEY.
-fn next_random() -> u64 {
+/// A cheap, non-cryptographic source of variety for RANDOMKEY, SPOP and SRANDMEMBER.
+pub(super) fn next_random() -> u64 {
     static STATE: AtomicU64 = AtomicU64::new(0x2545_F491_4F6C_DD1D);
     let x = STATE.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed);
     xxhash_rust::xxh3::xxh3_64(&x.to_le_bytes())

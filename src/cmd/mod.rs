@@ -10,6 +10,7 @@ mod bitfield;
 mod bits;
 mod bloom;
 mod client_info;
+mod collection;
 mod command;
 mod connection;
 mod context;
@@ -19,14 +20,18 @@ mod diagnostics;
 pub mod errors;
 mod extended;
 mod filters;
+mod hashes;
 mod keys;
+mod lists;
 mod pubsub;
 mod replication;
+mod sets;
 mod spec;
 mod strings;
 #[cfg(test)]
 mod tests;
 mod transaction;
+mod zsets;
 
 pub use client_info::{ClientFilter, ClientInfo, ClientKind, ClientType};
 pub use context::{
@@ -71,6 +76,10 @@ const FAMILIES: &[&[CommandSpec]] = &[
     counters::SPECS,
     bits::SPECS,
     bitfield::SPECS,
+    lists::SPECS,
+    sets::SPECS,
+    zsets::SPECS,
+    hashes::SPECS,
     diagnostics::SPECS,
     pubsub::SPECS,
     replication::SPECS,

@@ -88,6 +88,10 @@ bit_set! {
         KEYSPACE = 0 => "@keyspace",
         READ = 1 => "@read",
         WRITE = 2 => "@write",
+        SET = 13 => "@set",
+        SORTEDSET = 14 => "@sortedset",
+        LIST = 15 => "@list",
+        HASH = 16 => "@hash",
         STRING = 3 => "@string",
         BITMAP = 12 => "@bitmap",
         PUBSUB = 11 => "@pubsub",
@@ -182,6 +186,10 @@ pub enum Group {
     Server,
     Transactions,
     Pubsub,
+    List,
+    Set,
+    SortedSet,
+    Hash,
     /// A command RedisBloom would provide (module `bf`): BF.*, and sieved's CBF.* and SIEVED.*.
     Bloom,
 }
@@ -196,6 +204,10 @@ impl Group {
             Group::Server => "server",
             Group::Transactions => "transactions",
             Group::Pubsub => "pubsub",
+            Group::List => "list",
+            Group::Set => "set",
+            Group::SortedSet => "sorted-set",
+            Group::Hash => "hash",
             Group::Bloom => "module",
         }
     }

@@ -147,6 +147,14 @@ impl Reply {
         }
     }
 
+    /// A double already written out: a bulk string under RESP2, a RESP3 double.
+    pub fn double_text(&mut self, text: &[u8]) {
+        match self.protocol {
+            Protocol::Resp2 => self.bulk(text),
+            Protocol::Resp3 => self.line(b',', text),
+        }
+    }
+
     pub fn array(&mut self, len: usize) {
         self.number_line(b'*', len as i64);
     }

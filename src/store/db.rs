@@ -283,6 +283,21 @@ impl Db {
         Some((value, expires_at))
     }
 
+    /// Removes the key if `doomed` says so of its live value, deciding under the shard's write
+    /// lock so that no write lands between the check and the removal; true if it was removed.
+    pub fn remove_if(&self, key: &[u8], now: u64, doomed: impl FnOnce(&Value) -> bool) -> bool {
+        let (shard, hash) = self.locate(key);
+        let mut map = write(&shard.map);
+        let remove = map
+            .get(hash, key)
+            .filter(|entry| entry.is_live(now))
+            .is_some_and(|entry| doomed(&read(&entry.value)));
+        if remove {
+            Self::forget_expiry(shard, map.remove(hash, key));
+        }
+        remove
+    }
+
     pub fn contains(&self, key: &[u8], now: u64) -> bool {
         let (shard, hash) = self.locate(key);
         let map = read(&shard.map);

@@ -5,16 +5,24 @@
 //! only to add or remove keys. Each entry has its own lock around its value, so commands on
 //! different keys never wait for each other, and many clients can read one filter at once.
 
+mod collection;
 mod db;
 mod glob;
+mod hash;
+mod set;
 mod summary;
 mod table;
 mod value;
+mod zset;
 
+pub use collection::{Bytes, List};
 pub use db::{Db, ScanFilter, ValueHandle, WatchToken};
 pub use glob::glob_match;
+pub use hash::Hash;
+pub use set::Set;
 pub use summary::{summarize, DbKeys, FilterTotals, Summary};
 pub use value::{Value, ValueKind};
+pub use zset::{Score, ZSet};
 
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -1,3 +1,7 @@
+use super::collection::{self, List};
+use super::hash::Hash;
+use super::set::Set;
+use super::zset::ZSet;
 use crate::filter::{BloomChain, CountingChain, FilterError};
 
 /// What a key holds.
@@ -8,6 +12,10 @@ pub enum Value {
     /// Boxed so that adding the type leaves every value, and so MEMORY USAGE of every other
     /// type, as small as it was.
     Counting(Box<CountingChain>),
+    List(Box<List>),
+    Set(Box<Set>),
+    ZSet(Box<ZSet>),
+    Hash(Box<Hash>),
 }
 
 impl Value {
@@ -18,6 +26,32 @@ impl Value {
             Value::String(_) => "string",
             Value::Bloom(_) => "MBbloom--",
             Value::Counting(_) => "MBbloomCBF",
+            Value::List(_) => "list",
+            Value::Set(_) => "set",
+            Value::ZSet(_) => "zset",
+            Value::Hash(_) => "hash",
+        }
+    }
+
+    /// OBJECT ENCODING's answer for a collection, None for other values.
+    pub fn collection_encoding(&self) -> Option<&'static str> {
+        match self {
+            Value::List(list) => Some(collection::list_encoding(list)),
+            Value::Set(set) => Some(set.encoding()),
+            Value::ZSet(zset) => Some(zset.encoding()),
+            Value::Hash(hash) => Some(hash.encoding()),
+            _ => None,
+        }
+    }
+
+    /// Whether this is a collection with nothing left in it, which must not stay a key.
+    pub fn is_empty_collection(&self) -> bool {
+        match self {
+            Value::List(list) => list.is_empty(),
+            Value::Set(set) => set.is_empty(),
+            Value::ZSet(zset) => zset.is_empty(),
+            Value::Hash(hash) => hash.is_empty(),
+            _ => false,
         }
     }
 
@@ -28,6 +62,10 @@ impl Value {
             Value::String(bytes) => own + bytes.capacity() as u64,
             Value::Bloom(chain) => own + chain.memory_bytes(),
             Value::Counting(chain) => own + chain.memory_bytes(),
+            Value::List(list) => own + collection::list_memory(list),
+            Value::Set(set) => own + set.memory_bytes(),
+            Value::ZSet(zset) => own + zset.memory_bytes(),
+            Value::Hash(hash) => own + hash.memory_bytes(),
         }
     }
 }
@@ -39,6 +77,10 @@ pub enum ValueKind {
     String = 0,
     Bloom = 1,
     Counting = 2,
+    List = 3,
+    Set = 4,
+    ZSet = 5,
+    Hash = 6,
 }
 
 impl ValueKind {
@@ -47,6 +89,10 @@ impl ValueKind {
             0 => Some(ValueKind::String),
             1 => Some(ValueKind::Bloom),
             2 => Some(ValueKind::Counting),
+            3 => Some(ValueKind::List),
+            4 => Some(ValueKind::Set),
+            5 => Some(ValueKind::ZSet),
+            6 => Some(ValueKind::Hash),
             _ => None,
         }
     }
@@ -58,14 +104,24 @@ impl Value {
             Value::String(_) => ValueKind::String,
             Value::Bloom(_) => ValueKind::Bloom,
             Value::Counting(_) => ValueKind::Counting,
+            Value::List(_) => ValueKind::List,
+            Value::Set(_) => ValueKind::Set,
+            Value::ZSet(_) => ValueKind::ZSet,
+            Value::Hash(_) => ValueKind::Hash,
         }
     }
 
+    /// A collection is its header whole: it is captured at one instant, as Redis's fork would,
+    /// and has no payload.
     pub fn snapshot_header(&self) -> Vec<u8> {
         match self {
             Value::String(_) => Vec::new(),
             Value::Bloom(chain) => chain.dump_header(),
             Value::Counting(chain) => chain.dump_header(),
+            Value::List(list) => collection::encode_list(list),
+            Value::Set(set) => collection::encode_set(set),
+            Value::ZSet(zset) => collection::encode_zset(zset),
+            Value::Hash(hash) => collection::encode_hash(hash),
         }
     }
 
@@ -74,6 +130,7 @@ impl Value {
             Value::String(bytes) => bytes.len() as u64,
             Value::Bloom(chain) => chain.payload_bytes(),
             Value::Counting(chain) => chain.payload_bytes(),
+            Value::List(_) | Value::Set(_) | Value::ZSet(_) | Value::Hash(_) => 0,
         }
     }
 
@@ -89,6 +146,9 @@ impl Value {
             }
             Value::Bloom(chain) => chain.read_payload(offset, len, out),
             Value::Counting(chain) => chain.read_payload(offset, len, out),
+            Value::List(_) | Value::Set(_) | Value::ZSet(_) | Value::Hash(_) => {
+                offset == 0 && len == 0
+            }
         }
     }
 
@@ -114,6 +174,18 @@ impl Value {
             ValueKind::Counting => {
                 Value::Counting(Box::new(CountingChain::from_header(header, limit_bytes)?))
             }
+            ValueKind::List => collection::decode_list(header)
+                .map(|list| Value::List(Box::new(list)))
+                .ok_or(FilterError::BadDump)?,
+            ValueKind::Set => collection::decode_set(header)
+                .map(|set| Value::Set(Box::new(set)))
+                .ok_or(FilterError::BadDump)?,
+            ValueKind::ZSet => collection::decode_zset(header)
+                .map(|zset| Value::ZSet(Box::new(zset)))
+                .ok_or(FilterError::BadDump)?,
+            ValueKind::Hash => collection::decode_hash(header)
+                .map(|hash| Value::Hash(Box::new(hash)))
+                .ok_or(FilterError::BadDump)?,
         };
         if value.payload_len() != payload_len {
             return Err(FilterError::BadDump);
@@ -131,6 +203,9 @@ impl Value {
             Value::String(_) => Err(FilterError::BadOffset),
             Value::Bloom(chain) => chain.write_payload(offset, data),
             Value::Counting(chain) => chain.write_payload(offset, data),
+            Value::List(_) | Value::Set(_) | Value::ZSet(_) | Value::Hash(_) => {
+                Err(FilterError::BadOffset)
+            }
         }
     }
 }

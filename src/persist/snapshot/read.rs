@@ -182,8 +182,15 @@ impl Reader {
     }
 }
 
-fn describe(error: FilterError, payload_len: u64) -> String {
+fn describe(kind: ValueKind, error: FilterError, payload_len: u64) -> String {
     match error {
+        _ if matches!(
+            kind,
+            ValueKind::List | ValueKind::Set | ValueKind::ZSet | ValueKind::Hash
+        ) =>
+        {
+            "a collection's contents are invalid".to_string()
+        }
         FilterError::TooLarge { bytes, .. } => format!(
             "a filter header describes {bytes} bytes of arrays, but its payload holds {payload_len}"
         ),
@@ -237,7 +244,7 @@ fn load_records(
         let payload_len = reader.length("payload")?;
         // A filter's arrays are exactly its payload, so the payload's length is its limit.
         let mut value = Value::from_snapshot_header(kind, &header, payload_len, payload_len)
-            .map_err(|error| describe(error, payload_len))?;
+            .map_err(|error| describe(kind, error, payload_len))?;
         let mut offset = 0;
         while offset < payload_len {
             let len = PIECE.min(payload_len - offset) as usize;

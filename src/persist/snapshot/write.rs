@@ -194,7 +194,11 @@ fn write_record<W: Write>(
     out.put(&[kind as u8])?;
     out.put(&(key.len() as u32).to_le_bytes())?;
     out.put(key)?;
-    out.put(&(header.len() as u32).to_le_bytes())?;
+    // A collection is all header; one past 4 GiB cannot be described, and must fail the save
+    // rather than write a length that reads back as something else.
+    let header_len = u32::try_from(header.len())
+        .map_err(|_| io::Error::other("a collection is too large for a snapshot record"))?;
+    out.put(&header_len.to_le_bytes())?;
     out.put(&header)?;
     out.put(&payload_len.to_le_bytes())?;
     let mut offset = 0;

@@ -1,0 +1,181 @@
+//! What the collection families (lists, sets, sorted sets, hashes) share: reaching a value of
+//! the right type, removing a collection its command emptied, rank ranges, the *SCAN options,
+//! and Redis's way of writing scores.
+
+use super::args::{is, parse_i64, Cursor};
+use super::errors::*;
+use super::spec::{bits, KeySpec};
+use super::Ctx;
+use crate::protocol::Request;
+use crate::store::Value;
+
+pub(super) const RO: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RO], 1, 0, 1)];
+pub(super) const RO_ACCESS: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RO, ACCESS], 1, 0, 1)];
+pub(super) const RW_INSERT: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RW, INSERT], 1, 0, 1)];
+pub(super) const RW_UPDATE: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RW, UPDATE], 1, 0, 1)];
+pub(super) const RW_DELETE: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RW, DELETE], 1, 0, 1)];
+pub(super) const RW_ACCESS_DELETE: &[KeySpec] =
+    &[KeySpec::range(bits![KeyFlags: RW, ACCESS, DELETE], 1, 0, 1)];
+pub(super) const RW_ACCESS_UPDATE: &[KeySpec] =
+    &[KeySpec::range(bits![KeyFlags: RW, ACCESS, UPDATE], 1, 0, 1)];
+
+/// Runs `f` on the live value at `key` (None if there is none), write-locked; if that leaves
+/// an empty collection, the key goes, as in Redis, where no key holds an empty collection.
+pub(super) fn modify<R>(
+    ctx: &Ctx,
+    key: &[u8],
+    f: impl FnOnce(Option<&mut Value>) -> Result<R, CmdError>,
+) -> Result<R, CmdError> {
+    let (result, emptied) = ctx.db().get_mut(key, ctx.now, |value| match value {
+        Some(value) => {
+            let result = f(Some(&mut *value));
+            (result, value.is_empty_collection())
+        }
+        None => (f(None), false),
+    });
+    if emptied {
+        ctx.db().remove_if(key, ctx.now, Value::is_empty_collection);
+    }
+    result
+}
+
+/// Runs `f` on the value at `key`, creating it with `create` if there is none. `f` must leave
+/// a collection it was given empty non-empty.
+pub(super) fn upsert<R>(
+    ctx: &Ctx,
+    key: &[u8],
+    create: impl FnOnce() -> Value,
+    f: impl FnOnce(&mut Value) -> Result<R, CmdError>,
+) -> Result<R, CmdError> {
+    let create = || Ok::<_, CmdError>(create());
+    let (result, emptied) = ctx.db().get_or_create(key, ctx.now, create, |value, _| {
+        let result = f(value);
+        (result, value.is_empty_collection())
+    })?;
+    // A command that fails on a key it just created (an invalid argument found late) leaves
+    // nothing behind.
+    if emptied {
+        ctx.db().remove_if(key, ctx.now, Value::is_empty_collection);
+    }
+    result
+}
+
+/// Redis's rank range: negative positions count from the end; None when nothing is in it.
+pub(super) fn rank_range(start: i64, stop: i64, len: usize) -> Option<(usize, usize)> {
+    let len = len as i64;
+    let start = if start < 0 {
+        (start + len).max(0)
+    } else {
+        start
+    };
+    let stop = if stop < 0 {
+        stop + len
+    } else {
+        stop.min(len - 1)
+    };
+    (start <= stop && start < len).then_some((start as usize, stop as usize))
+}
+
+pub(super) fn parse_rank(arg: &[u8]) -> Result<i64, CmdError> {
+    parse_i64(arg).ok_or_else(|| NOT_INTEGER.into())
+}
+
+/// A count that must not be negative, as LPOP, SPOP and ZPOPMIN read it.
+pub(super) fn parse_count(arg: &[u8]) -> Result<usize, CmdError> {
+    let count = parse_i64(arg).ok_or(NOT_POSITIVE)?;
+    usize::try_from(count).map_err(|_| NOT_POSITIVE.into())
+}
+
+/// SSCAN, HSCAN and ZSCAN read their cursor first, then look the key up, then read MATCH and
+/// COUNT (`scan_options`), as Redis does. These collections are answered in one page (cursor
+/// 0), as Redis answers its compact encodings: COUNT is checked but needs no honouring, and
+/// every element present throughout is returned, as a scan promises.
+pub(super) fn check_cursor(request: Request) -> CmdResult {
+    let cursor = std::str::from_utf8(request.arg(2))
+        .ok()
+        .and_then(|text| text.parse::<u64>().ok());
+    cursor.map(drop).ok_or_else(|| "ERR invalid cursor".into())
+}
+
+/// The MATCH pattern, if any.
+pub(super) fn scan_options<'a>(request: Request<'a>) -> Result<Option<&'a [u8]>, CmdError> {
+    let mut pattern = None;
+    let mut options = Cursor::new(request, 3);
+    while let Some(option) = options.next() {
+        let value = options.next_or(SYNTAX)?;
+        if is(option, "MATCH") {
+            pattern = Some(value).filter(|p| *p != b"*");
+        } else if is(option, "COUNT") {
+            let count = parse_i64(value).ok_or(NOT_INTEGER)?;
+            if count < 1 {
+                return Err(SYNTAX.into());
+            }
+        } else {
+            return Err(SYNTAX.into());
+        }
+    }
+    Ok(pattern)
+}
+
+pub(super) fn matches(pattern: Option<&[u8]>, member: &[u8]) -> bool {
+    pattern.is_none_or(|pattern| crate::store::glob_match(pattern, member, false))
+}
+
+/// A score as Redis 8 writes it: the shortest digits that read back the same, laid out as
+/// `%.17g` lays them out (exponent form below 1e-4 and from 1e17). Redis 7.0 printed 17
+/// significant digits instead (0.1 as 0.10000000000000001).
+pub(super) fn format_score(score: f64) -> String {
+    if score.is_infinite() {
+        return if score > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    if score == 0.0 {
+        return if score.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    let scientific = format!("{score:e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    if !(-4..17).contains(&exponent) {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        return format!("{mantissa}e{sign}{:02}", exponent.unsigned_abs());
+    }
+    format!("{score}")
+}
+
+pub(super) fn reply_score(ctx: &mut Ctx, score: f64) {
+    let text = format_score(score);
+    ctx.reply.double_text(text.as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scores_as_redis_8_writes_them() {
+        for (score, text) in [
+            (1.0, "1"),
+            (1.5, "1.5"),
+            (0.1, "0.1"),
+            (1e20, "1e+20"),
+            (1e16, "10000000000000000"),
+            (1e17, "1e+17"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (-2.5e-7, "-2.5e-07"),
+            (f64::INFINITY, "inf"),
+            (f64::NEG_INFINITY, "-inf"),
+        ] {
+            assert_eq!(format_score(score), text);
+        }
+    }
+
+    #[test]
+    fn rank_ranges_as_redis() {
+        assert_eq!(rank_range(0, -1, 3), Some((0, 2)));
+        assert_eq!(rank_range(-100, 100, 3), Some((0, 2)));
+        assert_eq!(rank_range(2, 1, 3), None);
+        assert_eq!(rank_range(3, 5, 3), None);
+        assert_eq!(rank_range(0, -4, 3), None);
+        assert_eq!(rank_range(0, 0, 0), None);
+    }
+}
