@@ -8,78 +8,17 @@
 mod common;
 
 use common::{
-    escape, free_port, spawn_server, tool, DataDir, RawClient, Resp, Running, TestServer,
+    escape, free_port, spawn_server, DataDir, RawClient, RedisServer, Resp, Rng, Running,
+    TestServer,
 };
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
 
 /// One test at a time: one of them measures the process's allocations, which the in-process
 /// servers of the others would disturb.
 fn serial() -> MutexGuard<'static, ()> {
     static SERIAL: Mutex<()> = Mutex::new(());
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// xorshift64*: the same sequences on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn pick<'a>(&mut self, choices: &[&'a str]) -> &'a str {
-        choices[self.below(choices.len())]
-    }
-}
-
-/// Debian's redis-server on a port of its own, stopped when dropped.
-struct Redis {
-    child: Child,
-    addr: SocketAddr,
-    _dir: DataDir,
-}
-
-impl Redis {
-    fn start() -> Option<Redis> {
-        let program = tool("redis-server")?;
-        let dir = DataDir::new("collections-redis");
-        let port = free_port();
-        let child = Command::new(program)
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .args(["--dir", &dir.0.display().to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start redis-server");
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "redis-server did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Some(Redis {
-            child,
-            addr: ([127, 0, 0, 1], port).into(),
-            _dir: dir,
-        })
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn connect(addr: SocketAddr, resp: Resp) -> RawClient {
@@ -459,7 +398,7 @@ fn compare(ours: &mut RawClient, theirs: &mut RawClient, commands: &[Vec<String>
 #[test]
 fn random_collection_commands_answer_as_redis_does() {
     let _serial = serial();
-    let Some(redis) = Redis::start() else {
+    let Some(redis) = RedisServer::start("collections-redis") else {
         return;
     };
     let server = TestServer::start();
@@ -500,7 +439,7 @@ fn run_lines(ours: &mut RawClient, theirs: &mut RawClient, lines: &[&str], resp:
 #[test]
 fn scrapy_redis_patterns_answer_as_redis_does() {
     let _serial = serial();
-    let Some(redis) = Redis::start() else {
+    let Some(redis) = RedisServer::start("collections-redis") else {
         return;
     };
     let server = TestServer::start();
@@ -557,7 +496,7 @@ fn scrapy_redis_patterns_answer_as_redis_does() {
 #[test]
 fn chosen_edges_answer_as_redis_does() {
     let _serial = serial();
-    let Some(redis) = Redis::start() else {
+    let Some(redis) = RedisServer::start("collections-redis") else {
         return;
     };
     let server = TestServer::start();
@@ -677,7 +616,7 @@ fn encodings_follow_redis_8() {
 #[test]
 fn command_info_is_redis_70s() {
     let _serial = serial();
-    let Some(redis) = Redis::start() else {
+    let Some(redis) = RedisServer::start("collections-redis") else {
         return;
     };
     let server = TestServer::start();

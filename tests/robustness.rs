@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::TestServer;
+use common::{Rng, TestServer};
 use sieved::cmd::COMMANDS;
 use sieved::memory;
 use std::sync::{Mutex, MutexGuard};
@@ -85,22 +85,6 @@ const SKIPPED: &[&str] = &[
     "psubscribe",
     "punsubscribe",
 ];
-
-/// xorshift64*: a reproducible choice of arguments.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 #[test]
 fn every_command_survives_hostile_arguments() {

@@ -306,18 +306,55 @@ pub fn sieved_command(dir: &Path, port: u16, extra: &[&str]) -> Command {
     command
 }
 
-/// Starts the real binary with `extra` flags and waits until it answers.
+/// Starts the real binary with `extra` flags and waits until it answers: it, not whatever else
+/// may listen on the port (a server that could not bind it exits, and is reported so).
 pub fn spawn_server(dir: &Path, port: u16, extra: &[&str]) -> Running {
-    let child = sieved_command(dir, port, extra)
+    let mut child = sieved_command(dir, port, extra)
         .stdin(Stdio::null())
         .spawn()
         .expect("start sieved");
     let deadline = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+    loop {
+        let answered = answers_as(port, child.id());
+        if let Some(status) = child.try_wait().expect("poll sieved") {
+            panic!("sieved on port {port} exited at start-up: {status}");
+        }
+        if answered {
+            break;
+        }
         assert!(Instant::now() < deadline, "sieved did not start");
         std::thread::sleep(Duration::from_millis(20));
     }
     Running(child)
+}
+
+/// Whether the server on `port` is the process `pid`, by its INFO server; one that asks for a
+/// password counts, as long as the caller then finds `pid` alive.
+fn answers_as(port: u16, pid: u32) -> bool {
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    if stream
+        .write_all(&encode_command(&[b"INFO", b"server"]))
+        .is_err()
+    {
+        return false;
+    }
+    let expected = format!("process_id:{pid}\r\n");
+    let mut seen = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while seen.len() < 64 * 1024 {
+        match stream.read(&mut chunk) {
+            Ok(n) if n > 0 => seen.extend_from_slice(&chunk[..n]),
+            _ => return false,
+        }
+        let text = String::from_utf8_lossy(&seen);
+        if text.contains(&expected) || text.starts_with("-NOAUTH") {
+            return true;
+        }
+    }
+    false
 }
 
 /// Waits for a server expected to refuse to start and returns what it printed; one that starts
@@ -356,4 +393,66 @@ pub fn tool(name: &str) -> Option<PathBuf> {
         missing(name);
     }
     path
+}
+
+/// xorshift64*: the same sequence on every run for a given seed, for tests that draw their
+/// arguments at random.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    pub fn pick<'a>(&mut self, choices: &[&'a str]) -> &'a str {
+        choices[self.below(choices.len())]
+    }
+}
+
+/// Debian's redis-server on a port of its own, the oracle of differential tests; stopped when
+/// dropped. None when it is not installed (which fails the test under CI; see `tool`).
+pub struct RedisServer {
+    child: Child,
+    pub addr: SocketAddr,
+    _dir: DataDir,
+}
+
+impl RedisServer {
+    pub fn start(name: &str) -> Option<RedisServer> {
+        let program = tool("redis-server")?;
+        let dir = DataDir::new(name);
+        let port = free_port();
+        let child = Command::new(program)
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .args(["--dir", &dir.0.display().to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start redis-server");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "redis-server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(RedisServer {
+            child,
+            addr: ([127, 0, 0, 1], port).into(),
+            _dir: dir,
+        })
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
