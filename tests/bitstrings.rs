@@ -8,8 +8,7 @@
 mod common;
 
 use common::{
-    escape, free_port, spawn_server, DataDir, RawClient, RedisServer, Resp, Rng, Running,
-    TestServer,
+    check_writes_survive_restarts, escape, RawClient, RedisServer, Resp, Rng, TestServer,
 };
 use std::net::SocketAddr;
 use std::sync::{Mutex, MutexGuard};
@@ -673,10 +672,6 @@ fn run_writes(client: &mut RawClient) {
     }
 }
 
-fn addr(port: u16) -> SocketAddr {
-    ([127, 0, 0, 1], port).into()
-}
-
 fn state(client: &mut RawClient) -> Vec<u8> {
     let mut state = client.cmd(&["SIEVED.DIGEST"]);
     for key in [
@@ -690,51 +685,12 @@ fn state(client: &mut RawClient) -> Vec<u8> {
     state
 }
 
-fn restart(dir: &DataDir, port: u16, server: Running, extra: &[&str]) -> (Running, RawClient) {
-    server.kill();
-    let server = spawn_server(&dir.0, port, extra);
-    let client = RawClient::connect(addr(port));
-    (server, client)
-}
-
+/// Every string write comes back after a kill -9: from the log, from a compaction, from a
+/// snapshot.
 #[test]
-fn string_writes_come_back_from_the_append_only_file() {
+fn string_writes_survive_restarts() {
     let _serial = serial();
-    let dir = DataDir::new("bitstrings-aof");
-    let port = free_port();
-    let logged = ["--appendonly", "yes", "--appendfsync", "always"];
-    let server = spawn_server(&dir.0, port, &logged);
-    let mut client = RawClient::connect(addr(port));
-    run_writes(&mut client);
-    let before = state(&mut client);
-    let (server, mut client) = restart(&dir, port, server, &logged);
-    assert_eq!(escape(&state(&mut client)), escape(&before));
-    // Compacted into a snapshot, then replayed on it.
-    assert!(client
-        .cmd(&["BGREWRITEAOF"])
-        .starts_with(b"+Background append only file rewriting"));
-    run_writes(&mut client);
-    let before = state(&mut client);
-    let (server, mut client) = restart(&dir, port, server, &logged);
-    assert_eq!(escape(&state(&mut client)), escape(&before));
-    drop(client);
-    server.kill();
-}
-
-#[test]
-fn string_writes_come_back_from_a_snapshot() {
-    let _serial = serial();
-    let dir = DataDir::new("bitstrings-snapshot");
-    let port = free_port();
-    let server = spawn_server(&dir.0, port, &[]);
-    let mut client = RawClient::connect(addr(port));
-    run_writes(&mut client);
-    let before = state(&mut client);
-    assert_eq!(client.cmd(&["SAVE"]), b"+OK\r\n");
-    let (server, mut client) = restart(&dir, port, server, &[]);
-    assert_eq!(escape(&state(&mut client)), escape(&before));
-    drop(client);
-    server.kill();
+    check_writes_survive_restarts("bitstrings", run_writes, state);
 }
 
 /// Growing a string counts against `maxmemory` before anything is allocated: a SETBIT that

@@ -456,3 +456,59 @@ impl Drop for RedisServer {
         let _ = self.child.wait();
     }
 }
+
+/// Runs `writes` on the real binary, then checks that `state` reads the same after each kind of
+/// restart: from the append-only file (kill -9 under `appendfsync always`), again after a
+/// compaction folded it into a snapshot, and from a snapshot alone (SAVE, kill -9).
+pub fn check_writes_survive_restarts(
+    name: &str,
+    writes: fn(&mut RawClient),
+    state: fn(&mut RawClient) -> Vec<u8>,
+) {
+    let logged = ["--appendonly", "yes", "--appendfsync", "always"];
+    let dir = DataDir::new(&format!("{name}-aof"));
+    let port = free_port();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let restart = |server: Running, extra: &[&str]| {
+        server.kill();
+        (spawn_server(&dir.0, port, extra), RawClient::connect(addr))
+    };
+    let server = spawn_server(&dir.0, port, &logged);
+    let mut client = RawClient::connect(addr);
+    writes(&mut client);
+    let before = state(&mut client);
+    let (server, mut client) = restart(server, &logged);
+    assert_eq!(escape(&state(&mut client)), escape(&before), "from the log");
+    assert!(client
+        .cmd(&["BGREWRITEAOF"])
+        .starts_with(b"+Background append only file rewriting"));
+    writes(&mut client);
+    let before = state(&mut client);
+    let (server, mut client) = restart(server, &logged);
+    assert_eq!(
+        escape(&state(&mut client)),
+        escape(&before),
+        "from a compaction and the log after it"
+    );
+    drop(client);
+    server.kill();
+
+    let dir = DataDir::new(&format!("{name}-snapshot"));
+    let port = free_port();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let server = spawn_server(&dir.0, port, &[]);
+    let mut client = RawClient::connect(addr);
+    writes(&mut client);
+    let before = state(&mut client);
+    assert_eq!(client.cmd(&["SAVE"]), b"+OK\r\n");
+    server.kill();
+    let server = spawn_server(&dir.0, port, &[]);
+    let mut client = RawClient::connect(addr);
+    assert_eq!(
+        escape(&state(&mut client)),
+        escape(&before),
+        "from a snapshot"
+    );
+    drop(client);
+    server.kill();
+}
