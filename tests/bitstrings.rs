@@ -8,25 +8,8 @@
 mod common;
 
 use common::{
-    check_writes_survive_restarts, escape, RawClient, RedisServer, Resp, Rng, TestServer,
+    check_writes_survive_restarts, escape, serial, RawClient, RedisServer, Resp, Rng, TestServer,
 };
-use std::net::SocketAddr;
-use std::sync::{Mutex, MutexGuard};
-
-/// One test at a time: one of them measures the process's allocations, which the in-process
-/// servers of the others would disturb.
-fn serial() -> MutexGuard<'static, ()> {
-    static SERIAL: Mutex<()> = Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn connect(addr: SocketAddr, resp: Resp) -> RawClient {
-    let mut client = RawClient::connect(addr);
-    if resp == Resp::Three {
-        client.hello3();
-    }
-    client
-}
 
 /// Keys the sequences write: `w` holds another type (a list on Redis, a Bloom filter on
 /// sieved), so string commands on it fail with WRONGTYPE on both.
@@ -371,8 +354,8 @@ fn random_string_commands_answer_as_redis_does() {
     let server = TestServer::start();
     let mut known = 0;
     for resp in [Resp::Two, Resp::Three] {
-        let mut ours = connect(server.addr, resp);
-        let mut theirs = connect(redis.addr, resp);
+        let mut ours = RawClient::speaking(server.addr, resp);
+        let mut theirs = RawClient::speaking(redis.addr, resp);
         for seed in 1..=60u64 {
             let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
             let commands: Vec<Vec<String>> = (0..200).map(|_| command(&mut rng)).collect();
@@ -476,8 +459,8 @@ fn chosen_edges_answer_as_redis_does() {
         "SETEX t 10 v",
     ];
     for resp in [Resp::Two, Resp::Three] {
-        let mut ours = connect(server.addr, resp);
-        let mut theirs = connect(redis.addr, resp);
+        let mut ours = RawClient::speaking(server.addr, resp);
+        let mut theirs = RawClient::speaking(redis.addr, resp);
         ours.cmd(&["FLUSHALL"]);
         theirs.cmd(&["FLUSHALL"]);
         for line in lines {
@@ -539,8 +522,8 @@ fn command_info_is_redis_70s() {
     // checks the RESP3 shape.
     {
         let resp = Resp::Two;
-        let mut ours = connect(server.addr, resp);
-        let mut theirs = connect(redis.addr, resp);
+        let mut ours = RawClient::speaking(server.addr, resp);
+        let mut theirs = RawClient::speaking(redis.addr, resp);
         for name in names {
             assert_eq!(
                 escape(&ours.cmd(&["COMMAND", "INFO", name])),

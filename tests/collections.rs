@@ -8,25 +8,8 @@
 mod common;
 
 use common::{
-    check_writes_survive_restarts, escape, RawClient, RedisServer, Resp, Rng, TestServer,
+    check_writes_survive_restarts, escape, serial, RawClient, RedisServer, Resp, Rng, TestServer,
 };
-use std::net::SocketAddr;
-use std::sync::{Mutex, MutexGuard};
-
-/// One test at a time: one of them measures the process's allocations, which the in-process
-/// servers of the others would disturb.
-fn serial() -> MutexGuard<'static, ()> {
-    static SERIAL: Mutex<()> = Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn connect(addr: SocketAddr, resp: Resp) -> RawClient {
-    let mut client = RawClient::connect(addr);
-    if resp == Resp::Three {
-        client.hello3();
-    }
-    client
-}
 
 /// A reply, parsed just enough to put unordered elements in order.
 enum Node {
@@ -402,8 +385,8 @@ fn random_collection_commands_answer_as_redis_does() {
     };
     let server = TestServer::start();
     for resp in [Resp::Two, Resp::Three] {
-        let mut ours = connect(server.addr, resp);
-        let mut theirs = connect(redis.addr, resp);
+        let mut ours = RawClient::speaking(server.addr, resp);
+        let mut theirs = RawClient::speaking(redis.addr, resp);
         for seed in 1..=60u64 {
             let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
             let commands: Vec<Vec<String>> = (0..300).map(|_| command(&mut rng)).collect();
@@ -483,8 +466,8 @@ fn scrapy_redis_patterns_answer_as_redis_does() {
         "DEL spider:dupefilter spider:stats",
     ];
     for resp in [Resp::Two, Resp::Three] {
-        let mut ours = connect(server.addr, resp);
-        let mut theirs = connect(redis.addr, resp);
+        let mut ours = RawClient::speaking(server.addr, resp);
+        let mut theirs = RawClient::speaking(redis.addr, resp);
         ours.cmd(&["FLUSHALL"]);
         theirs.cmd(&["FLUSHALL"]);
         run_lines(&mut ours, &mut theirs, lines, resp);
@@ -546,8 +529,8 @@ fn chosen_edges_answer_as_redis_does() {
         "EXISTS hh",
     ];
     for resp in [Resp::Two, Resp::Three] {
-        let mut ours = connect(server.addr, resp);
-        let mut theirs = connect(redis.addr, resp);
+        let mut ours = RawClient::speaking(server.addr, resp);
+        let mut theirs = RawClient::speaking(redis.addr, resp);
         ours.cmd(&["FLUSHALL"]);
         theirs.cmd(&["FLUSHALL"]);
         run_lines(&mut ours, &mut theirs, lines, resp);
@@ -624,8 +607,8 @@ fn command_info_is_redis_70s() {
         zincrby zrange zrangebyscore zrevrangebyscore zrevrange zrank zrevrank \
         zremrangebyrank zremrangebyscore zpopmin zpopmax zrem zscan hset hsetnx hget \
         hmget hmset hgetall hdel hincrby hincrbyfloat hlen hexists hkeys hvals hscan";
-    let mut ours = connect(server.addr, Resp::Two);
-    let mut theirs = connect(redis.addr, Resp::Two);
+    let mut ours = RawClient::speaking(server.addr, Resp::Two);
+    let mut theirs = RawClient::speaking(redis.addr, Resp::Two);
     for name in names.split(' ') {
         assert_eq!(
             escape(&ours.cmd(&["COMMAND", "INFO", name])),

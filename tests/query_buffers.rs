@@ -4,19 +4,12 @@
 
 mod common;
 
-use common::{encode_command, TestServer};
+use common::{encode_command, serial, TestServer};
 use sieved::config::Config;
 use sieved::memory;
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
-use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
-
-/// One test at a time: they measure the process's memory.
-fn serial() -> MutexGuard<'static, ()> {
-    static SERIAL: Mutex<()> = Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 fn connect(server: &TestServer) -> TcpStream {
     let stream = TcpStream::connect(server.addr).expect("connect");

@@ -100,6 +100,13 @@ pub enum Resp {
     Three,
 }
 
+/// One test of a binary at a time, for tests that measure the process's memory, which the
+/// in-process servers of the others would disturb.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 pub struct RawClient {
     stream: TcpStream,
     pending: Vec<u8>,
@@ -134,6 +141,15 @@ pub fn escape(bytes: &[u8]) -> String {
 }
 
 impl RawClient {
+    /// A client that has switched to `resp` (HELLO 3 for RESP3).
+    pub fn speaking(addr: SocketAddr, resp: Resp) -> RawClient {
+        let mut client = RawClient::connect(addr);
+        if resp == Resp::Three {
+            client.hello3();
+        }
+        client
+    }
+
     pub fn connect(addr: SocketAddr) -> RawClient {
         let stream = TcpStream::connect(addr).expect("connect");
         stream
