@@ -4,12 +4,12 @@
 
 mod common;
 
-use common::{free_port, RawClient};
+use common::{free_port, RawClient, Running};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
 fn repo_file(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
@@ -34,15 +34,6 @@ impl Drop for TempDir {
 }
 
 /// The real binary, killed if the test ends without stopping it.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn sieved() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_sieved"));
     command.stdin(Stdio::null()).env_remove("NOTIFY_SOCKET");
@@ -63,13 +54,7 @@ fn start(args: &[&str], dir: &Path, port: u16, configure: impl FnOnce(&mut Comma
         ])
         .args(["--threads", "2", "--log-level", "warn"]);
     configure(&mut command);
-    let child = Running(command.spawn().expect("start sieved"));
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "sieved did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child
+    common::wait_until_serving(Running(command.spawn().expect("start sieved")), port)
 }
 
 fn connect(port: u16) -> RawClient {

@@ -322,26 +322,30 @@ pub fn sieved_command(dir: &Path, port: u16, extra: &[&str]) -> Command {
     command
 }
 
-/// Starts the real binary with `extra` flags and waits until it answers: it, not whatever else
-/// may listen on the port (a server that could not bind it exits, and is reported so).
+/// Starts the real binary with `extra` flags and waits until it answers.
 pub fn spawn_server(dir: &Path, port: u16, extra: &[&str]) -> Running {
-    let mut child = sieved_command(dir, port, extra)
+    let child = sieved_command(dir, port, extra)
         .stdin(Stdio::null())
         .spawn()
         .expect("start sieved");
+    wait_until_serving(Running(child), port)
+}
+
+/// Waits until the server just started answers on `port`: it, not whatever else may listen
+/// there (a server that could not bind the port, or stopped, is reported with its exit status).
+pub fn wait_until_serving(mut server: Running, port: u16) -> Running {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let answered = answers_as(port, child.id());
-        if let Some(status) = child.try_wait().expect("poll sieved") {
+        let answered = answers_as(port, server.0.id());
+        if let Some(status) = server.0.try_wait().expect("poll sieved") {
             panic!("sieved on port {port} exited at start-up: {status}");
         }
         if answered {
-            break;
+            return server;
         }
         assert!(Instant::now() < deadline, "sieved did not start");
         std::thread::sleep(Duration::from_millis(20));
     }
-    Running(child)
 }
 
 /// Whether the server on `port` is the process `pid`, by its INFO server; one that asks for a
