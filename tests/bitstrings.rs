@@ -8,7 +8,8 @@
 mod common;
 
 use common::{
-    check_writes_survive_restarts, escape, serial, RawClient, RedisServer, Resp, Rng, TestServer,
+    assert_command_info_as_redis, check_writes_survive_restarts, escape, grown_since, serial,
+    RawClient, RedisServer, Resp, Rng, TestServer,
 };
 
 /// Keys the sequences write: `w` holds another type (a list on Redis, a Bloom filter on
@@ -518,25 +519,7 @@ fn command_info_is_redis_70s() {
         "set",
         "get",
     ];
-    // RESP2 only: the test's RESP3 decoder cannot read maps inside sets; src/cmd/tests/table.rs
-    // checks the RESP3 shape.
-    {
-        let resp = Resp::Two;
-        let mut ours = RawClient::speaking(server.addr, resp);
-        let mut theirs = RawClient::speaking(redis.addr, resp);
-        for name in names {
-            assert_eq!(
-                escape(&ours.cmd(&["COMMAND", "INFO", name])),
-                escape(&theirs.cmd(&["COMMAND", "INFO", name])),
-                "{name} ({resp:?})"
-            );
-        }
-    }
-}
-
-/// Bytes the process holds beyond `before`, for the in-process server's checks.
-fn grown_since(before: usize) -> usize {
-    sieved::memory::allocated().saturating_sub(before)
+    assert_command_info_as_redis(server.addr, redis.addr, &names);
 }
 
 #[test]

@@ -8,7 +8,8 @@
 mod common;
 
 use common::{
-    check_writes_survive_restarts, escape, serial, RawClient, RedisServer, Resp, Rng, TestServer,
+    assert_command_info_as_redis, check_writes_survive_restarts, escape, grown_since, serial,
+    RawClient, RedisServer, Resp, Rng, TestServer,
 };
 
 /// A reply, parsed just enough to put unordered elements in order.
@@ -607,20 +608,8 @@ fn command_info_is_redis_70s() {
         zincrby zrange zrangebyscore zrevrangebyscore zrevrange zrank zrevrank \
         zremrangebyrank zremrangebyscore zpopmin zpopmax zrem zscan hset hsetnx hget \
         hmget hmset hgetall hdel hincrby hincrbyfloat hlen hexists hkeys hvals hscan";
-    let mut ours = RawClient::speaking(server.addr, Resp::Two);
-    let mut theirs = RawClient::speaking(redis.addr, Resp::Two);
-    for name in names.split(' ') {
-        assert_eq!(
-            escape(&ours.cmd(&["COMMAND", "INFO", name])),
-            escape(&theirs.cmd(&["COMMAND", "INFO", name])),
-            "{name}"
-        );
-    }
-}
-
-/// Bytes the process holds beyond `before`, for the in-process server's checks.
-fn grown_since(before: usize) -> usize {
-    sieved::memory::allocated().saturating_sub(before)
+    let names: Vec<&str> = names.split(' ').collect();
+    assert_command_info_as_redis(server.addr, redis.addr, &names);
 }
 
 /// An LRANGE over a million elements is written straight from the list: it costs the reply,

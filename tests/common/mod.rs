@@ -532,3 +532,23 @@ pub fn check_writes_survive_restarts(
     drop(client);
     server.kill();
 }
+
+/// Checks that COMMAND INFO of each command is, byte for byte, what redis-server answers. RESP2
+/// only: the test's RESP3 decoder cannot read maps inside sets; src/cmd/tests/table.rs checks
+/// the RESP3 shape.
+pub fn assert_command_info_as_redis(ours: SocketAddr, redis: SocketAddr, names: &[&str]) {
+    let mut ours = RawClient::speaking(ours, Resp::Two);
+    let mut theirs = RawClient::speaking(redis, Resp::Two);
+    for name in names {
+        assert_eq!(
+            escape(&ours.cmd(&["COMMAND", "INFO", name])),
+            escape(&theirs.cmd(&["COMMAND", "INFO", name])),
+            "{name}"
+        );
+    }
+}
+
+/// Bytes the test process holds beyond `before`, for checks on an in-process server.
+pub fn grown_since(before: usize) -> usize {
+    sieved::memory::allocated().saturating_sub(before)
+}
