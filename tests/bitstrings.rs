@@ -8,8 +8,8 @@
 mod common;
 
 use common::{
-    assert_command_info_as_redis, check_writes_survive_restarts, escape, grown_since, serial,
-    RawClient, RedisServer, Resp, Rng, TestServer,
+    assert_command_info_as_redis, assert_lines_as_redis, check_writes_survive_restarts, escape,
+    grown_since, run_lines_without_errors, serial, RawClient, RedisServer, Resp, Rng, TestServer,
 };
 
 /// Keys the sequences write: `w` holds another type (a list on Redis, a Bloom filter on
@@ -464,23 +464,8 @@ fn chosen_edges_answer_as_redis_does() {
         let mut theirs = RawClient::speaking(redis.addr, resp);
         ours.cmd(&["FLUSHALL"]);
         theirs.cmd(&["FLUSHALL"]);
-        for line in lines {
-            let words = split(line);
-            let args: Vec<&[u8]> = words.iter().map(Vec::as_slice).collect();
-            let (mine, reference) = (ours.command(&args), theirs.command(&args));
-            assert_eq!(escape(&mine), escape(&reference), "{line} ({resp:?})");
-        }
+        assert_lines_as_redis(&mut ours, &mut theirs, lines, &format!("({resp:?})"));
     }
-}
-
-/// Words as redis-cli splits a line, with "" for an empty one.
-fn split(line: &str) -> Vec<Vec<u8>> {
-    line.split(' ')
-        .map(|word| match word {
-            "\"\"" => Vec::new(),
-            word => word.chars().map(|c| c as u32 as u8).collect(),
-        })
-        .collect()
 }
 
 /// COMMAND INFO for each string and bitmap command, as Redis 7.0 reports it.
@@ -532,7 +517,7 @@ fn bad_offsets_and_long_bitfields_get_redis_errors_without_allocating() {
     let mut ours = server.client();
     let mut theirs = RawClient::connect(redis.addr);
     let before = sieved::memory::allocated();
-    for line in [
+    let lines = [
         "SETBIT k 4294967296 1",
         "SETBIT k 4294967295 2",
         "GETBIT k 4294967296",
@@ -542,15 +527,8 @@ fn bad_offsets_and_long_bitfields_get_redis_errors_without_allocating() {
         "BITFIELD k SET u8 #536870912 1",
         "BITFIELD k SET i64 #9223372036854775807 1",
         "EXISTS k",
-    ] {
-        let args: Vec<Vec<u8>> = split(line);
-        let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
-        assert_eq!(
-            escape(&ours.command(&args)),
-            escape(&theirs.command(&args)),
-            "{line}"
-        );
-    }
+    ];
+    assert_lines_as_redis(&mut ours, &mut theirs, &lines, "");
     assert!(
         grown_since(before) < 1 << 20,
         "{} bytes",
@@ -564,7 +542,7 @@ fn bad_offsets_and_long_bitfields_get_redis_errors_without_allocating() {
             b"+OK\r\n"
         );
     }
-    for line in [
+    let lines = [
         "SETBIT k 8388608 1",
         "SETBIT k 8388607 1",
         "STRLEN k",
@@ -573,15 +551,8 @@ fn bad_offsets_and_long_bitfields_get_redis_errors_without_allocating() {
         "SETRANGE k 1048575 x",
         "BITFIELD k SET u8 8388600 1",
         "BITFIELD k SET u8 8388608 1",
-    ] {
-        let args: Vec<Vec<u8>> = split(line);
-        let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
-        assert_eq!(
-            escape(&ours.command(&args)),
-            escape(&theirs.command(&args)),
-            "{line}"
-        );
-    }
+    ];
+    assert_lines_as_redis(&mut ours, &mut theirs, &lines, "");
 
     // A thousand subcommands: one reply each, in order.
     let mut words: Vec<String> = vec!["BITFIELD".into(), "long".into()];
@@ -630,12 +601,7 @@ const WRITES: &[&str] = &[
 ];
 
 fn run_writes(client: &mut RawClient) {
-    for line in WRITES {
-        let words = split(line);
-        let args: Vec<&[u8]> = words.iter().map(Vec::as_slice).collect();
-        let reply = client.command(&args);
-        assert!(!reply.starts_with(b"-"), "{line}: {}", escape(&reply));
-    }
+    run_lines_without_errors(client, WRITES);
 }
 
 fn state(client: &mut RawClient) -> Vec<u8> {

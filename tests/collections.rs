@@ -8,8 +8,8 @@
 mod common;
 
 use common::{
-    assert_command_info_as_redis, check_writes_survive_restarts, escape, grown_since, serial,
-    RawClient, RedisServer, Resp, Rng, TestServer,
+    assert_command_info_as_redis, assert_lines_as_redis, check_writes_survive_restarts, escape,
+    grown_since, run_lines_without_errors, serial, RawClient, RedisServer, Resp, Rng, TestServer,
 };
 
 /// A reply, parsed just enough to put unordered elements in order.
@@ -396,25 +396,6 @@ fn random_collection_commands_answer_as_redis_does() {
     }
 }
 
-/// Words as redis-cli splits a line, with "" for an empty one.
-fn split(line: &str) -> Vec<Vec<u8>> {
-    line.split(' ')
-        .map(|word| match word {
-            "\"\"" => Vec::new(),
-            word => word.as_bytes().to_vec(),
-        })
-        .collect()
-}
-
-fn run_lines(ours: &mut RawClient, theirs: &mut RawClient, lines: &[&str], resp: Resp) {
-    for line in lines {
-        let words = split(line);
-        let args: Vec<&[u8]> = words.iter().map(Vec::as_slice).collect();
-        let (mine, reference) = (ours.command(&args), theirs.command(&args));
-        assert_eq!(escape(&mine), escape(&reference), "{line} ({resp:?})");
-    }
-}
-
 /// What Scrapy-Redis sends: its FIFO and LIFO queues (LPUSH with RPOP or LPOP), its priority
 /// queue (ZADD, then ZRANGE 0 0 and ZREMRANGEBYRANK 0 0 in one transaction), its dupefilter
 /// (SADD answering 1 for a new fingerprint and 0 for a seen one), its stats (HSET, HINCRBY,
@@ -471,7 +452,7 @@ fn scrapy_redis_patterns_answer_as_redis_does() {
         let mut theirs = RawClient::speaking(redis.addr, resp);
         ours.cmd(&["FLUSHALL"]);
         theirs.cmd(&["FLUSHALL"]);
-        run_lines(&mut ours, &mut theirs, lines, resp);
+        assert_lines_as_redis(&mut ours, &mut theirs, lines, &format!("({resp:?})"));
     }
 }
 
@@ -534,7 +515,7 @@ fn chosen_edges_answer_as_redis_does() {
         let mut theirs = RawClient::speaking(redis.addr, resp);
         ours.cmd(&["FLUSHALL"]);
         theirs.cmd(&["FLUSHALL"]);
-        run_lines(&mut ours, &mut theirs, lines, resp);
+        assert_lines_as_redis(&mut ours, &mut theirs, lines, &format!("({resp:?})"));
     }
 }
 
@@ -717,12 +698,7 @@ const WRITES: &[&str] = &[
 ];
 
 fn run_writes(client: &mut RawClient) {
-    for line in WRITES {
-        let words = split(line);
-        let args: Vec<&[u8]> = words.iter().map(Vec::as_slice).collect();
-        let reply = client.command(&args);
-        assert!(!reply.starts_with(b"-"), "{line}: {}", escape(&reply));
-    }
+    run_lines_without_errors(client, WRITES);
 }
 
 /// The digest of everything, and the contents in a readable form for when it differs.

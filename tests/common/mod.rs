@@ -552,3 +552,48 @@ pub fn assert_command_info_as_redis(ours: SocketAddr, redis: SocketAddr, names: 
 pub fn grown_since(before: usize) -> usize {
     sieved::memory::allocated().saturating_sub(before)
 }
+
+/// Words as redis-cli splits a line, with "" for an empty one; each character is one byte, so
+/// that a line can carry any byte.
+pub fn words(line: &str) -> Vec<Vec<u8>> {
+    line.split(' ')
+        .map(|word| match word {
+            "\"\"" => Vec::new(),
+            word => word.chars().map(|c| c as u32 as u8).collect(),
+        })
+        .collect()
+}
+
+impl RawClient {
+    /// Sends a command written as one line (see `words`) and returns its reply.
+    pub fn line(&mut self, line: &str) -> Vec<u8> {
+        let words = words(line);
+        let args: Vec<&[u8]> = words.iter().map(Vec::as_slice).collect();
+        self.command(&args)
+    }
+}
+
+/// Sends each line to both servers; the replies must be the same bytes. `context` names the
+/// run in a failure (the protocol, say).
+pub fn assert_lines_as_redis(
+    ours: &mut RawClient,
+    theirs: &mut RawClient,
+    lines: &[&str],
+    context: &str,
+) {
+    for line in lines {
+        assert_eq!(
+            escape(&ours.line(line)),
+            escape(&theirs.line(line)),
+            "{line} {context}"
+        );
+    }
+}
+
+/// Sends each line; none may be answered with an error.
+pub fn run_lines_without_errors(client: &mut RawClient, lines: &[&str]) {
+    for line in lines {
+        let reply = client.line(line);
+        assert!(!reply.starts_with(b"-"), "{line}: {}", escape(&reply));
+    }
+}
