@@ -237,6 +237,13 @@ impl Session {
         }
     }
 
+    /// Whether a replica asked PSYNC on this connection, which then becomes its stream.
+    pub fn psync_asked(&self) -> bool {
+        self.replica_handshake
+            .as_ref()
+            .is_some_and(|handshake| handshake.psync.is_some())
+    }
+
     /// Whether the client must still authenticate. Like Redis, a password is asked for only while
     /// one is set: clearing `requirepass` lets in the connections that never gave it.
     pub fn must_authenticate(&self, config: &Config) -> bool {

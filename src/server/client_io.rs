@@ -243,11 +243,7 @@ where
             tracing::debug!(client = session.client.id, %error, "protocol error; closing");
             return Ok(());
         }
-        let psync_asked = session
-            .replica_handshake
-            .as_ref()
-            .is_some_and(|handshake| handshake.psync.is_some());
-        if psync_asked {
+        if session.psync_asked() {
             // From here on the connection carries the replication stream.
             let handshake = session.replica_handshake.take().unwrap_or_default();
             let input = input.pending().to_vec();
@@ -367,11 +363,7 @@ fn execute_all(
         };
         consumed += parser.take_consumed();
         // PSYNC and WAIT are carried out by the connection before anything after them runs.
-        let waits = session.wait_asked.is_some()
-            || session
-                .replica_handshake
-                .as_ref()
-                .is_some_and(|handshake| handshake.psync.is_some());
+        let waits = session.wait_asked.is_some() || session.psync_asked();
         if !more || session.close || waits || reply.len() >= MAX_PENDING_REPLY {
             return (commands, None, consumed);
         }

@@ -222,10 +222,7 @@ impl Replication {
     /// history, which remembers the old one up to here so that replicas of the old primary
     /// continue partially.
     pub(crate) fn start_new_history(&self) {
-        let mut ids = lock(&self.ids);
-        let old = std::mem::replace(&mut ids.replid, random_id());
-        ids.replid2 = old;
-        ids.second_offset = self.stream.offset() as i64 + 1;
+        self.adopt_history(&random_id());
     }
 
     /// A replica that synced or continued from a primary: its history is the primary's.
@@ -402,10 +399,7 @@ impl Replication {
     /// history then starts anew, so that no replica could continue from what was freed.
     fn free_backlog(&self) {
         self.stream.deactivate();
-        let mut ids = lock(&self.ids);
-        ids.replid = random_id();
-        ids.replid2 = NO_ID.to_string();
-        ids.second_offset = -1;
+        self.reset_history(&random_id());
     }
 
     /// INFO replication's fields after `role`, as Redis prints them.
