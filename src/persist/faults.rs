@@ -5,7 +5,7 @@
 //! back). Every change after a crash fails, as if the process were gone. It also records any
 //! change to a file persistence has no business touching.
 
-use super::fs::{DataFile, FileSystem, RealFs};
+use super::fs::{DataFile, FileSyncer, FileSystem, RealFs};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -180,6 +180,38 @@ impl DataFile for FaultyFile {
                 *synced = (*synced).min(len);
             }
         }
+        Ok(())
+    }
+
+    fn syncer(&self) -> io::Result<Box<dyn FileSyncer>> {
+        Ok(Box::new(FaultySyncer {
+            fs: self.fs.clone(),
+            path: self.path.clone(),
+            inner: self.inner.syncer()?,
+        }))
+    }
+}
+
+/// A sync from another thread: a fault point of its own, and durable only up to the length
+/// written when it was asked for (the writer may have added more since).
+struct FaultySyncer {
+    fs: FaultyFs,
+    path: PathBuf,
+    inner: Box<dyn FileSyncer>,
+}
+
+impl FileSyncer for FaultySyncer {
+    fn sync(&self, len: u64) -> io::Result<()> {
+        self.fs.enter(&[&self.path])?;
+        self.inner.sync(len)?;
+        let already = self
+            .fs
+            .lock()
+            .synced
+            .iter()
+            .find(|(path, _)| *path == self.path)
+            .map_or(0, |(_, synced)| *synced);
+        self.fs.track(&self.path, len.max(already));
         Ok(())
     }
 }

@@ -16,6 +16,16 @@ pub trait DataFile: Send {
     fn sync(&mut self) -> io::Result<()>;
     /// Cuts the file back to `len` bytes, as after a write that failed half-way.
     fn set_len(&mut self, len: u64) -> io::Result<()>;
+    /// A second handle on the same file that only syncs it, so that a slow fsync can run on
+    /// another thread while this handle goes on writing.
+    fn syncer(&self) -> io::Result<Box<dyn FileSyncer>>;
+}
+
+/// Syncs a file that another handle writes.
+pub trait FileSyncer: Send + Sync {
+    /// Makes the file's data durable (fdatasync), at least its first `len` bytes: those written
+    /// before the sync was asked for.
+    fn sync(&self, len: u64) -> io::Result<()>;
 }
 
 /// The changes persistence makes to the data directory.
@@ -53,6 +63,16 @@ impl DataFile for RealFile {
 
     fn set_len(&mut self, len: u64) -> io::Result<()> {
         self.0.set_len(len)
+    }
+
+    fn syncer(&self) -> io::Result<Box<dyn FileSyncer>> {
+        Ok(Box::new(RealFile(self.0.try_clone()?)))
+    }
+}
+
+impl FileSyncer for RealFile {
+    fn sync(&self, _len: u64) -> io::Result<()> {
+        self.0.sync_data()
     }
 }
 

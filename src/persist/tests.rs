@@ -447,3 +447,66 @@ fn a_version_1_segment_is_replayed_and_never_appended_to() {
         bytes
     );
 }
+
+/// Starts a log under `everysec` on a faulty file system, with its writer on a thread.
+fn start_everysec_log(faulty: &FaultyFs, dir: &Path, store: &Store) -> Arc<Aof> {
+    let mut recovered = recover_with(faulty, dir, store, true).expect("start-up");
+    let on_fatal: OnFatal = Box::new(|_| {});
+    let aof = Arc::new(Aof::new(
+        dir.to_path_buf(),
+        Fsync::EverySec,
+        Arc::new(faulty.clone()),
+        on_fatal,
+    ));
+    let open = recovered.append_to.take().expect("segment");
+    aof.will_run_writer(&open);
+    let writer = aof.clone();
+    std::thread::spawn(move || writer.run_writer(open));
+    aof
+}
+
+#[test]
+fn a_background_sync_that_fails_refuses_writes() {
+    let dir = scratch_dir("everysec-sync-fails");
+    let faulty = FaultyFs::new(&scratch_dir("everysec-sync-fails-attic"));
+    let store = Store::new(1, 4);
+    let aof = start_everysec_log(&faulty, &dir, &store);
+    // Change 1 is the write; with nothing else appended, change 2 is the sync that the writer
+    // hands to the sync thread once the second is up. The disk stops there, so the writer's
+    // own retries fail too.
+    faulty.set_fault(faulty.points() + 2, Fault::Crash);
+    assert!(set_logged(&aof, &store, "k", "v"));
+    assert!(wait_for(|| aof.failure().is_some()), "writes are refused");
+    assert!(aof.failure().is_some(), "and stay refused while syncs fail");
+}
+
+#[test]
+fn a_background_sync_that_fails_once_is_retried_and_writes_go_on() {
+    let dir = scratch_dir("everysec-sync-retried");
+    let faulty = FaultyFs::new(&scratch_dir("everysec-sync-retried-attic"));
+    let store = Store::new(1, 4);
+    let aof = start_everysec_log(&faulty, &dir, &store);
+    let before = faulty.points();
+    faulty.set_fault(before + 2, Fault::Fail(libc::EIO));
+    assert!(set_logged(&aof, &store, "k", "v"));
+    // The failed sync (change 2) and the writer's retry of it (change 3), which works.
+    assert!(wait_for(|| faulty.points() >= before + 3));
+    assert!(wait_for(|| aof.failure().is_none()));
+    assert!(set_logged(&aof, &store, "k2", "v2"));
+    aof.close();
+    let restarted = Store::new(1, 4);
+    recover_with(&faulty, &dir, &restarted, true).expect("restart");
+    assert_eq!(value_of(&restarted, b"k").as_deref(), Some(&b"v"[..]));
+    assert_eq!(value_of(&restarted, b"k2").as_deref(), Some(&b"v2"[..]));
+}
+
+/// Polls `condition` for up to ten seconds (the sync runs once a second).
+fn wait_for(condition: impl Fn() -> bool) -> bool {
+    for _ in 0..1000 {
+        if condition() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    false
+}

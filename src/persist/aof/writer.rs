@@ -1,13 +1,19 @@
 //! The writer thread: moves what commands appended to the log's buffer into the current segment,
 //! syncs as `appendfsync` says, and starts the next segment when a compaction asks for it.
+//!
+//! Under `everysec` the once-a-second fsync runs on a thread of its own, as Redis runs it in a
+//! background job: a disk busy with a snapshot can take hundreds of milliseconds over one fsync,
+//! and replies wait on the writer (their writes must reach the file first), not on the sync.
 
 use super::format::{file_header, segment_path, FILE_HEADER_LEN};
 use super::log::{Aof, OpenSegment};
 use crate::config::Fsync;
-use crate::persist::fs::{remove_if_present, DataFile, FileSystem};
+use crate::persist::fs::{remove_if_present, DataFile, FileSyncer, FileSystem};
 use std::io;
 use std::path::Path;
 use std::sync::atomic::Ordering;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// A writer that failed waits this long before it tries again.
@@ -45,6 +51,30 @@ struct Segment {
     file_len: u64,
     unsynced: bool,
     last_sync: Instant,
+    /// A handle of this file for the sync thread, made when first needed.
+    syncer: Option<Arc<dyn FileSyncer>>,
+}
+
+/// What the `everysec` sync thread reports back.
+#[derive(Default)]
+struct BackgroundSyncs {
+    /// A sync was handed over and has not finished: the next one waits for it, as in Redis.
+    in_flight: bool,
+    /// The last background sync failed: the writer syncs inline next, and until that works
+    /// write commands stay refused.
+    failed: bool,
+}
+
+/// The `everysec` sync thread's end of things: where to send a sync, and what came of it.
+struct SyncThread {
+    jobs: mpsc::Sender<(Arc<dyn FileSyncer>, u64)>,
+    state: Arc<Mutex<BackgroundSyncs>>,
+}
+
+impl SyncThread {
+    fn state(&self) -> std::sync::MutexGuard<'_, BackgroundSyncs> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 impl Segment {
@@ -69,12 +99,73 @@ impl Segment {
         self.last_sync = Instant::now();
         Ok(())
     }
+
+    /// Starts a sync of what is written so far on the sync thread, unless one is still running
+    /// (then the next chance is taken instead, as Redis postpones its fsync).
+    fn sync_in_background(&mut self, thread: &SyncThread) -> io::Result<()> {
+        let mut state = thread.state();
+        if state.in_flight {
+            return Ok(());
+        }
+        let syncer = match &self.syncer {
+            Some(syncer) => syncer.clone(),
+            None => self.syncer.insert(Arc::from(self.file.syncer()?)).clone(),
+        };
+        if thread.jobs.send((syncer, self.file_len)).is_err() {
+            drop(state);
+            return self.sync();
+        }
+        state.in_flight = true;
+        self.unsynced = false;
+        self.last_sync = Instant::now();
+        Ok(())
+    }
+}
+
+/// The sync thread's loop: one sync at a time. A failure refuses writes at once, as Redis does
+/// when its background fsync fails, until the writer's own retry of the sync works.
+fn run_syncs(
+    aof: &Aof,
+    jobs: mpsc::Receiver<(Arc<dyn FileSyncer>, u64)>,
+    state: Arc<Mutex<BackgroundSyncs>>,
+) {
+    for (syncer, len) in jobs {
+        let result = syncer.sync(len);
+        let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
+        state.in_flight = false;
+        if let Err(error) = result {
+            tracing::error!(%error, "cannot sync the append-only file; write commands are refused until it works again");
+            aof.set_failure(&error);
+            state.failed = true;
+            aof.wake.notify_all();
+        }
+    }
 }
 
 impl Aof {
     /// Runs on its own thread, after `will_run_writer`, until `close` (or until the log cannot
     /// be written under `appendfsync always`, which is fatal).
     pub fn run_writer(&self, start: OpenSegment) {
+        let (jobs, received) = mpsc::channel();
+        let syncs = SyncThread {
+            jobs,
+            state: Arc::default(),
+        };
+        let state = syncs.state.clone();
+        std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .name("aof-sync".into())
+                .spawn_scoped(scope, move || run_syncs(self, received, state))
+                .expect("start the append-only file's sync thread");
+            self.write_until_closed(start, &syncs);
+            // Dropping the sender ends the sync thread; the scope waits for it.
+            drop(syncs);
+        });
+        *self.stopped.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        self.stopped_signal.notify_all();
+    }
+
+    fn write_until_closed(&self, start: OpenSegment, syncs: &SyncThread) {
         let mut segment = Segment {
             file: start.file,
             number: start.segment,
@@ -82,13 +173,18 @@ impl Aof {
             file_len: start.file_len,
             unsynced: false,
             last_sync: Instant::now(),
+            syncer: None,
         };
         let mut spare = Vec::new();
         loop {
             let (data, rotate_at, closing) = {
                 let mut state = self.lock();
                 loop {
-                    if !state.buffer.is_empty() || state.rotate_at.is_some() || state.closing {
+                    if !state.buffer.is_empty()
+                        || state.rotate_at.is_some()
+                        || state.closing
+                        || syncs.state().failed
+                    {
                         break;
                     }
                     let wait = match self.fsync() {
@@ -117,8 +213,14 @@ impl Aof {
             };
             let mut rotate_at = rotate_at;
             let mut consumed = 0;
-            let result =
-                self.write_out(&mut segment, &data, &mut rotate_at, &mut consumed, closing);
+            let result = self.write_out(
+                &mut segment,
+                &data,
+                &mut rotate_at,
+                &mut consumed,
+                closing,
+                syncs,
+            );
             if let Err(error) = result {
                 if self.fsync() == Fsync::Always {
                     // Nothing appended can be acknowledged any more, and waiting clients would
@@ -145,15 +247,16 @@ impl Aof {
                 std::thread::sleep(RETRY_AFTER_FAILURE);
                 continue;
             }
-            self.clear_failure();
+            // A background sync that failed meanwhile keeps writes refused until its retry.
+            if !syncs.state().failed {
+                self.clear_failure();
+            }
             spare = data;
             spare.clear();
             if closing {
                 break;
             }
         }
-        *self.stopped.lock().unwrap_or_else(|p| p.into_inner()) = true;
-        self.stopped_signal.notify_all();
     }
 
     /// Writes `data`, ending the segment at `rotate_at` if set (and then clearing it);
@@ -165,6 +268,7 @@ impl Aof {
         rotate_at: &mut Option<u64>,
         consumed: &mut usize,
         closing: bool,
+        syncs: &SyncThread,
     ) -> io::Result<()> {
         if let Some(at) = *rotate_at {
             let before = (at.saturating_sub(segment.written) as usize).min(data.len());
@@ -173,6 +277,7 @@ impl Aof {
             segment.sync()?;
             self.sealed.store(segment.number, Ordering::Release);
             segment.file = create_segment(self.fs.as_ref(), &self.dir, segment.number + 1)?;
+            segment.syncer = None;
             segment.number += 1;
             segment.file_len = FILE_HEADER_LEN;
             *rotate_at = None;
@@ -180,13 +285,19 @@ impl Aof {
         }
         segment.append(&data[*consumed..])?;
         *consumed = data.len();
-        let sync_now = match self.fsync() {
-            Fsync::Always => true,
-            Fsync::EverySec => segment.last_sync.elapsed() >= Duration::from_secs(1),
-            Fsync::No => false,
-        } || closing;
-        if sync_now && segment.unsynced {
-            segment.sync()?;
+        let retry = syncs.state().failed;
+        if segment.unsynced || retry {
+            match self.fsync() {
+                Fsync::Always => segment.sync()?,
+                _ if closing || retry => {
+                    segment.sync()?;
+                    syncs.state().failed = false;
+                }
+                Fsync::EverySec if segment.last_sync.elapsed() >= Duration::from_secs(1) => {
+                    segment.sync_in_background(syncs)?
+                }
+                Fsync::EverySec | Fsync::No => {}
+            }
         }
         if closing {
             self.sealed.store(segment.number, Ordering::Release);
