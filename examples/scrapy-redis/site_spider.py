@@ -1,6 +1,9 @@
 """A stock Scrapy-Redis spider with the scrapy-redis-bloomfilter dupefilter: the crawler as its
 users run it today, with nothing changed for sieved but REDIS_URL."""
 
+import json
+
+import scrapy
 from scrapy_redis.spiders import RedisSpider
 
 
@@ -24,6 +27,11 @@ class SiteSpider(RedisSpider):
         "LOG_LEVEL": "WARNING",
         "REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7",
     }
+
+    def make_request_from_data(self, data):
+        # A start URL goes through the dupefilter like any link (scrapy-redis's own exempts it),
+        # so that a link back to the start page is known as a duplicate.
+        return scrapy.Request(json.loads(data)["url"])
 
     def parse(self, response):
         yield {"url": response.url}
