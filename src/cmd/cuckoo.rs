@@ -130,12 +130,16 @@ fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
         expansion,
     };
     let filter = CuckooFilter::new(options, ctx.filter_memory_limit()).map_err(creation_error)?;
+    let header = filter.header();
     if !ctx
         .db()
         .insert_new(key, Value::Cuckoo(Box::new(filter)), ctx.now)
     {
         return Err(BF_ITEM_EXISTS.into());
     }
+    // Options left out take the `cf-*` settings of the moment: the log records the shape made.
+    note_created(ctx, key, &header);
+    ctx.session.effects_only = true;
     ctx.reply.ok();
     Ok(())
 }
