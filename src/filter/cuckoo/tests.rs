@@ -135,3 +135,90 @@ fn headers_are_checked_before_allocating() {
     not_power[8..16].copy_from_slice(&3u64.to_le_bytes());
     assert!(CuckooFilter::from_header(&not_power, u64::MAX).is_err());
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Whatever the shape, an item added and not yet deleted (only added items are deleted)
+        /// is present and counted, across evictions, growth, automatic compaction and
+        /// CF.COMPACT.
+        #[test]
+        fn held_items_stay_present(
+            ops in prop::collection::vec((0u8..8, 0u16..200), 1..500),
+            bucket_size in 1u16..5,
+            expansion in 0u16..4,
+            max_iterations in 1u16..30,
+        ) {
+            let options = CuckooOptions { capacity: 8, bucket_size, max_iterations, expansion };
+            let mut filter = CuckooFilter::new(options, u64::MAX).unwrap();
+            let mut held: HashMap<u16, u64> = HashMap::new();
+            for (op, item) in ops {
+                let key = format!("i{item}");
+                match op {
+                    0..=4 => {
+                        if filter.insert(key.as_bytes(), 1 << 16) == Insertion::Inserted {
+                            *held.entry(item).or_default() += 1;
+                        }
+                    }
+                    5 | 6 => {
+                        let copies = held.entry(item).or_default();
+                        if *copies > 0 {
+                            prop_assert!(filter.delete(key.as_bytes()));
+                            *copies -= 1;
+                        }
+                    }
+                    _ => filter.compact(),
+                }
+                for (&item, &copies) in &held {
+                    let key = format!("i{item}");
+                    prop_assert!(copies == 0 || filter.contains(key.as_bytes()));
+                    prop_assert!(filter.count(key.as_bytes()) >= copies);
+                }
+                prop_assert_eq!(filter.items(), held.values().sum::<u64>());
+            }
+        }
+
+        /// Any header and any chunks: loading answers Ok or an error, never panics, never
+        /// allocates past the limit, and the filter it makes can be used.
+        #[test]
+        fn any_header_and_chunks_are_safe(
+            header in prop::collection::vec(any::<u8>(), CUCKOO_HEADER_LEN),
+            small in prop::array::uniform4(0u8..4),
+            chunks in prop::collection::vec(
+                (-10i64..5000, prop::collection::vec(any::<u8>(), 0..64)), 0..20),
+        ) {
+            let mut header = header;
+            // Small values in the shape fields, often enough to pass the checks.
+            header[9..16].fill(0);
+            header[8] = 1 << small[0];
+            header[25..32].fill(0);
+            header[24] = small[1];
+            header[33] = 0;
+            header[37] = 0;
+            header[36] = small[2];
+            if small[3] > 0 {
+                header[32] = small[3];
+            }
+            let limit = 4096;
+            if let Ok(mut filter) = CuckooFilter::from_header(&header, limit) {
+                prop_assert!(filter.payload_bytes() <= limit);
+                for (iterator, data) in chunks {
+                    let _ = filter.load_chunk(iterator, &data);
+                    let _ = filter.dump_chunk(iterator);
+                }
+                filter.insert(b"x", limit);
+                filter.insert_unique(b"y", limit);
+                filter.delete(b"x");
+                filter.delete(b"never");
+                filter.count(b"y");
+                filter.compact();
+                prop_assert!(filter.payload_bytes() <= limit);
+            }
+        }
+    }
+}
