@@ -186,7 +186,7 @@ fn parse_dump_reply(reply: &[u8]) -> Option<(i64, Vec<u8>)> {
     Some((next, reply[len_end + 2..len_end + 2 + len].to_vec()))
 }
 
-const RESTART_KEYS: &[&str] = &["auto", "sized", "full", "small", "copy"];
+const RESTART_KEYS: &[&str] = &["auto", "sized", "full", "small", "copy", "capped", "many"];
 
 /// Implicit creations under settings that differ from the defaults a restart brings back,
 /// growth, a filter filled up, deletes that compact on their own, CF.COMPACT and a copy made
@@ -255,11 +255,27 @@ fn cuckoo_writes(client: &mut RawClient) {
         ]);
         assert_eq!(reply, b"+OK\r\n");
     }
+    // Items refused for max-filter-memory, which replay does not apply.
+    client.cmd(&["CONFIG", "SET", "max-filter-memory", "1024"]);
+    client.cmd(&["CF.RESERVE", "capped", "512", "EXPANSION", "1"]);
+    let capped: Vec<String> = (0..900).map(|i| format!("c-{i}")).collect();
+    let mut insert = vec!["CF.INSERT", "capped", "ITEMS"];
+    insert.extend(capped.iter().map(String::as_str));
+    let reply = client.cmd(&insert);
+    assert!(reply.windows(4).any(|w| w == b":-1\r"), "some refused");
+    client.cmd(&["CONFIG", "SET", "max-filter-memory", "1073741824"]);
+    // More sub-filters than the default cf-max-expansions, which a restart brings back.
+    client.cmd(&["CONFIG", "SET", "cf-max-expansions", "40"]);
+    client.cmd(&["CF.RESERVE", "many", "2", "BUCKETSIZE", "1"]);
+    for i in 0..120 {
+        client.cmd(&["CF.ADD", "many", &format!("m-{i}")]);
+    }
     for (name, value) in [
         ("cf-bucket-size", "2"),
         ("cf-initial-size", "1024"),
         ("cf-expansion-factor", "1"),
         ("cf-max-iterations", "20"),
+        ("cf-max-expansions", "32"),
     ] {
         assert_eq!(client.cmd(&["CONFIG", "SET", name, value]), b"+OK\r\n");
     }

@@ -153,17 +153,21 @@ enum Shape {
     InsertNx,
 }
 
-/// Adds `items` to the filter at `key`, creating it with `capacity` (and the `cf-*` settings)
-/// unless None, and writes the replies.
-fn add_items<'a>(
+/// Adds the request's words from `first_item` on to the filter at its key, creating it with
+/// `capacity` (and the `cf-*` settings) unless None, and writes the replies.
+fn add_items(
     ctx: &mut Ctx,
-    key: &[u8],
+    request: Request,
+    first_item: usize,
     capacity: Option<u64>,
     unique: bool,
     shape: Shape,
-    items: impl Iterator<Item = &'a [u8]>,
 ) -> CmdResult {
+    let key = request.arg(1);
+    let items = request.args().skip(first_item);
     let limit = ctx.filter_memory_limit();
+    // A logged add passed this check when it ran; replay must not refuse it under other settings.
+    let replaying = ctx.session.replaying;
     let (defaults, max_filters) = {
         let settings = ctx.config().settings();
         let defaults = capacity.map(|capacity| CuckooOptions {
@@ -183,7 +187,7 @@ fn add_items<'a>(
         let header = created.then(|| filter.header());
         // RedisBloom refuses adds to a filter with this many sub-filters, even adds that would
         // fit, so that a flood of items cannot grow it without end.
-        if filter.filter_count() >= max_filters {
+        if filter.filter_count() >= max_filters && !replaying {
             return (header, Err(CF_MAX_EXPANSIONS.into()));
         }
         for item in items {
@@ -212,7 +216,36 @@ fn add_items<'a>(
         note_created(ctx, key, &header);
     }
     ran?;
+    if shape != Shape::Single {
+        log_without_refused(ctx, request, first_item);
+    }
     write_added(ctx, shape)
+}
+
+/// Items refused for memory (`max-filter-memory`) changed nothing, but replay runs without that
+/// limit and would add them: such an insert is logged with only the other items, each of which
+/// leaves the filter as it did here.
+fn log_without_refused(ctx: &mut Ctx, request: Request, first_item: usize) {
+    let refused = |result: &Result<bool, CmdError>| matches!(result, Err(error) if error.message() == CF_NO_MEMORY);
+    let results = &ctx.session.scratch;
+    if ctx.server.write_log().is_none() || !results.iter().any(refused) {
+        return;
+    }
+    let kept: Vec<&[u8]> = request
+        .args()
+        .skip(first_item)
+        .zip(results)
+        .filter(|(_, result)| !refused(result))
+        .map(|(item, _)| item)
+        .collect();
+    if !kept.is_empty() {
+        let head = [request.arg(0), request.arg(1), b"NOCREATE", b"ITEMS"];
+        let db = ctx.session.db;
+        ctx.session
+            .effects
+            .push_args(db, head.into_iter().chain(kept));
+    }
+    ctx.session.effects_only = true;
 }
 
 /// A filter created by an add, with the `cf-*` settings of the moment.
@@ -269,28 +302,12 @@ fn default_capacity(ctx: &Ctx) -> u64 {
 
 fn add(ctx: &mut Ctx, request: Request) -> CmdResult {
     let capacity = default_capacity(ctx);
-    let item = std::iter::once(request.arg(2));
-    add_items(
-        ctx,
-        request.arg(1),
-        Some(capacity),
-        false,
-        Shape::Single,
-        item,
-    )
+    add_items(ctx, request, 2, Some(capacity), false, Shape::Single)
 }
 
 fn addnx(ctx: &mut Ctx, request: Request) -> CmdResult {
     let capacity = default_capacity(ctx);
-    let item = std::iter::once(request.arg(2));
-    add_items(
-        ctx,
-        request.arg(1),
-        Some(capacity),
-        true,
-        Shape::Single,
-        item,
-    )
+    add_items(ctx, request, 2, Some(capacity), true, Shape::Single)
 }
 
 fn insert(ctx: &mut Ctx, request: Request) -> CmdResult {
@@ -343,8 +360,7 @@ fn insert_with(ctx: &mut Ctx, request: Request, name: &str, unique: bool) -> Cmd
     } else {
         Shape::Insert
     };
-    let items = request.args().skip(first_item);
-    add_items(ctx, request.arg(1), capacity, unique, shape, items)
+    add_items(ctx, request, first_item, capacity, unique, shape)
 }
 
 /// CF.EXISTS: 0 for a missing key and for a key of another type, as RedisBloom.
