@@ -527,7 +527,10 @@ impl CuckooFilter {
     /// end. As RedisBloom, a sub-filter of at most 16 MiB is sent whole whatever offset inside
     /// it the iterator names; a larger one is sent in 16 MiB pieces.
     pub fn dump_chunk(&self, iterator: i64) -> Option<(i64, &[u8])> {
-        let mut offset = iterator.checked_sub(1)?;
+        if iterator < 1 {
+            return None;
+        }
+        let mut offset = iterator - 1;
         for sub in &self.filters {
             let size = sub.slots.len() as i64;
             if offset >= size {
