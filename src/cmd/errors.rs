@@ -80,6 +80,29 @@ pub const CBF_BAD_COUNTER_BITS: &str = "ERR bad counter bits";
 pub const CBF_COUNTER_BITS_VALUE: &str = "ERR counter bits must be 4 or 8";
 pub const CBF_INSERT_BAD_COUNTER_BITS: &str = "Bad counter bits";
 
+// CF.*: RedisBloom 8.8's words, most without an error code.
+pub const CF_BAD_CAPACITY: &str = "Bad capacity";
+pub const CF_RESERVE_CAPACITY_RANGE: &str =
+    "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]";
+pub const CF_INSERT_CAPACITY_RANGE: &str =
+    "Capacity must be in the range [cf-bucket-size * 2, 1073741824]";
+pub const CF_BAD_MAX_ITERATIONS: &str = "Couldn't parse MAXITERATIONS";
+pub const CF_MAX_ITERATIONS_RANGE: &str = "MAXITERATIONS: value must be in the range [1, 65535]";
+pub const CF_BAD_BUCKET_SIZE: &str = "Couldn't parse BUCKETSIZE";
+pub const CF_BUCKET_SIZE_RANGE: &str = "BUCKETSIZE: value must be in the range [1, 255]";
+pub const CF_BAD_EXPANSION: &str = "Couldn't parse EXPANSION";
+pub const CF_EXPANSION_RANGE: &str = "EXPANSION: value must be in the range [0, 32768]";
+pub const CF_CANNOT_CREATE: &str = "ERR Could not create filter";
+pub const CF_MAX_EXPANSIONS: &str = "Maximum expansions reached";
+pub const CF_FULL: &str = "Filter is full";
+pub const CF_NO_MEMORY: &str = "ERR Insufficient memory";
+pub const CF_DEL_NOT_FOUND: &str = "Not found";
+pub const CF_COMPACT_NOT_FOUND: &str = "Cuckoo filter was not found";
+pub const CF_INVALID_POSITION: &str = "Invalid position";
+pub const CF_INVALID_HEADER: &str = "Invalid header";
+pub const CF_BAD_HEADER: &str = "Couldn't create filter!";
+pub const CF_BAD_CHUNK: &str = "Couldn't load chunk!";
+
 /// A command's failure: the whole error line it sends.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CmdError {

@@ -16,6 +16,7 @@ mod connection;
 mod context;
 mod counters;
 mod counting;
+mod cuckoo;
 mod diagnostics;
 pub mod errors;
 mod extended;
@@ -67,6 +68,7 @@ pub enum Outcome {
 const FAMILIES: &[&[CommandSpec]] = &[
     bloom::SPECS,
     counting::SPECS,
+    cuckoo::SPECS,
     connection::SPECS,
     command::SPECS,
     admin::SPECS,

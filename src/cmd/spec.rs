@@ -103,6 +103,8 @@ bit_set! {
         TRANSACTION = 9 => "@transaction",
         /// RedisBloom's category, which sieved's own filter commands share.
         BLOOM = 10 => "@bloom",
+        /// RedisBloom's category of its cuckoo filter commands.
+        CUCKOO = 17 => "@cuckoo",
     }
 }
 

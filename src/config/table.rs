@@ -365,6 +365,28 @@ parameters! {
         help: "Bit layout of Bloom filters created from now on: classic (RedisBloom's sizes) or \
                blocked (one cache line per item: faster, a few more bits per item).",
     }
+    runtime cf_bucket_size: u16 {
+        name: "cf-bucket-size", default: "2", check: |n| within(*n, 1, 255),
+        help: "Fingerprints per bucket of cuckoo filters created implicitly (CF.ADD, CF.INSERT on \
+               a missing key).",
+    }
+    runtime cf_initial_size: u64 {
+        name: "cf-initial-size", default: "1024", check: |n| within(*n, 4, MAX_CAPACITY),
+        help: "Capacity of cuckoo filters created implicitly.",
+    }
+    runtime cf_max_iterations: u16 {
+        name: "cf-max-iterations", default: "20", check: |n| within(*n, 1, 65535),
+        help: "Evictions a cuckoo filter created implicitly tries before it counts as full.",
+    }
+    runtime cf_expansion_factor: u16 {
+        name: "cf-expansion-factor", default: "1", check: |n| within(*n, 0, 32768),
+        help: "Growth factor of cuckoo filters created implicitly (rounded up to a power of two); \
+               0 makes them non-scaling.",
+    }
+    runtime cf_max_expansions: u32 {
+        name: "cf-max-expansions", default: "32", check: |n| within(*n, 1, 65536),
+        help: "Sub-filters a cuckoo filter may have before adds to it are refused.",
+    }
     runtime max_filter_memory: u64 {
         name: "max-filter-memory", default: "1073741824",
         check: |n| within(*n, 1024, u64::MAX / 2),

@@ -9,13 +9,11 @@ mod bloom;
 mod chain;
 mod counters;
 mod counting;
+mod cuckoo;
 mod dump;
 mod hash;
 mod health;
 mod link;
-// Its users (RedisBloom's hash scheme for classic filters, cuckoo filters) are being built on
-// their own branches; each removes this allowance as it lands.
-#[allow(dead_code)]
 mod murmur;
 mod sizing;
 
@@ -23,6 +21,10 @@ pub use bloom::{BloomChain, ChainOptions};
 pub use chain::HashedChain;
 pub use counters::{CounterBits, CountingOptions};
 pub use counting::CountingChain;
+pub use cuckoo::{
+    CuckooFilter, CuckooOptions, Insertion, BUCKET_SIZE_RANGE, CUCKOO_HEADER_LEN, EXPANSION_RANGE,
+    MAX_ITERATIONS_RANGE,
+};
 pub(crate) use dump::DumpStep;
 pub use dump::MAX_CHUNK_BYTES;
 pub(crate) use health::Health;

@@ -2,7 +2,7 @@ use super::collection::{self, List};
 use super::hash::Hash;
 use super::set::Set;
 use super::zset::ZSet;
-use crate::filter::{BloomChain, CountingChain, FilterError};
+use crate::filter::{BloomChain, CountingChain, CuckooFilter, FilterError};
 
 /// What a key holds.
 #[derive(Debug, Clone)]
@@ -12,6 +12,8 @@ pub enum Value {
     /// Boxed so that adding the type leaves every value, and so MEMORY USAGE of every other
     /// type, as small as it was.
     Counting(Box<CountingChain>),
+    /// RedisBloom's cuckoo filter, boxed for the same reason.
+    Cuckoo(Box<CuckooFilter>),
     List(Box<List>),
     Set(Box<Set>),
     ZSet(Box<ZSet>),
@@ -26,6 +28,7 @@ impl Value {
             Value::String(_) => "string",
             Value::Bloom(_) => "MBbloom--",
             Value::Counting(_) => "MBbloomCBF",
+            Value::Cuckoo(_) => "MBbloomCF",
             Value::List(_) => "list",
             Value::Set(_) => "set",
             Value::ZSet(_) => "zset",
@@ -62,6 +65,7 @@ impl Value {
             Value::String(bytes) => own + bytes.capacity() as u64,
             Value::Bloom(chain) => own + chain.memory_bytes(),
             Value::Counting(chain) => own + chain.memory_bytes(),
+            Value::Cuckoo(filter) => own + filter.memory_bytes(),
             Value::List(list) => own + collection::list_memory(list),
             Value::Set(set) => own + set.memory_bytes(),
             Value::ZSet(zset) => own + zset.memory_bytes(),
@@ -81,6 +85,7 @@ pub enum ValueKind {
     Set = 4,
     ZSet = 5,
     Hash = 6,
+    Cuckoo = 7,
 }
 
 impl ValueKind {
@@ -93,6 +98,7 @@ impl ValueKind {
             4 => Some(ValueKind::Set),
             5 => Some(ValueKind::ZSet),
             6 => Some(ValueKind::Hash),
+            7 => Some(ValueKind::Cuckoo),
             _ => None,
         }
     }
@@ -104,6 +110,7 @@ impl Value {
             Value::String(_) => ValueKind::String,
             Value::Bloom(_) => ValueKind::Bloom,
             Value::Counting(_) => ValueKind::Counting,
+            Value::Cuckoo(_) => ValueKind::Cuckoo,
             Value::List(_) => ValueKind::List,
             Value::Set(_) => ValueKind::Set,
             Value::ZSet(_) => ValueKind::ZSet,
@@ -118,6 +125,7 @@ impl Value {
             Value::String(_) => Vec::new(),
             Value::Bloom(chain) => chain.dump_header(),
             Value::Counting(chain) => chain.dump_header(),
+            Value::Cuckoo(filter) => filter.header().to_vec(),
             Value::List(list) => collection::encode_list(list),
             Value::Set(set) => collection::encode_set(set),
             Value::ZSet(zset) => collection::encode_zset(zset),
@@ -130,6 +138,7 @@ impl Value {
             Value::String(bytes) => bytes.len() as u64,
             Value::Bloom(chain) => chain.payload_bytes(),
             Value::Counting(chain) => chain.payload_bytes(),
+            Value::Cuckoo(filter) => filter.payload_bytes(),
             Value::List(_) | Value::Set(_) | Value::ZSet(_) | Value::Hash(_) => 0,
         }
     }
@@ -146,6 +155,7 @@ impl Value {
             }
             Value::Bloom(chain) => chain.read_payload(offset, len, out),
             Value::Counting(chain) => chain.read_payload(offset, len, out),
+            Value::Cuckoo(filter) => filter.read_payload(offset, len, out),
             Value::List(_) | Value::Set(_) | Value::ZSet(_) | Value::Hash(_) => {
                 offset == 0 && len == 0
             }
@@ -173,6 +183,9 @@ impl Value {
             ValueKind::Bloom => Value::Bloom(BloomChain::from_header(header, limit_bytes)?),
             ValueKind::Counting => {
                 Value::Counting(Box::new(CountingChain::from_header(header, limit_bytes)?))
+            }
+            ValueKind::Cuckoo => {
+                Value::Cuckoo(Box::new(CuckooFilter::from_header(header, limit_bytes)?))
             }
             ValueKind::List => collection::decode_list(header)
                 .map(|list| Value::List(Box::new(list)))
@@ -203,6 +216,7 @@ impl Value {
             Value::String(_) => Err(FilterError::BadOffset),
             Value::Bloom(chain) => chain.write_payload(offset, data),
             Value::Counting(chain) => chain.write_payload(offset, data),
+            Value::Cuckoo(filter) => filter.write_payload(offset, data),
             Value::List(_) | Value::Set(_) | Value::ZSet(_) | Value::Hash(_) => {
                 Err(FilterError::BadOffset)
             }

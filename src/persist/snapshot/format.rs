@@ -17,7 +17,7 @@
 //! 1       2     database index
 //! 3       8     expiry time, Unix milliseconds; 0 for none
 //! 11      1     value kind: 0 = string, 1 = Bloom filter, 2 = counting Bloom filter,
-//!               3 = list, 4 = set, 5 = sorted set, 6 = hash
+//!               3 = list, 4 = set, 5 = sorted set, 6 = hash, 7 = cuckoo filter
 //! 12      4     key length K
 //! 16      K     key
 //! 16+K    4     header length H
@@ -25,10 +25,13 @@
 //!               versioned and checksummed (filter/dump.rs, for both filter types); for a
 //!               collection, the whole of it (store/collection.rs): a u64 count, then each
 //!               element as a u32 length and its bytes (a sorted set's member then its f64
-//!               score's bits, a hash's field then its value), sets and hashes in byte order
+//!               score's bits, a hash's field then its value), sets and hashes in byte order;
+//!               for a cuckoo filter, its 38-byte CF.SCANDUMP header (filter/cuckoo.rs: u64
+//!               items, first sub-filter's buckets, deletes, sub-filters; u16 bucket size,
+//!               max iterations, expansion), checked on load as CF.LOADCHUNK checks it
 //! 20+K+H  8     payload length P
 //! 28+K+H  P     payload: the string, or the filter's bit (or counter) arrays end to end;
-//!               empty for a collection
+//!               empty for a collection; a cuckoo filter's sub-filters' slots end to end
 //! 28+K+H+P 8    xxh3-64 of the record, from its tag to the end of the payload
 //!
 //! end record
@@ -42,8 +45,9 @@
 //! headers, all of classic filters, and loads as it always did. The file version was raised with
 //! the header's so that a build that cannot read the headers says so up front.
 //!
-//! The collection kinds were added without a version change: older files hold none of them,
-//! and so load as before; an older build refuses a file holding one, naming the unknown kind.
+//! The collection kinds and the cuckoo filter were added without a version change: older files
+//! hold none of them, and so load as before; an older build refuses a file holding one, naming
+//! the unknown kind.
 //!
 //! Nothing may follow the end record. A snapshot is written to a temporary file in the same
 //! directory, fsynced, renamed over `sieved.snap`, and the directory is fsynced: a crash at any

@@ -1,0 +1,744 @@
+//! The CF.* family: RedisBloom's cuckoo filters, with RedisBloom 8.8's syntax, replies and error
+//! strings, quirks included (CF.INSERTNX answers integers under RESP3, CF.EXISTS answers 0 on a
+//! key of another type, CF.DEL says `Not found` for one). The filter itself is
+//! `filter::CuckooFilter`; this file reads arguments and writes replies.
+//!
+//! Every write replays deterministically: the filter's placement and eviction depend only on its
+//! bytes and the request, and a filter created implicitly (with the `cf-*` settings of the
+//! moment) is logged as the CF.LOADCHUNK of its header, so replay builds the same shape whatever
+//! the settings are by then.
+
+use super::args::{is, parse_i64};
+use super::bloom::{FILTER_KEY, KEY_ITEM, KEY_ITEMS};
+use super::errors::*;
+use super::spec::{bits, block, integer, key, pure_token, string, Arg, CommandSpec, Group};
+use super::Ctx;
+use crate::filter::{
+    CuckooFilter, CuckooOptions, FilterError, Insertion, BUCKET_SIZE_RANGE, CUCKOO_HEADER_LEN,
+    EXPANSION_RANGE, MAX_ITERATIONS_RANGE,
+};
+use crate::protocol::Request;
+use crate::store::Value;
+
+/// The largest capacity RedisBloom accepts for a cuckoo filter.
+const MAX_CAPACITY: i64 = 1 << 30;
+
+fn of(value: &Value) -> Option<&CuckooFilter> {
+    match value {
+        Value::Cuckoo(filter) => Some(filter),
+        _ => None,
+    }
+}
+
+fn of_mut(value: &mut Value) -> Option<&mut CuckooFilter> {
+    match value {
+        Value::Cuckoo(filter) => Some(filter),
+        _ => None,
+    }
+}
+
+/// Runs `f` on the filter at `key`: `ERR not found` if missing, WRONGTYPE if of another type.
+fn with_filter<R>(
+    ctx: &Ctx,
+    key: &[u8],
+    f: impl FnOnce(&CuckooFilter) -> R,
+) -> Result<R, CmdError> {
+    ctx.db().get(key, ctx.now, |value| match value {
+        Some(value) => of(value).map(f).ok_or(WRONGTYPE.into()),
+        None => Err(BF_NOT_FOUND.into()),
+    })
+}
+
+/// A creation the allocator or `max-filter-memory` refused, in RedisBloom's words where it has
+/// them.
+fn creation_error(error: FilterError) -> CmdError {
+    match error {
+        FilterError::TooLarge { .. } => error.into(),
+        _ => BF_NO_MEMORY.into(),
+    }
+}
+
+/// The value after one of CF.RESERVE's keywords, found anywhere among the arguments as
+/// RedisBloom finds it; `default` when the keyword is absent.
+fn reserve_option(
+    request: Request,
+    keyword: &str,
+    default: u16,
+    range: (u16, u16),
+    unparsable: &'static str,
+    out_of_range: &'static str,
+) -> Result<u16, CmdError> {
+    let Some(at) = (1..request.len()).find(|&i| is(request.arg(i), keyword)) else {
+        return Ok(default);
+    };
+    let value = request
+        .args()
+        .nth(at + 1)
+        .and_then(parse_i64)
+        .ok_or(unparsable)?;
+    u16::try_from(value)
+        .ok()
+        .filter(|value| (range.0..=range.1).contains(value))
+        .ok_or(out_of_range.into())
+}
+
+/// CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e]: the arguments come
+/// in pairs; the options are checked before the capacity, in RedisBloom's order.
+fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
+    if request.len() % 2 == 0 {
+        return Err(CmdError::arity("cf.reserve"));
+    }
+    let capacity = parse_i64(request.arg(2)).ok_or(CF_BAD_CAPACITY)?;
+    let max_iterations = reserve_option(
+        request,
+        "MAXITERATIONS",
+        ctx.config().settings().cf_max_iterations,
+        MAX_ITERATIONS_RANGE,
+        CF_BAD_MAX_ITERATIONS,
+        CF_MAX_ITERATIONS_RANGE,
+    )?;
+    let bucket_size = reserve_option(
+        request,
+        "BUCKETSIZE",
+        ctx.config().settings().cf_bucket_size,
+        BUCKET_SIZE_RANGE,
+        CF_BAD_BUCKET_SIZE,
+        CF_BUCKET_SIZE_RANGE,
+    )?;
+    let expansion = reserve_option(
+        request,
+        "EXPANSION",
+        ctx.config().settings().cf_expansion_factor,
+        EXPANSION_RANGE,
+        CF_BAD_EXPANSION,
+        CF_EXPANSION_RANGE,
+    )?;
+    if i64::from(bucket_size) * 2 > capacity || capacity > MAX_CAPACITY {
+        return Err(CF_RESERVE_CAPACITY_RANGE.into());
+    }
+    let key = request.arg(1);
+    let existing = ctx.db().get(key, ctx.now, |v| v.map(|v| of(v).is_some()));
+    match existing {
+        Some(true) => return Err(BF_ITEM_EXISTS.into()),
+        Some(false) => return Err(WRONGTYPE.into()),
+        None => {}
+    }
+    let options = CuckooOptions {
+        capacity: capacity as u64,
+        bucket_size,
+        max_iterations,
+        expansion,
+    };
+    let filter = CuckooFilter::new(options, ctx.filter_memory_limit()).map_err(creation_error)?;
+    let header = filter.header();
+    if !ctx
+        .db()
+        .insert_new(key, Value::Cuckoo(Box::new(filter)), ctx.now)
+    {
+        return Err(BF_ITEM_EXISTS.into());
+    }
+    // Options left out take the `cf-*` settings of the moment: the log records the shape made.
+    note_created(ctx, key, &header);
+    ctx.session.effects_only = true;
+    ctx.reply.ok();
+    Ok(())
+}
+
+/// How an add's replies are shaped: RedisBloom answers CF.INSERTNX with integers even under
+/// RESP3, and a multi-item add reports a full filter per item rather than failing.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    Single,
+    Insert,
+    InsertNx,
+}
+
+/// Adds the request's words from `first_item` on to the filter at its key, creating it with
+/// `capacity` (and the `cf-*` settings) unless None, and writes the replies.
+fn add_items(
+    ctx: &mut Ctx,
+    request: Request,
+    first_item: usize,
+    capacity: Option<u64>,
+    unique: bool,
+    shape: Shape,
+) -> CmdResult {
+    let key = request.arg(1);
+    let items = request.args().skip(first_item);
+    let limit = ctx.filter_memory_limit();
+    // A logged add passed this check when it ran; replay must not refuse it under other settings.
+    let replaying = ctx.session.replaying;
+    let (defaults, max_filters) = {
+        let settings = ctx.config().settings();
+        let defaults = capacity.map(|capacity| CuckooOptions {
+            capacity,
+            bucket_size: settings.cf_bucket_size,
+            max_iterations: settings.cf_max_iterations,
+            expansion: settings.cf_expansion_factor,
+        });
+        (defaults, settings.cf_max_expansions as usize)
+    };
+    let scratch = &mut ctx.session.scratch;
+    scratch.clear();
+    let apply = |value: &mut Value, created: bool| {
+        let Some(filter) = of_mut(value) else {
+            return (None, Err(CmdError::from(WRONGTYPE)));
+        };
+        let header = created.then(|| filter.header());
+        // RedisBloom refuses adds to a filter with this many sub-filters, even adds that would
+        // fit, so that a flood of items cannot grow it without end.
+        if filter.filter_count() >= max_filters && !replaying {
+            return (header, Err(CF_MAX_EXPANSIONS.into()));
+        }
+        for item in items {
+            let insertion = match unique {
+                true => filter.insert_unique(item, limit),
+                false => filter.insert(item, limit),
+            };
+            scratch.push(match insertion {
+                Insertion::Inserted => Ok(true),
+                Insertion::Exists => Ok(false),
+                Insertion::NoSpace => Err(CF_FULL.into()),
+                Insertion::NoMemory => Err(CF_NO_MEMORY.into()),
+            });
+        }
+        (header, Ok(()))
+    };
+    let db = ctx.store.db(ctx.session.db);
+    let (created, ran) = match defaults {
+        Some(options) => db.get_or_create(key, ctx.now, || create(options, limit), apply)?,
+        None => db.get_mut(key, ctx.now, |value| match value {
+            Some(value) => Ok(apply(value, false)),
+            None => Err(CmdError::from(BF_NOT_FOUND)),
+        })?,
+    };
+    if let Some(header) = created {
+        note_created(ctx, key, &header);
+    }
+    ran?;
+    if shape != Shape::Single {
+        log_without_refused(ctx, request, first_item);
+    }
+    write_added(ctx, shape)
+}
+
+/// Items refused for memory (`max-filter-memory`) changed nothing, but replay runs without that
+/// limit and would add them: such an insert is logged with only the other items, each of which
+/// leaves the filter as it did here.
+fn log_without_refused(ctx: &mut Ctx, request: Request, first_item: usize) {
+    let refused = |result: &Result<bool, CmdError>| matches!(result, Err(error) if error.message() == CF_NO_MEMORY);
+    let results = &ctx.session.scratch;
+    if ctx.server.write_log().is_none() || !results.iter().any(refused) {
+        return;
+    }
+    let kept: Vec<&[u8]> = request
+        .args()
+        .skip(first_item)
+        .zip(results)
+        .filter(|(_, result)| !refused(result))
+        .map(|(item, _)| item)
+        .collect();
+    if !kept.is_empty() {
+        let head = [request.arg(0), request.arg(1), b"NOCREATE", b"ITEMS"];
+        let db = ctx.session.db;
+        ctx.session
+            .effects
+            .push_args(db, head.into_iter().chain(kept));
+    }
+    ctx.session.effects_only = true;
+}
+
+/// A filter created by an add, with the `cf-*` settings of the moment.
+fn create(options: CuckooOptions, limit: u64) -> Result<Value, CmdError> {
+    if options.capacity < u64::from(options.bucket_size) * 2 {
+        return Err(CF_CANNOT_CREATE.into());
+    }
+    let filter = CuckooFilter::new(options, limit).map_err(creation_error)?;
+    Ok(Value::Cuckoo(Box::new(filter)))
+}
+
+/// Logs a filter created implicitly as the CF.LOADCHUNK of its empty header, so that replay
+/// makes the same shape whatever the `cf-*` settings are then.
+fn note_created(ctx: &mut Ctx, key: &[u8], header: &[u8]) {
+    if ctx.server.write_log().is_none() {
+        return;
+    }
+    let db = ctx.session.db;
+    ctx.session
+        .effects
+        .push_args(db, [b"CF.LOADCHUNK".as_slice(), key, b"1", header]);
+}
+
+/// The replies of an add, from the results it left in the session's scratch space.
+fn write_added(ctx: &mut Ctx, shape: Shape) -> CmdResult {
+    let results = &ctx.session.scratch;
+    let reply = &mut *ctx.reply;
+    if shape == Shape::Single {
+        return match results.first() {
+            Some(Ok(added)) => {
+                reply.boolean(*added);
+                Ok(())
+            }
+            Some(Err(error)) => Err(error.clone()),
+            None => Ok(()),
+        };
+    }
+    reply.array(results.len());
+    for result in results {
+        match (shape, result) {
+            (Shape::InsertNx, Ok(added)) => reply.int(i64::from(*added)),
+            (Shape::InsertNx, Err(_)) => reply.int(-1),
+            (_, Ok(added)) => reply.boolean(*added),
+            (_, Err(_)) if reply.is_resp3() => reply.boolean(false),
+            (_, Err(_)) => reply.int(-1),
+        }
+    }
+    Ok(())
+}
+
+fn default_capacity(ctx: &Ctx) -> u64 {
+    ctx.config().settings().cf_initial_size
+}
+
+fn add(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let capacity = default_capacity(ctx);
+    add_items(ctx, request, 2, Some(capacity), false, Shape::Single)
+}
+
+fn addnx(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let capacity = default_capacity(ctx);
+    add_items(ctx, request, 2, Some(capacity), true, Shape::Single)
+}
+
+fn insert(ctx: &mut Ctx, request: Request) -> CmdResult {
+    insert_with(ctx, request, "cf.insert", false)
+}
+
+fn insertnx(ctx: &mut Ctx, request: Request) -> CmdResult {
+    insert_with(ctx, request, "cf.insertnx", true)
+}
+
+/// CF.INSERT[NX] key [CAPACITY c] [NOCREATE] ITEMS item...: as RedisBloom, an option is known
+/// by its first letter alone.
+fn insert_with(ctx: &mut Ctx, request: Request, name: &str, unique: bool) -> CmdResult {
+    let arity = || CmdError::arity(name);
+    let mut capacity = Some(default_capacity(ctx));
+    let min_capacity = i64::from(ctx.config().settings().cf_bucket_size) * 2;
+    let mut at = 2;
+    let mut first_item = None;
+    while at < request.len() && first_item.is_none() {
+        match request.arg(at).first().map(u8::to_ascii_lowercase) {
+            Some(b'c') => {
+                at += 1;
+                if at == request.len() {
+                    return Err(arity());
+                }
+                let value = parse_i64(request.arg(at)).ok_or(CF_BAD_CAPACITY)?;
+                if !(min_capacity..=MAX_CAPACITY).contains(&value) {
+                    return Err(CF_INSERT_CAPACITY_RANGE.into());
+                }
+                // NOCREATE before or after CAPACITY wins either way.
+                capacity = capacity.map(|_| value as u64);
+                at += 1;
+            }
+            Some(b'i') => {
+                at += 1;
+                first_item = Some(at);
+            }
+            Some(b'n') => {
+                capacity = None;
+                at += 1;
+            }
+            _ => return Err(BF_UNKNOWN_ARGUMENT.into()),
+        }
+    }
+    let first_item = first_item
+        .filter(|&first| first < request.len())
+        .ok_or_else(arity)?;
+    let shape = if unique {
+        Shape::InsertNx
+    } else {
+        Shape::Insert
+    };
+    add_items(ctx, request, first_item, capacity, unique, shape)
+}
+
+/// CF.EXISTS: 0 for a missing key and for a key of another type, as RedisBloom.
+fn exists(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let item = request.arg(2);
+    let found = ctx.db().get(request.arg(1), ctx.now, |value| {
+        value
+            .and_then(of)
+            .is_some_and(|filter| filter.contains(item))
+    });
+    ctx.reply.boolean(found);
+    Ok(())
+}
+
+fn mexists(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let reply = &mut *ctx.reply;
+    let db = ctx.store.db(ctx.session.db);
+    db.get(request.arg(1), ctx.now, |value| {
+        let filter = value.and_then(of);
+        reply.array(request.len() - 2);
+        for item in request.args().skip(2) {
+            reply.boolean(filter.is_some_and(|filter| filter.contains(item)));
+        }
+    });
+    Ok(())
+}
+
+/// CF.COUNT: an integer under both protocols, 0 where CF.EXISTS says false.
+fn count(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let item = request.arg(2);
+    let count = ctx.db().get(request.arg(1), ctx.now, |value| {
+        value.and_then(of).map_or(0, |filter| filter.count(item))
+    });
+    ctx.reply.int(count as i64);
+    Ok(())
+}
+
+/// CF.DEL: `Not found` for a missing key and for a key of another type, as RedisBloom.
+fn del(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let item = request.arg(2);
+    let deleted = ctx.db().get_mut(request.arg(1), ctx.now, |value| {
+        value
+            .and_then(of_mut)
+            .map(|filter| filter.delete(item))
+            .ok_or(CmdError::from(CF_DEL_NOT_FOUND))
+    })?;
+    ctx.reply.boolean(deleted);
+    Ok(())
+}
+
+/// CF.INFO: a map under RESP3, a flat array under RESP2; `Size` is RedisBloom's count.
+fn info(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let fields = with_filter(ctx, request.arg(1), |filter| {
+        [
+            ("Size", filter.reported_size()),
+            ("Number of buckets", filter.buckets()),
+            ("Number of filters", filter.filter_count() as u64),
+            ("Number of items inserted", filter.items()),
+            ("Number of items deleted", filter.deletes()),
+            ("Bucket size", u64::from(filter.bucket_size())),
+            ("Expansion rate", u64::from(filter.expansion())),
+            ("Max iterations", u64::from(filter.max_iterations())),
+        ]
+    })?;
+    ctx.reply.map(fields.len());
+    for (label, value) in fields {
+        ctx.reply.simple(label);
+        ctx.reply.int(value as i64);
+    }
+    Ok(())
+}
+
+/// CF.COMPACT key; declared with any arity, as RedisBloom, and checked here.
+fn compact(ctx: &mut Ctx, request: Request) -> CmdResult {
+    if request.len() != 2 {
+        return Err(CmdError::arity("cf.compact"));
+    }
+    ctx.db().get_mut(request.arg(1), ctx.now, |value| {
+        value
+            .and_then(of_mut)
+            .map(CuckooFilter::compact)
+            .ok_or(CmdError::from(CF_COMPACT_NOT_FOUND))
+    })?;
+    ctx.reply.ok();
+    Ok(())
+}
+
+fn debug(ctx: &mut Ctx, request: Request) -> CmdResult {
+    if request.len() != 2 {
+        return Err(CmdError::arity("cf.debug"));
+    }
+    let text = with_filter(ctx, request.arg(1), |filter| {
+        format!(
+            "bktsize:{} buckets:{} items:{} deletes:{} filters:{} max_iterations:{} expansion:{}",
+            filter.bucket_size(),
+            filter.buckets(),
+            filter.items(),
+            filter.deletes(),
+            filter.filter_count(),
+            filter.max_iterations(),
+            filter.expansion()
+        )
+    })?;
+    ctx.reply.bulk(text.as_bytes());
+    Ok(())
+}
+
+/// CF.SCANDUMP key iterator: the header at 0, then the sub-filters' slots; `0` and a null once
+/// done, and at once for a filter holding no items.
+fn scandump(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let iterator = parse_i64(request.arg(2))
+        .filter(|iterator| *iterator >= 0)
+        .ok_or(CF_INVALID_POSITION)?;
+    let reply = &mut *ctx.reply;
+    let db = ctx.store.db(ctx.session.db);
+    db.get(request.arg(1), ctx.now, |value| {
+        let filter = match value {
+            Some(value) => of(value).ok_or(CmdError::from(WRONGTYPE))?,
+            None => return Err(BF_NOT_FOUND.into()),
+        };
+        reply.array(2);
+        if filter.items() == 0 {
+            reply.int(0);
+            reply.null();
+        } else if iterator == 0 {
+            reply.int(1);
+            reply.bulk(&filter.header());
+        } else if let Some((next, chunk)) = filter.dump_chunk(iterator) {
+            reply.int(next);
+            reply.bulk(chunk);
+        } else {
+            reply.int(0);
+            reply.null();
+        }
+        Ok(())
+    })
+}
+
+/// CF.LOADCHUNK key iterator data: iterator 1 creates the filter from a header, any other puts
+/// a chunk back where CF.SCANDUMP took it from.
+fn loadchunk(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let iterator = parse_i64(request.arg(2))
+        .filter(|iterator| *iterator != 0)
+        .ok_or(CF_INVALID_POSITION)?;
+    let (key, data) = (request.arg(1), request.arg(3));
+    if iterator == 1 {
+        let existing = ctx.db().get(key, ctx.now, |v| v.map(|v| of(v).is_some()));
+        match existing {
+            Some(true) => return Err(BF_ITEM_EXISTS.into()),
+            Some(false) => return Err(WRONGTYPE.into()),
+            None => {}
+        }
+        if data.len() != CUCKOO_HEADER_LEN {
+            return Err(CF_INVALID_HEADER.into());
+        }
+        let filter = CuckooFilter::from_header(data, ctx.filter_memory_limit()).map_err(
+            |error| match error {
+                FilterError::TooLarge { .. } => CmdError::from(error),
+                _ => CF_BAD_HEADER.into(),
+            },
+        )?;
+        if !ctx
+            .db()
+            .insert_new(key, Value::Cuckoo(Box::new(filter)), ctx.now)
+        {
+            return Err(BF_ITEM_EXISTS.into());
+        }
+    } else {
+        ctx.db().get_mut(key, ctx.now, |value| match value {
+            Some(value) => of_mut(value)
+                .ok_or(CmdError::from(WRONGTYPE))?
+                .load_chunk(iterator, data)
+                .map_err(|_| CmdError::from(CF_BAD_CHUNK)),
+            None => Err(BF_NOT_FOUND.into()),
+        })?;
+    }
+    ctx.reply.ok();
+    Ok(())
+}
+
+const ADD_COMPLEXITY: &str =
+    "O(k + i), where k is the number of sub-filters and i is maxIterations";
+const INSERT_COMPLEXITY: &str = "O(n * (k + i)), where n is the number of items, k is the number \
+                                 of sub-filters and i is maxIterations";
+const LOOKUP_COMPLEXITY: &str = "O(k), where k is the number of sub-filters";
+const INSERT_ARGS: &[Arg] = &[
+    key("key"),
+    block("capacity", &[integer("capacity")])
+        .token("CAPACITY")
+        .optional(),
+    pure_token("nocreate", "NOCREATE").optional(),
+    pure_token("items", "ITEMS"),
+    string("item").multiple(),
+];
+
+/// CF.* as RedisBloom 8.8 declares them (module `bf`, category @cuckoo), except CF.COMPACT,
+/// which RedisBloom flags read-only although it moves fingerprints: here it is a write, so that
+/// the log and replicas see it.
+pub(super) const SPECS: &[CommandSpec] = &[
+    CommandSpec::new(
+        "cf.reserve",
+        -3,
+        Group::Bloom,
+        "Creates a new Cuckoo Filter",
+        reserve,
+    )
+    .flags(bits![Flags: WRITE, DENYOOM])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: WRITE, FAST, CUCKOO])
+    .complexity("O(1)")
+    .args(&[
+        key("key"),
+        integer("capacity"),
+        block("bucketsize", &[integer("bucketsize")])
+            .token("BUCKETSIZE")
+            .optional(),
+        block("maxiterations", &[integer("maxiterations")])
+            .token("MAXITERATIONS")
+            .optional(),
+        block("expansion", &[integer("expansion")])
+            .token("EXPANSION")
+            .optional(),
+    ]),
+    CommandSpec::new(
+        "cf.add",
+        3,
+        Group::Bloom,
+        "Adds an item to a Cuckoo Filter",
+        add,
+    )
+    .flags(bits![Flags: WRITE, DENYOOM])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: WRITE, CUCKOO])
+    .complexity(ADD_COMPLEXITY)
+    .args(KEY_ITEM),
+    CommandSpec::new(
+        "cf.addnx",
+        3,
+        Group::Bloom,
+        "Adds an item to a Cuckoo Filter if the item did not exist previously.",
+        addnx,
+    )
+    .flags(bits![Flags: WRITE, DENYOOM])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: WRITE, CUCKOO])
+    .complexity(ADD_COMPLEXITY)
+    .args(KEY_ITEM),
+    CommandSpec::new(
+        "cf.insert",
+        -4,
+        Group::Bloom,
+        "Adds one or more items to a Cuckoo Filter. A filter will be created if it does not exist",
+        insert,
+    )
+    .flags(bits![Flags: WRITE, DENYOOM])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: WRITE, CUCKOO])
+    .complexity(INSERT_COMPLEXITY)
+    .args(INSERT_ARGS),
+    CommandSpec::new(
+        "cf.insertnx",
+        -4,
+        Group::Bloom,
+        "Adds one or more items to a Cuckoo Filter if the items did not exist previously. A \
+         filter will be created if it does not exist",
+        insertnx,
+    )
+    .flags(bits![Flags: WRITE, DENYOOM])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: WRITE, CUCKOO])
+    .complexity(INSERT_COMPLEXITY)
+    .args(INSERT_ARGS),
+    CommandSpec::new(
+        "cf.exists",
+        3,
+        Group::Bloom,
+        "Checks whether one or more items exist in a Cuckoo Filter",
+        exists,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: READ, CUCKOO])
+    .complexity(LOOKUP_COMPLEXITY)
+    .args(KEY_ITEM),
+    CommandSpec::new(
+        "cf.mexists",
+        -3,
+        Group::Bloom,
+        "Checks whether one or more items exist in a Cuckoo Filter",
+        mexists,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: READ, CUCKOO])
+    .complexity("O(k * n), where k is the number of sub-filters and n is the number of items")
+    .args(KEY_ITEMS),
+    CommandSpec::new(
+        "cf.del",
+        3,
+        Group::Bloom,
+        "Deletes an item from a Cuckoo Filter",
+        del,
+    )
+    .flags(bits![Flags: WRITE, FAST])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: WRITE, CUCKOO])
+    .complexity(LOOKUP_COMPLEXITY)
+    .args(KEY_ITEM),
+    CommandSpec::new(
+        "cf.count",
+        3,
+        Group::Bloom,
+        "Return the number of times an item might be in a Cuckoo Filter",
+        count,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: READ, CUCKOO])
+    .complexity(LOOKUP_COMPLEXITY)
+    .args(KEY_ITEM),
+    CommandSpec::new(
+        "cf.info",
+        2,
+        Group::Bloom,
+        "Returns information about a Cuckoo Filter",
+        info,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: READ, FAST, CUCKOO])
+    .complexity("O(1)")
+    .args(&[key("key")]),
+    CommandSpec::new(
+        "cf.compact",
+        -1,
+        Group::Bloom,
+        "Moves items into older sub-filters of a Cuckoo Filter, dropping emptied ones",
+        compact,
+    )
+    .flags(bits![Flags: WRITE, FAST])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: WRITE, CUCKOO])
+    .complexity("O(n), where n is the capacity")
+    .args(&[key("key")]),
+    CommandSpec::new(
+        "cf.debug",
+        -1,
+        Group::Bloom,
+        "Returns internal debug information about a Cuckoo Filter",
+        debug,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: READ, CUCKOO])
+    .complexity("O(1)")
+    .args(&[key("key")]),
+    CommandSpec::new(
+        "cf.scandump",
+        3,
+        Group::Bloom,
+        "Begins an incremental save of the bloom filter",
+        scandump,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: READ, CUCKOO])
+    .complexity("O(n), where n is the capacity")
+    .args(&[key("key"), integer("iterator")]),
+    CommandSpec::new(
+        "cf.loadchunk",
+        4,
+        Group::Bloom,
+        "Restores a filter previously saved using SCANDUMP",
+        loadchunk,
+    )
+    .flags(bits![Flags: WRITE, DENYOOM])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: WRITE, CUCKOO])
+    .complexity("O(n), where n is the capacity")
+    .args(&[key("key"), integer("iterator"), string("data")]),
+];
