@@ -18,7 +18,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use sieved::filter::{
-    BloomChain, ChainOptions, CounterBits, CountingChain, CountingOptions, FilterError,
+    BloomChain, ChainOptions, CounterBits, CountingChain, CountingOptions, FilterError, HashScheme,
     HashedChain, Layout, MAX_CHUNK_BYTES,
 };
 use std::hint::black_box;
@@ -90,12 +90,14 @@ fn as_slices(batch: &[[u8; 12]]) -> impl Iterator<Item = &[u8]> {
     batch.iter().map(|item| &item[..])
 }
 
-fn chain(layout: Layout, capacity: u64) -> BloomChain {
+fn chain((layout, hash): (Layout, HashScheme), capacity: u64) -> BloomChain {
     let options = ChainOptions {
         error_rate: ERROR_RATE,
         capacity,
         expansion: 0,
+        non_scaling: false,
         layout,
+        hash,
     };
     BloomChain::new(options, u64::MAX).expect("the filter fits")
 }
@@ -339,8 +341,9 @@ fn counting(c: &mut Criterion, label: &str, full: CountingChain, restart: Option
 fn cache_sized(c: &mut Criterion) {
     let mut filler = Items::new(2);
     for (layout, label) in [
-        (Layout::Classic, "cache"),
-        (Layout::Blocked, "cache-blocked"),
+        ((Layout::Classic, HashScheme::Murmur), "cache"),
+        ((Layout::Classic, HashScheme::Xxh3), "cache-xxh3"),
+        ((Layout::Blocked, HashScheme::Xxh3), "cache-blocked"),
     ] {
         let empty = chain(layout, CACHE_CAPACITY);
         let mut full = empty.clone();
@@ -362,8 +365,17 @@ fn cache_sized(c: &mut Criterion) {
 fn gib_sized(c: &mut Criterion) {
     let mut rng = Rng(5);
     for (layout, capacity, label) in [
-        (Layout::Classic, GIB_CAPACITY, "1GiB"),
-        (Layout::Blocked, GIB_BLOCKED_CAPACITY, "1GiB-blocked"),
+        ((Layout::Classic, HashScheme::Murmur), GIB_CAPACITY, "1GiB"),
+        (
+            (Layout::Classic, HashScheme::Xxh3),
+            GIB_CAPACITY,
+            "1GiB-xxh3",
+        ),
+        (
+            (Layout::Blocked, HashScheme::Xxh3),
+            GIB_BLOCKED_CAPACITY,
+            "1GiB-blocked",
+        ),
     ] {
         let mut half_full = chain(layout, capacity);
         fill_payload(

@@ -12,8 +12,10 @@
 //! the probes alone would give, sqrt(p(1-p)/Q) for Q probes in all. A mean above that bound would
 //! happen by chance less than once in thousands of runs.
 //!
-//! Every test runs on both layouts. A classic filter pools its bits over the whole array, so one
-//! filter's rate hardly moves from the mean; at exactly its capacity a non-scaling classic filter
+//! Every test runs on both layouts, and the classic one under both hash schemes: RedisBloom's
+//! (MurmurHash64A, plain double hashing, the default) and sieved's own (xxh3, mixed probes). A
+//! classic filter pools its bits over the whole array, so one filter's rate hardly moves from
+//! the mean; at exactly its capacity a non-scaling classic filter
 //! has a true rate about 0.3% (relative) above p, because its hash count is rounded up from
 //! ln2 · bits per item, a hundredth of the margin. A blocked filter's rate varies more from one
 //! filter to the next, since its blocks fill unevenly: about 12% (one standard deviation) for a
@@ -21,7 +23,7 @@
 //! capacity is at most p (filter/blocked_sizing.rs); the textbook blocked formula it replaced
 //! would have put it 0.9%, 2.2% and 3.9% above p at 1e-2, 1e-3 and 1e-4.
 
-use sieved::filter::{BloomChain, ChainOptions, Layout};
+use sieved::filter::{BloomChain, ChainOptions, HashScheme, Layout};
 
 const NO_LIMIT: u64 = u64::MAX;
 
@@ -48,14 +50,26 @@ impl Items {
     }
 }
 
-const LAYOUTS: [Layout; 2] = [Layout::Classic, Layout::Blocked];
+/// Each layout, and for the classic one each hash scheme (a blocked filter always uses xxh3).
+const LAYOUTS: [(Layout, HashScheme); 3] = [
+    (Layout::Classic, HashScheme::Murmur),
+    (Layout::Classic, HashScheme::Xxh3),
+    (Layout::Blocked, HashScheme::Xxh3),
+];
 
-fn filter(layout: Layout, error_rate: f64, capacity: u64, expansion: u32) -> BloomChain {
+fn filter(
+    (layout, hash): (Layout, HashScheme),
+    error_rate: f64,
+    capacity: u64,
+    expansion: u32,
+) -> BloomChain {
     let options = ChainOptions {
         error_rate,
         capacity,
         expansion,
+        non_scaling: false,
         layout,
+        hash,
     };
     BloomChain::new(options, NO_LIMIT).expect("filter")
 }
@@ -113,7 +127,28 @@ fn over_filters(
     }
 }
 
+/// How far above `p` RedisBloom's scheme is allowed to be where its probes correlate: plain
+/// double hashing ((h1 + i·h2) mod bits, unmixed) makes two items that share h1 and h2 nearly
+/// share many bits, which shows with many hashes in a small array. Measured here at 1,000 items:
+/// 1.22 p at 1e-4 and 1.30 p at 5e-5; a seven-link chain at 1e-4, 1.28 p. RedisBloom has the
+/// same rates (its bits are identical); xxh3's mixed probes stay within the usual margin.
+const MURMUR_EXCESS: f64 = 1.5;
+
+/// The factor over `p` that `layout` is held to where probes correlate.
+fn excess((_, hash): (Layout, HashScheme)) -> f64 {
+    match hash {
+        HashScheme::Murmur => MURMUR_EXCESS,
+        HashScheme::Xxh3 => 1.0,
+    }
+}
+
 fn check(label: &str, p: f64, measured: Measured) {
+    check_with_excess(label, p, measured, 1.0);
+}
+
+/// `check`, with the bound raised by `excess - 1` times `p`.
+fn check_with_excess(label: &str, p: f64, mut measured: Measured, excess: f64) {
+    measured.bound += (excess - 1.0) * p;
     println!(
         "{label} p={p}: measured {:.7} ({:.3} p), bound {:.3} p",
         measured.mean,
@@ -177,7 +212,8 @@ fn scaled_chains_meet_their_rate() {
                 assert_eq!(chain.links().len(), 7);
                 rate
             });
-            check(&format!("{layout:?} scaled, 7 links,"), p, measured);
+            let label = format!("{layout:?} scaled, 7 links,");
+            check_with_excess(&label, p, measured, excess(layout));
         }
     }
 }
@@ -199,15 +235,15 @@ fn autocreated_defaults_meet_their_rate() {
 fn a_large_blocked_filter_meets_its_rate() {
     let (p, capacity) = (0.01, 10_000_000);
     let measured = over_filters(p, 1, 2_000_000, |seed, probes| {
-        let mut chain = filter(Layout::Blocked, p, capacity, 0);
+        let mut chain = filter((Layout::Blocked, HashScheme::Xxh3), p, capacity, 0);
         fill_and_measure(&mut chain, capacity, probes, seed)
     });
     check("Blocked non-scaling, 10 million items,", p, measured);
 }
 
 /// Small arrays probed many times are where correlated probe positions show: plain double hashing
-/// measured 1.17 × p here (classic, 1e-4). Eight filters of 1,000 items; a blocked one has 20 to
-/// 50 blocks.
+/// measured 1.17 × p here (classic, 1e-4), RedisBloom's scheme 1.22 × p (`MURMUR_EXCESS`). Eight
+/// filters of 1,000 items; a blocked one has 20 to 50 blocks.
 #[test]
 fn small_filters_meet_their_rate() {
     for layout in LAYOUTS {
@@ -216,7 +252,8 @@ fn small_filters_meet_their_rate() {
                 let mut chain = filter(layout, p, 1000, 0);
                 fill_and_measure(&mut chain, 1000, probes, 100 + seed)
             });
-            check(&format!("{layout:?} small, 1,000 items,"), p, measured);
+            let label = format!("{layout:?} small, 1,000 items,");
+            check_with_excess(&label, p, measured, excess(layout));
         }
     }
 }

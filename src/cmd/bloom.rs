@@ -8,7 +8,7 @@ use super::spec::{
 };
 use super::Ctx;
 use crate::config::{MAX_CAPACITY, MAX_EXPANSION};
-use crate::filter::{format_g, BloomChain, ChainOptions, Layout};
+use crate::filter::{format_g, BloomChain, ChainOptions, HashScheme, Layout};
 use crate::protocol::Request;
 
 /// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
@@ -18,8 +18,9 @@ struct Reserve<'a> {
 }
 
 impl<'a> Reserve<'a> {
-    /// `layout` is the server's `bf-layout`: RESERVE has no option for it.
-    fn parse(request: Request<'a>, layout: Layout) -> Result<Self, CmdError> {
+    /// `layout` and `hash` are the server's `bf-layout` and `bf-hash-scheme`: RESERVE has no
+    /// option for them.
+    fn parse(request: Request<'a>, layout: Layout, hash: HashScheme) -> Result<Self, CmdError> {
         if request.len() > 7 {
             return Err(CmdError::arity("bf.reserve"));
         }
@@ -35,14 +36,22 @@ impl<'a> Reserve<'a> {
                 non_scaling = true;
             }
         }
-        let expansion = reserve_expansion(expansion, non_scaling)?;
+        let growth = reserve_expansion(expansion, non_scaling)?;
+        // A non-scaling filter keeps the expansion stated (or the default), as RedisBloom's
+        // dump header shows it.
+        let (expansion, non_scaling) = match growth {
+            0 => (expansion.unwrap_or(2), true),
+            growth => (growth, false),
+        };
         Ok(Reserve {
             key: request.arg(1),
             options: ChainOptions {
                 error_rate,
                 capacity,
                 expansion,
+                non_scaling,
                 layout,
+                hash,
             },
         })
     }
@@ -91,8 +100,8 @@ pub(super) fn reserve_expansion(
 }
 
 pub(super) fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let layout = filters::default_options::<BloomChain>(ctx).layout;
-    let command = Reserve::parse(request, layout)?;
+    let defaults = filters::default_options::<BloomChain>(ctx);
+    let command = Reserve::parse(request, defaults.layout, defaults.hash)?;
     filters::reserve::<BloomChain>(ctx, command.key, command.options)
 }
 

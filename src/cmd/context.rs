@@ -295,14 +295,15 @@ impl Ctx<'_> {
         self.server.config()
     }
 
-    /// The largest filter a command may create or grow to: `max-filter-memory`, except on
-    /// replay, which applies what was logged whatever the limit is now (as Redis loads
-    /// whatever it logged).
+    /// The largest filter a command may create or grow to: `max-filter-memory` (by default
+    /// derived from the machine, `filters::per_filter_limit`), except on replay, which applies
+    /// what was logged whatever the limit is now (as Redis loads whatever it logged).
     pub fn filter_memory_limit(&self) -> u64 {
         if self.session.replaying {
             u64::MAX
         } else {
-            self.config().settings().max_filter_memory
+            let configured = self.config().settings().max_filter_memory;
+            super::filters::per_filter_limit(configured, self.config().maxmemory())
         }
     }
 }

@@ -34,6 +34,10 @@ pub(super) trait Filter: HashedChain + Sized {
     fn load_chunk(&mut self, iterator: i64, data: &[u8]) -> Result<(), FilterError>;
     fn capacity(&self) -> u64;
     fn memory_bytes(&self) -> u64;
+    /// INFO's Size.
+    fn info_size(&self) -> u64 {
+        self.memory_bytes()
+    }
     fn link_count(&self) -> usize;
     fn expansion(&self) -> Option<u32>;
 
@@ -120,12 +124,19 @@ impl Filter for BloomChain {
             error_rate: settings.bf_error_rate,
             capacity: settings.bf_initial_size,
             expansion: settings.bf_expansion_factor,
+            non_scaling: false,
             layout: settings.bf_layout,
+            hash: settings.bf_hash_scheme,
         }
     }
 
     fn create(options: ChainOptions, limit_bytes: u64) -> Result<Self, FilterError> {
         BloomChain::new(options, limit_bytes)
+    }
+
+    /// RedisBloom's figure, which differs from what sieved's structures take.
+    fn info_size(&self) -> u64 {
+        BloomChain::info_size(self)
     }
 
     fn into_value(self) -> Value {
@@ -224,6 +235,40 @@ fn create_filter<F: Filter>(options: F::Options, limit_bytes: u64) -> Result<F, 
         Err(FilterError::CannotScale) => Err(BF_RATE_UNREACHABLE.into()),
         Err(error) => Err(error.into()),
     }
+}
+
+/// The per-filter limit in force for a `max-filter-memory` of `configured`: that many bytes, or
+/// for 0 (the default) `maxmemory` when it is set, else half the machine's physical memory.
+/// A fixed default either refused what users reserve for crawler-sized sets (10^9 URLs at 0.01%
+/// is 2.2 GiB) on large machines or let one filter reserve more than a small machine has; a
+/// filter's pages are only taken as its bits are set, so the limit is about what a filter could
+/// grow to hold, and half leaves room for the rest of the keyspace.
+pub(super) fn per_filter_limit(configured: u64, maxmemory: u64) -> u64 {
+    match (configured, maxmemory) {
+        (0, 0) => physical_memory() / 2,
+        (0, maxmemory) => maxmemory,
+        (configured, _) => configured,
+    }
+}
+
+/// The machine's physical memory in bytes, asked once; 2 GiB where the system cannot say.
+fn physical_memory() -> u64 {
+    static PHYSICAL: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *PHYSICAL.get_or_init(|| {
+        // SAFETY: sysconf only reads a system parameter; a failure is -1, handled below.
+        let (pages, page_size) = unsafe {
+            (
+                libc::sysconf(libc::_SC_PHYS_PAGES),
+                libc::sysconf(libc::_SC_PAGESIZE),
+            )
+        };
+        match (u64::try_from(pages), u64::try_from(page_size)) {
+            (Ok(pages), Ok(page_size)) if pages > 0 && page_size > 0 => {
+                pages.saturating_mul(page_size)
+            }
+            _ => 2 << 30,
+        }
+    })
 }
 
 pub(super) fn default_options<F: Filter>(ctx: &Ctx) -> F::Options {
@@ -360,6 +405,11 @@ pub(super) trait InsertOptions: Copy {
     /// Capacity, error rate and expansion, which every filter type has.
     fn shape(&mut self) -> (&mut u64, &mut f64, &mut u32);
 
+    /// NONSCALING: by default an expansion of 0.
+    fn make_non_scaling(&mut self) {
+        *self.shape().2 = 0;
+    }
+
     /// An option only some filter types have; unknown by default.
     fn set_own(&mut self, _option: InsertOption, _value: &[u8]) -> CmdResult {
         Err(BF_UNKNOWN_ARGUMENT.into())
@@ -385,6 +435,11 @@ impl InsertOptions for ChainOptions {
             &mut self.error_rate,
             &mut self.expansion,
         )
+    }
+
+    /// The expansion stays, for RedisBloom's dump header.
+    fn make_non_scaling(&mut self) {
+        self.non_scaling = true;
     }
 }
 
@@ -441,7 +496,7 @@ where
         }
     }
     if non_scaling {
-        *options.shape().2 = 0;
+        options.make_non_scaling();
     }
     let items = request.args().skip(first_item.ok_or_else(arity)?);
     let create = (!no_create).then_some(options);
@@ -571,7 +626,7 @@ pub(super) fn info<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
 fn write_info_field<F: Filter>(filter: &F, field: InfoField, reply: &mut Reply) {
     match field {
         InfoField::Capacity => reply.int(filter.capacity() as i64),
-        InfoField::Size => reply.int(filter.memory_bytes() as i64),
+        InfoField::Size => reply.int(filter.info_size() as i64),
         InfoField::Filters => reply.int(filter.link_count() as i64),
         InfoField::Items => reply.int(filter.items() as i64),
         InfoField::Expansion => match filter.expansion() {
@@ -616,4 +671,18 @@ pub(super) fn loadchunk<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult
     }
     ctx.reply.ok();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_limit_follows_the_machine() {
+        assert_eq!(per_filter_limit(4096, 1 << 30), 4096);
+        assert_eq!(per_filter_limit(0, 1 << 30), 1 << 30);
+        let physical = physical_memory();
+        assert!(physical >= 64 << 20, "{physical} bytes of memory");
+        assert_eq!(per_filter_limit(0, 0), physical / 2);
+    }
 }

@@ -290,7 +290,7 @@ mod tests {
             .set_many(&[(b"port", b"1")])
             .unwrap_err()
             .contains("immutable"));
-        assert_eq!(config.get_matching(b"bf-*").len(), 4);
+        assert_eq!(config.get_matching(b"bf-*").len(), 5);
     }
 
     #[test]

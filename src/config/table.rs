@@ -19,7 +19,7 @@
 
 use super::values::{any, within, Invalid, Value};
 use super::{ClientAuth, Config, Fsync, ReplicaOf, SaveRules, MAX_CAPACITY, MAX_EXPANSION};
-use crate::filter::Layout;
+use crate::filter::{HashScheme, Layout};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -365,6 +365,12 @@ parameters! {
         help: "Bit layout of Bloom filters created from now on: classic (RedisBloom's sizes) or \
                blocked (one cache line per item: faster, a few more bits per item).",
     }
+    runtime bf_hash_scheme: HashScheme {
+        name: "bf-hash-scheme", default: "murmur", check: any,
+        help: "Hash of classic Bloom filters created from now on: murmur (RedisBloom's: identical \
+               bits, answers and SCANDUMP) or xxh3 (sieved's own: slightly fewer false positives). \
+               Blocked filters always use xxh3; each filter keeps the scheme it was created with.",
+    }
     runtime cf_bucket_size: u16 {
         name: "cf-bucket-size", default: "2", check: |n| within(*n, 1, 255),
         help: "Fingerprints per bucket of cuckoo filters created implicitly (CF.ADD, CF.INSERT on \
@@ -388,9 +394,13 @@ parameters! {
         help: "Sub-filters a cuckoo filter may have before adds to it are refused.",
     }
     runtime max_filter_memory: u64 {
-        name: "max-filter-memory", default: "1073741824",
-        check: |n| within(*n, 1024, u64::MAX / 2),
-        help: "Largest size of one filter, in bytes; creating or growing past it is refused.",
+        name: "max-filter-memory", default: "0",
+        check: |n| match *n {
+            0 => Ok(()),
+            n => within(n, 1024, u64::MAX / 2),
+        },
+        help: "Largest size of one filter, in bytes; creating or growing past it is refused. \
+               0: maxmemory when set, else half the machine's physical memory.",
     }
     runtime proto_max_bulk_len: u64 {
         name: "proto-max-bulk-len", default: "536870912",

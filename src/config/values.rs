@@ -3,7 +3,7 @@
 //! plus the range checks entries of the table use.
 
 use super::{ClientAuth, Fsync, ReplicaOf, SaveRules};
-use crate::filter::Layout;
+use crate::filter::{HashScheme, Layout};
 use std::fmt::Display;
 use std::path::PathBuf;
 
@@ -181,6 +181,7 @@ macro_rules! named_values {
 
 named_values! {
     Layout: "classic|blocked", "argument must be 'classic' or 'blocked'";
+    HashScheme: "murmur|xxh3", "argument must be 'murmur' or 'xxh3'";
     Fsync: "always|everysec|no", "argument must be one of 'always', 'everysec' or 'no'";
 }
 

@@ -2,14 +2,16 @@
 //! BF.* serves.
 //!
 //! The classic layout, the default, probes anywhere in a flat array by 64-bit double hashing, with
-//! RedisBloom's sizes (`ItemHash::probes`). The blocked layout (`block_array.rs`) keeps each
-//! item's probes in one cache line, for speed on large filters, at the cost of a few more bits.
+//! RedisBloom's sizes, under RedisBloom's hash (`HashScheme::Murmur`, the default, for bits
+//! identical to RedisBloom's) or sieved's own (`HashScheme::Xxh3`, what classic filters had before).
+//! The blocked layout (`block_array.rs`) keeps each item's probes in one cache line, for speed on
+//! large filters, at the cost of a few more bits, and always uses sieved's own hash.
 
 use super::arrays::{prefetch_word, read_le_bytes, write_le_bytes, zeroed_words};
 use super::block_array::{self, BlockArray};
 use super::blocked_sizing::BLOCK_BITS;
 use super::chain::Chain;
-use super::hash::ItemHash;
+use super::hash::{hash_item, murmur_item, HashScheme, ItemHash};
 use super::link::LinkArray;
 use super::sizing::{Layout, LinkSize};
 use super::FilterError;
@@ -17,23 +19,58 @@ use super::FilterError;
 /// A scalable Bloom filter (BF.*).
 pub type BloomChain = Chain<Bits>;
 
-/// How a new filter is shaped. `expansion` 0 means non-scaling.
+/// How a new filter is shaped. `expansion` 0 means non-scaling, as does `non_scaling`, which
+/// keeps the expansion asked for: RedisBloom records it in a non-scaling filter's dump header.
 #[derive(Debug, Clone, Copy)]
 pub struct ChainOptions {
     pub error_rate: f64,
     pub capacity: u64,
     pub expansion: u32,
+    pub non_scaling: bool,
     pub layout: Layout,
+    /// Only classic filters have a choice; blocked ones always hash with xxh3.
+    pub hash: HashScheme,
 }
 
-/// A plain link's bits, in the layout it was created with.
+/// What every link of a plain chain shares: its layout and hash scheme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BitsKind {
+    layout: Layout,
+    hash: HashScheme,
+}
+
+impl BitsKind {
+    /// A blocked layout takes sieved's own hash whatever is asked, its probes needing xxh3's
+    /// independent words.
+    pub fn new(layout: Layout, hash: HashScheme) -> BitsKind {
+        let hash = match layout {
+            Layout::Classic => hash,
+            Layout::Blocked => HashScheme::Xxh3,
+        };
+        BitsKind { layout, hash }
+    }
+
+    pub fn layout(self) -> Layout {
+        self.layout
+    }
+
+    pub fn hash(self) -> HashScheme {
+        self.hash
+    }
+}
+
+/// A plain link's bits, in the layout and scheme it was created with.
 #[derive(Debug, Clone)]
 pub struct Bits(BitArray);
 
-/// Boxed slices (the arrays never grow) keep this, and so every link and BF.INFO's `Size`, as
-/// small as a plain `Vec` was.
+/// Boxed slices (the arrays never grow) keep this, and so every link, as small as a plain `Vec`
+/// was.
 #[derive(Debug, Clone)]
 enum BitArray {
+    /// Classic, RedisBloom's hash: bit x is bit x mod 64 of word x / 64, which read as
+    /// little-endian bytes is RedisBloom's byte x / 8 under mask 1 << (x mod 8).
+    Murmur(Box<[u64]>),
+    /// Classic, sieved's own hash.
     Classic(Box<[u64]>),
     Blocked(BlockArray),
 }
@@ -42,55 +79,89 @@ impl Bits {
     /// The payload: the classic array, or the blocks one after another.
     fn words(&self) -> &[u64] {
         match &self.0 {
-            BitArray::Classic(words) => words,
+            BitArray::Murmur(words) | BitArray::Classic(words) => words,
             BitArray::Blocked(blocks) => blocks.words(),
         }
     }
 }
 
+/// Whether every one of `probes` is set in `words`.
+#[inline]
+fn all_set(words: &[u64], mut probes: impl Iterator<Item = u64>) -> bool {
+    probes.all(|bit| words[(bit >> 6) as usize] & (1 << (bit & 63)) != 0)
+}
+
+/// Sets every one of `probes`; true when one of them was clear.
+#[inline]
+fn set_all(words: &mut [u64], probes: impl Iterator<Item = u64>) -> bool {
+    let mut changed = 0;
+    for bit in probes {
+        let word = &mut words[(bit >> 6) as usize];
+        let mask = 1 << (bit & 63);
+        changed |= !*word & mask;
+        *word |= mask;
+    }
+    changed != 0
+}
+
 impl LinkArray for Bits {
-    type Kind = Layout;
+    type Kind = BitsKind;
     type Options = ChainOptions;
     const COUNTS_COPIES: bool = false;
 
-    fn unpack(options: ChainOptions) -> (Layout, u64, f64, u32) {
-        let ChainOptions {
-            error_rate,
-            capacity,
-            expansion,
-            layout,
-        } = options;
-        (layout, capacity, error_rate, expansion)
+    fn unpack(options: ChainOptions) -> (BitsKind, u64, f64, u32) {
+        let expansion = if options.non_scaling {
+            0
+        } else {
+            options.expansion
+        };
+        let kind = BitsKind::new(options.layout, options.hash);
+        (kind, options.capacity, options.error_rate, expansion)
     }
 
-    fn size_for(layout: Layout, capacity: u64, error_rate: f64) -> Option<LinkSize> {
-        LinkSize::for_layout(layout, capacity, error_rate)
+    fn stated_expansion(options: ChainOptions) -> u32 {
+        options.expansion
     }
 
-    fn bytes_for(_: Layout, size: LinkSize) -> Option<u64> {
+    fn hash(kind: BitsKind, item: &[u8]) -> ItemHash {
+        match kind.hash {
+            HashScheme::Murmur => murmur_item(item),
+            HashScheme::Xxh3 => hash_item(item),
+        }
+    }
+
+    fn size_for(kind: BitsKind, capacity: u64, error_rate: f64) -> Option<LinkSize> {
+        LinkSize::for_layout(kind.layout, capacity, error_rate)
+    }
+
+    fn bytes_for(_: BitsKind, size: LinkSize) -> Option<u64> {
         Some(size.bytes())
     }
 
-    fn zeroed(layout: Layout, size: LinkSize) -> Result<Bits, FilterError> {
-        Ok(Bits(match layout {
-            Layout::Classic => BitArray::Classic(zeroed_words(size.words())?.into_boxed_slice()),
-            Layout::Blocked => BitArray::Blocked(BlockArray::zeroed(size.words() / 8)?),
+    fn zeroed(kind: BitsKind, size: LinkSize) -> Result<Bits, FilterError> {
+        let classic = || zeroed_words(size.words()).map(Vec::into_boxed_slice);
+        Ok(Bits(match (kind.layout, kind.hash) {
+            (Layout::Classic, HashScheme::Murmur) => BitArray::Murmur(classic()?),
+            (Layout::Classic, HashScheme::Xxh3) => BitArray::Classic(classic()?),
+            (Layout::Blocked, _) => BitArray::Blocked(BlockArray::zeroed(size.words() / 8)?),
         }))
     }
 
-    fn kind(&self) -> Layout {
+    fn kind(&self) -> BitsKind {
         match self.0 {
-            BitArray::Classic(_) => Layout::Classic,
-            BitArray::Blocked(_) => Layout::Blocked,
+            BitArray::Murmur(_) => BitsKind::new(Layout::Classic, HashScheme::Murmur),
+            BitArray::Classic(_) => BitsKind::new(Layout::Classic, HashScheme::Xxh3),
+            BitArray::Blocked(_) => BitsKind::new(Layout::Blocked, HashScheme::Xxh3),
         }
     }
 
     #[inline]
     fn contains(&self, size: LinkSize, hash: ItemHash) -> bool {
         match &self.0 {
-            BitArray::Classic(words) => hash
-                .probes(size.bits, size.hashes)
-                .all(|bit| words[(bit >> 6) as usize] & (1 << (bit & 63)) != 0),
+            BitArray::Murmur(words) => {
+                all_set(words, hash.redisbloom_probes(size.bits, size.hashes))
+            }
+            BitArray::Classic(words) => all_set(words, hash.probes(size.bits, size.hashes)),
             BitArray::Blocked(blocks) => block_array::contains(blocks, hash, size.hashes),
         }
     }
@@ -99,16 +170,10 @@ impl LinkArray for Bits {
     #[inline]
     fn insert(&mut self, size: LinkSize, hash: ItemHash) -> bool {
         match &mut self.0 {
-            BitArray::Classic(words) => {
-                let mut changed = 0;
-                for bit in hash.probes(size.bits, size.hashes) {
-                    let word = &mut words[(bit >> 6) as usize];
-                    let mask = 1 << (bit & 63);
-                    changed |= !*word & mask;
-                    *word |= mask;
-                }
-                changed != 0
+            BitArray::Murmur(words) => {
+                set_all(words, hash.redisbloom_probes(size.bits, size.hashes))
             }
+            BitArray::Classic(words) => set_all(words, hash.probes(size.bits, size.hashes)),
             BitArray::Blocked(blocks) => block_array::insert(blocks, hash, size.hashes),
         }
     }
@@ -116,6 +181,11 @@ impl LinkArray for Bits {
     #[inline]
     fn prefetch(&self, size: LinkSize, hash: ItemHash) {
         match &self.0 {
+            BitArray::Murmur(words) => {
+                for bit in hash.redisbloom_probes(size.bits, size.hashes) {
+                    prefetch_word(words, (bit >> 6) as usize);
+                }
+            }
             BitArray::Classic(words) => {
                 for bit in hash.probes(size.bits, size.hashes) {
                     prefetch_word(words, (bit >> 6) as usize);
@@ -129,6 +199,11 @@ impl LinkArray for Bits {
     #[inline]
     fn prefetch_first(&self, size: LinkSize, hash: ItemHash) {
         match &self.0 {
+            BitArray::Murmur(words) => {
+                if let Some(bit) = hash.redisbloom_probes(size.bits, size.hashes).next() {
+                    prefetch_word(words, (bit >> 6) as usize);
+                }
+            }
             BitArray::Classic(words) => {
                 if let Some(bit) = hash.probes(size.bits, size.hashes).next() {
                     prefetch_word(words, (bit >> 6) as usize);
@@ -147,7 +222,9 @@ impl LinkArray for Bits {
     fn estimated_pass_rate(&self, size: LinkSize, used_slots: u64) -> f64 {
         let hashes = size.hashes as i32;
         match &self.0 {
-            BitArray::Classic(_) => (used_slots as f64 / size.bits as f64).powi(hashes),
+            BitArray::Murmur(_) | BitArray::Classic(_) => {
+                (used_slots as f64 / size.bits as f64).powi(hashes)
+            }
             BitArray::Blocked(blocks) => {
                 let per_block: f64 = blocks
                     .set_bits_per_block()
@@ -160,7 +237,7 @@ impl LinkArray for Bits {
 
     fn payload_words(&self) -> usize {
         match &self.0 {
-            BitArray::Classic(words) => words.len(),
+            BitArray::Murmur(words) | BitArray::Classic(words) => words.len(),
             BitArray::Blocked(blocks) => blocks.payload_words(),
         }
     }
@@ -169,7 +246,9 @@ impl LinkArray for Bits {
     /// line.
     fn allocated_bytes(&self) -> u64 {
         match &self.0 {
-            BitArray::Classic(words) => std::mem::size_of_val(&**words) as u64,
+            BitArray::Murmur(words) | BitArray::Classic(words) => {
+                std::mem::size_of_val(&**words) as u64
+            }
             BitArray::Blocked(blocks) => blocks.allocated_bytes(),
         }
     }
@@ -180,7 +259,7 @@ impl LinkArray for Bits {
 
     fn write_bytes(&mut self, from: u64, data: &[u8]) {
         let words = match &mut self.0 {
-            BitArray::Classic(words) => words,
+            BitArray::Murmur(words) | BitArray::Classic(words) => words,
             BitArray::Blocked(blocks) => blocks.words_mut(),
         };
         write_le_bytes(words, from, data);
@@ -190,7 +269,18 @@ impl LinkArray for Bits {
 impl BloomChain {
     /// The layout its links share.
     pub(crate) fn layout(&self) -> Layout {
-        self.kind()
+        self.kind().layout
+    }
+
+    /// BF.INFO's Size. For a filter hashed as RedisBloom hashes, RedisBloom's accounting: the
+    /// sizes of its C structures on x86-64 (a 32-byte chain, a 64-byte link) plus the arrays, so
+    /// that the figures agree with it. Other filters, which RedisBloom cannot hold, report the
+    /// bytes sieved uses for them, as they always did.
+    pub(crate) fn info_size(&self) -> u64 {
+        match self.kind().hash {
+            HashScheme::Murmur => 32 + self.links.iter().map(|link| 64 + link.bytes()).sum::<u64>(),
+            HashScheme::Xxh3 => self.memory_bytes(),
+        }
     }
 }
 
@@ -205,11 +295,13 @@ mod tests {
     #[test]
     fn byte_view_round_trips_at_any_alignment() {
         for layout in [Layout::Classic, Layout::Blocked] {
-            byte_view_round_trips(layout);
+            for hash in [HashScheme::Murmur, HashScheme::Xxh3] {
+                byte_view_round_trips(BitsKind::new(layout, hash));
+            }
         }
     }
 
-    fn byte_view_round_trips(layout: Layout) {
+    fn byte_view_round_trips(layout: BitsKind) {
         let mut link = BloomLink::new(layout, 100, 0.01, u64::MAX).unwrap();
         for i in 0..60u32 {
             link.insert(hash_item(&i.to_le_bytes()));
@@ -230,16 +322,16 @@ mod tests {
 
     #[test]
     fn the_layout_does_not_grow_a_link() {
-        // BF.INFO's Size counts the links' structures; with 64-byte links it is RedisBloom's
-        // figure plus 8 bytes.
+        // Every value of the keyspace is as large as a chain; each link of a chain as large as
+        // RedisBloom's.
         assert_eq!(std::mem::size_of::<BloomLink>(), 64);
-        // And the chain's own, for which 40 bytes are counted.
         assert_eq!(std::mem::size_of::<BloomChain>(), 40);
     }
 
     #[test]
     fn refuses_before_allocating() {
-        let err = BloomLink::new(Layout::Classic, 1 << 30, 1e-300, 1 << 30).unwrap_err();
+        let classic = BitsKind::new(Layout::Classic, HashScheme::Murmur);
+        let err = BloomLink::new(classic, 1 << 30, 1e-300, 1 << 30).unwrap_err();
         assert!(matches!(err, FilterError::TooLarge { limit, .. } if limit == 1 << 30));
     }
 }

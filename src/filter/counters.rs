@@ -270,7 +270,8 @@ impl CountingLink {
 
 #[cfg(test)]
 mod tests {
-    use super::super::bloom::Bits;
+    use super::super::bloom::{Bits, BitsKind};
+    use super::super::hash::HashScheme;
     use super::super::sizing::Layout;
     use super::*;
 
@@ -300,7 +301,13 @@ mod tests {
     #[test]
     fn four_bit_counters_take_four_times_the_plain_bits() {
         for (capacity, error) in [(100, 0.01), (1000, 0.001), (1, 0.25), (12345, 1e-6)] {
-            let plain = Link::<Bits>::new(Layout::Classic, capacity, error, u64::MAX).unwrap();
+            let plain = Link::<Bits>::new(
+                BitsKind::new(Layout::Classic, HashScheme::Xxh3),
+                capacity,
+                error,
+                u64::MAX,
+            )
+            .unwrap();
             for (width, factor) in [(CounterBits::Four, 4), (CounterBits::Eight, 8)] {
                 let link = CountingLink::new(width, capacity, error, u64::MAX).unwrap();
                 assert_eq!(link.bytes(), plain.bytes() * factor);

@@ -88,7 +88,7 @@ impl CountingChain {
 mod tests {
     use super::super::bloom::{BloomChain, ChainOptions};
     use super::super::counters::CountingOptions;
-    use super::super::hash::hash_item;
+    use super::super::hash::{hash_item, HashScheme};
     use super::super::sizing::Layout;
     use super::super::FilterError;
     use super::*;
@@ -180,7 +180,9 @@ mod tests {
                 error_rate: 0.01,
                 capacity: 100,
                 expansion: 2,
+                non_scaling: false,
                 layout: Layout::Classic,
+                hash: HashScheme::Murmur,
             },
             u64::MAX,
         )

@@ -3,7 +3,9 @@
 //! and snapshots (which embed the header and the payload); what differs is the magic, the version
 //! and bytes 10 and 11 (`DumpFormat`). The magics differ, so a plain filter's dump cannot be loaded
 //! as a counting one or the other way round. The header is validated completely, and its total
-//! size checked against the limit, before anything is allocated.
+//! size checked against the limit, before anything is allocated. A plain filter hashed as
+//! RedisBloom hashes has RedisBloom's header instead (`redisbloom_dump.rs`), so that its dumps
+//! move to and from RedisBloom; the chunks are the same for both headers.
 //!
 //! Header layout (all integers little-endian):
 //! ```text
@@ -35,10 +37,12 @@
 //! into the concatenation of all links' arrays, and the iterator returned with a chunk is one
 //! past its end. A chunk never spans two links and is at most `MAX_CHUNK_BYTES`.
 
-use super::bloom::Bits;
+use super::bloom::{Bits, BitsKind};
 use super::chain::{Chain, MAX_ERROR_RATE};
 use super::counters::{CounterBits, Counters};
+use super::hash::HashScheme;
 use super::link::{Link, LinkArray};
+use super::redisbloom_dump;
 use super::sizing::{Layout, LinkSize};
 use super::FilterError;
 use xxhash_rust::xxh3::xxh3_64;
@@ -63,6 +67,20 @@ pub trait DumpFormat: LinkArray {
     /// The kind and whether the chain is non-scaling, from bytes 10 and 11 of a header of
     /// `version`; None for an unknown version, width or flag.
     fn decode_kind(version: u16, field: [u8; 2]) -> Option<(Self::Kind, bool)>;
+
+    /// Another server's header, for a chain that server can represent: dumped instead of
+    /// sieved's own.
+    fn foreign_header(_chain: &Chain<Self>) -> Option<Vec<u8>> {
+        None
+    }
+
+    /// A chain from another server's header, None when `data` is not one this type reads.
+    fn from_foreign_header(
+        _data: &[u8],
+        _limit_bytes: u64,
+    ) -> Option<Result<Chain<Self>, FilterError>> {
+        None
+    }
 }
 
 /// Plain flags: bit 0 non-scaling, bit 1 (version 2 only) blocked.
@@ -76,18 +94,21 @@ impl DumpFormat for Bits {
     const VERSION: u16 = 2;
     const FIRST_RATE_CAPPED: bool = false;
 
-    fn encode_kind(layout: Layout, non_scaling: bool) -> [u8; 2] {
+    /// Only for xxh3 kinds: a murmur chain has RedisBloom's header (`foreign_header`).
+    fn encode_kind(kind: BitsKind, non_scaling: bool) -> [u8; 2] {
         let mut flags = 0;
         if non_scaling {
             flags |= FLAG_NON_SCALING;
         }
-        if layout == Layout::Blocked {
+        if kind.layout() == Layout::Blocked {
             flags |= FLAG_BLOCKED;
         }
         flags.to_le_bytes()
     }
 
-    fn decode_kind(version: u16, field: [u8; 2]) -> Option<(Layout, bool)> {
+    /// Every filter with sieved's own header hashes with xxh3: it predates RedisBloom's scheme,
+    /// or is blocked.
+    fn decode_kind(version: u16, field: [u8; 2]) -> Option<(BitsKind, bool)> {
         let known_flags = match version {
             Self::VERSION => FLAG_NON_SCALING | FLAG_BLOCKED,
             VERSION_CLASSIC_ONLY => FLAG_NON_SCALING,
@@ -102,7 +123,20 @@ impl DumpFormat for Bits {
         } else {
             Layout::Classic
         };
-        Some((layout, flags & FLAG_NON_SCALING != 0))
+        let kind = BitsKind::new(layout, HashScheme::Xxh3);
+        Some((kind, flags & FLAG_NON_SCALING != 0))
+    }
+
+    fn foreign_header(chain: &Chain<Bits>) -> Option<Vec<u8>> {
+        (chain.kind().hash() == HashScheme::Murmur).then(|| redisbloom_dump::header(chain))
+    }
+
+    /// RedisBloom's header never starts with sieved's magic: that would be 5e18 items.
+    fn from_foreign_header(
+        data: &[u8],
+        limit_bytes: u64,
+    ) -> Option<Result<Chain<Bits>, FilterError>> {
+        (!data.starts_with(Self::MAGIC)).then(|| redisbloom_dump::parse(data, limit_bytes))
     }
 }
 
@@ -141,6 +175,9 @@ pub struct DumpStep {
 
 impl<A: DumpFormat> Chain<A> {
     pub fn dump_header(&self) -> Vec<u8> {
+        if let Some(header) = A::foreign_header(self) {
+            return header;
+        }
         let mut out = Vec::with_capacity(FIXED_LEN + LINK_LEN * self.links.len() + CHECKSUM_LEN);
         out.extend_from_slice(A::MAGIC);
         out.extend_from_slice(&A::VERSION.to_le_bytes());
@@ -185,6 +222,9 @@ impl<A: DumpFormat> Chain<A> {
 
     /// Creates an empty chain from a header, refusing any inconsistency.
     pub fn from_header(data: &[u8], limit_bytes: u64) -> Result<Chain<A>, FilterError> {
+        if let Some(chain) = A::from_foreign_header(data, limit_bytes) {
+            return chain;
+        }
         let header = Header::<A>::parse(data)?;
         let mut total = 0u64;
         for spec in &header.links {
@@ -216,6 +256,7 @@ impl<A: DumpFormat> Chain<A> {
             links,
             items: header.items,
             expansion: header.expansion,
+            stated_expansion: header.expansion,
         })
     }
 }
@@ -481,7 +522,9 @@ mod bloom_tests {
             error_rate: 0.01,
             capacity,
             expansion: 2,
+            non_scaling: false,
             layout,
+            hash: HashScheme::Xxh3,
         };
         let mut chain = BloomChain::new(options, u64::MAX).unwrap();
         for i in 0..items {

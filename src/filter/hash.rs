@@ -1,16 +1,58 @@
 //! Item hashing and probe positions, below both bit layouts and the counting filter: an item is
-//! hashed once, to 128 bits of xxh3, and each layout derives its probes from the two halves. Kept
-//! apart from the arrays so that every layout uses it without importing another, and so that a
-//! second hash scheme has one place to go.
+//! hashed once, to two 64-bit words, and each layout derives its probes from them. sieved's own
+//! scheme takes both words from a 128-bit xxh3; RedisBloom's takes them from two MurmurHash64A
+//! passes, so that a classic filter's bits land exactly where RedisBloom puts them. Kept apart
+//! from the arrays so that every layout uses it without importing another.
 
+use super::murmur::murmur64a;
 use xxhash_rust::xxh3::xxh3_128;
 
-/// The two 64-bit halves of an item's 128-bit xxh3 hash, from which each layout derives the
-/// item's probes.
+/// How a classic Bloom filter hashes its items. A filter keeps the scheme it was created with,
+/// so that filters saved before RedisBloom's scheme existed keep answering as they did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HashScheme {
+    /// RedisBloom's: MurmurHash64A double hashing, probe i at (h1 + i·h2) mod bits. Its filters,
+    /// and their SCANDUMP bytes, are identical to RedisBloom's.
+    #[default]
+    Murmur,
+    /// sieved's own: 128-bit xxh3 with every probe position mixed (`ItemHash::probes`).
+    Xxh3,
+}
+
+impl HashScheme {
+    pub fn name(self) -> &'static str {
+        match self {
+            HashScheme::Murmur => "murmur",
+            HashScheme::Xxh3 => "xxh3",
+        }
+    }
+
+    /// A scheme by name, in any case.
+    pub fn parse(name: &str) -> Option<HashScheme> {
+        [HashScheme::Murmur, HashScheme::Xxh3]
+            .into_iter()
+            .find(|scheme| scheme.name().eq_ignore_ascii_case(name))
+    }
+}
+
+/// The two 64-bit words an item hashes to, from which each layout derives the item's probes.
 #[derive(Debug, Clone, Copy)]
 pub struct ItemHash {
     h1: u64,
     h2: u64,
+}
+
+/// RedisBloom's seed for the first MurmurHash64A pass; the second is seeded with the first's
+/// result.
+const MURMUR_SEED: u64 = 0xc6a4_a793_5bd1_e995;
+
+/// The item's hash under RedisBloom's scheme, for `ItemHash::redisbloom_probes`.
+pub(super) fn murmur_item(item: &[u8]) -> ItemHash {
+    let h1 = murmur64a(item, MURMUR_SEED);
+    ItemHash {
+        h1,
+        h2: murmur64a(item, h1),
+    }
 }
 
 /// MurmurHash3's 64-bit finaliser: a bijection whose every output bit depends on every input bit.
@@ -55,6 +97,39 @@ impl ItemHash {
         (0..hashes as u64).map(move |i| {
             let x = mix(self.h1.wrapping_add(i.wrapping_mul(self.h2)));
             ((x as u128 * slots as u128) >> 64) as u64
+        })
+    }
+
+    /// RedisBloom's probe positions in an array of `bits` bits: h1 + i·h2, wrapping, modulo the
+    /// size. Unmixed, so it shares plain double hashing's correlation between items (see
+    /// `probes`); that is the price of bits identical to RedisBloom's.
+    ///
+    /// A 64-bit division per probe is most of the cost of a look-up in a cached filter, so the
+    /// positions are stepped instead: each adds h2 mod bits, and when the 64-bit sum h1 + i·h2
+    /// wraps, takes away 2^64 mod bits. Three divisions per item whatever the hash count, the
+    /// same positions as the modulo of each sum (`bits` is below 2^63, so nothing overflows).
+    #[inline]
+    pub(super) fn redisbloom_probes(self, bits: u64, hashes: u32) -> impl Iterator<Item = u64> {
+        let step = self.h2 % bits;
+        let wrap = 0u64.wrapping_sub(bits) % bits;
+        let (mut sum, mut position) = (self.h1, self.h1 % bits);
+        (0..hashes).map(move |i| {
+            if i > 0 {
+                let (next, wrapped) = sum.overflowing_add(self.h2);
+                sum = next;
+                position += step;
+                if position >= bits {
+                    position -= bits;
+                }
+                if wrapped {
+                    position = if position >= wrap {
+                        position - wrap
+                    } else {
+                        position + bits - wrap
+                    };
+                }
+            }
+            position
         })
     }
 
@@ -109,6 +184,22 @@ mod tests {
                 counts.iter().all(|&c| (120..270).contains(&c)),
                 "{counts:?}"
             );
+        }
+    }
+
+    #[test]
+    fn redisbloom_probes_follow_the_model() {
+        assert_eq!(murmur_item(b"item0").h1, 0xb695_a0df_ad60_344a);
+        let sizes = [1, 64, 11_072, 1 << 40, (1 << 62) + 192, (1 << 63) - 64];
+        for i in 0..2000u32 {
+            let hash = murmur_item(&i.to_le_bytes());
+            for bits in sizes {
+                let probes: Vec<u64> = hash.redisbloom_probes(bits, 40).collect();
+                let expected: Vec<u64> = (0..40u64)
+                    .map(|i| hash.h1.wrapping_add(i.wrapping_mul(hash.h2)) % bits)
+                    .collect();
+                assert_eq!(probes, expected, "item {i}, {bits} bits");
+            }
         }
     }
 

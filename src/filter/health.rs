@@ -64,7 +64,7 @@ impl Health {
 mod tests {
     use super::*;
     use crate::filter::{
-        BloomChain, ChainOptions, CounterBits, CountingChain, CountingOptions, Layout,
+        BloomChain, ChainOptions, CounterBits, CountingChain, CountingOptions, HashScheme, Layout,
     };
 
     #[test]
@@ -73,7 +73,9 @@ mod tests {
             error_rate: 0.01,
             capacity: 10_000,
             expansion: 0,
+            non_scaling: false,
             layout: Layout::Classic,
+            hash: HashScheme::Xxh3,
         };
         let mut chain = BloomChain::new(options, u64::MAX).unwrap();
         let empty = Health::of(&chain);
@@ -101,7 +103,9 @@ mod tests {
             error_rate: 0.01,
             capacity: 100_000,
             expansion: 0,
+            non_scaling: false,
             layout: Layout::Blocked,
+            hash: HashScheme::Murmur,
         };
         let mut chain = BloomChain::new(options, u64::MAX).unwrap();
         for i in 0..100_000u32 {

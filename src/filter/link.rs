@@ -4,7 +4,7 @@
 //! the chain, the dumps and the health estimate are written once for both, and monomorphised.
 
 use super::arrays::PREFETCH_MIN_WORDS;
-use super::hash::ItemHash;
+use super::hash::{hash_item, ItemHash};
 use super::sizing::LinkSize;
 use super::FilterError;
 
@@ -21,6 +21,14 @@ pub trait LinkArray: Sized {
 
     /// The kind, capacity, error rate and expansion (0: non-scaling) the options ask for.
     fn unpack(options: Self::Options) -> (Self::Kind, u64, f64, u32);
+    /// The expansion the options state, which a non-scaling filter keeps only to report it.
+    fn stated_expansion(options: Self::Options) -> u32 {
+        Self::unpack(options).3
+    }
+    /// The item's hash for links of `kind`.
+    fn hash(_kind: Self::Kind, item: &[u8]) -> ItemHash {
+        hash_item(item)
+    }
     /// The shape of a link of `kind` for `capacity` items at `error_rate`; None when no link of a
     /// representable size meets it.
     fn size_for(kind: Self::Kind, capacity: u64, error_rate: f64) -> Option<LinkSize>;

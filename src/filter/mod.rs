@@ -15,9 +15,10 @@ mod hash;
 mod health;
 mod link;
 mod murmur;
+mod redisbloom_dump;
 mod sizing;
 
-pub use bloom::{BloomChain, ChainOptions};
+pub use bloom::{BitsKind, BloomChain, ChainOptions};
 pub use chain::HashedChain;
 pub use counters::{CounterBits, CountingOptions};
 pub use counting::CountingChain;
@@ -27,6 +28,7 @@ pub use cuckoo::{
 };
 pub(crate) use dump::DumpStep;
 pub use dump::MAX_CHUNK_BYTES;
+pub use hash::HashScheme;
 pub(crate) use health::Health;
 pub(crate) use sizing::format_g;
 pub use sizing::Layout;

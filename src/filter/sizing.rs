@@ -54,7 +54,7 @@ impl LinkSize {
         if !(error_rate > 0.0 && error_rate < 1.0) || capacity == 0 {
             return None;
         }
-        let bpe = -(error_rate.ln() / LN_2_SQUARED);
+        let bpe = bits_per_element(error_rate);
         let raw_bits = (capacity as f64 * bpe).floor();
         if !raw_bits.is_finite() || raw_bits >= (u64::MAX / 2) as f64 {
             return None;
@@ -90,6 +90,12 @@ impl LinkSize {
     pub fn words(&self) -> usize {
         (self.bits / 64) as usize
     }
+}
+
+/// Bits per element for `error_rate`, −ln(e) / ln²2, computed as RedisBloom does: its dump
+/// header carries this very double.
+pub(super) fn bits_per_element(error_rate: f64) -> f64 {
+    -(error_rate.ln() / LN_2_SQUARED)
 }
 
 /// Formats a float the way C's `%g` does (six significant digits, trailing zeros dropped,

@@ -43,7 +43,10 @@
 //! Version 2 differs from version 1 only in the filter headers it may hold: a Bloom filter's is
 //! dump format 2, which has its layout (classic or blocked). A version 1 file holds dump format 1
 //! headers, all of classic filters, and loads as it always did. The file version was raised with
-//! the header's so that a build that cannot read the headers says so up front.
+//! the header's so that a build that cannot read the headers says so up front. Version 3 adds,
+//! for the same reason, RedisBloom's header (filter/redisbloom_dump.rs), which a classic filter
+//! hashed as RedisBloom hashes has; version 1 and 2 files hold only sieved's headers, whose
+//! filters hash with xxh3.
 //!
 //! The collection kinds and the cuckoo filter were added without a version change: older files
 //! hold none of them, and so load as before; an older build refuses a file holding one, naming
@@ -74,7 +77,7 @@ use std::path::{Path, PathBuf};
 
 pub const FILE_NAME: &str = "sieved.snap";
 pub(super) const MAGIC: &[u8; 8] = b"SIEVEDSN";
-pub(super) const VERSION: u32 = 2;
+pub(super) const VERSION: u32 = 3;
 /// The version before Bloom filters had a layout.
 pub(super) const VERSION_CLASSIC_ONLY: u32 = 1;
 pub(super) const TAG_KEY: u8 = 0x01;

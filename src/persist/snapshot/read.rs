@@ -208,10 +208,10 @@ fn load_records(
         return Err("not a sieved snapshot (bad magic)".into());
     }
     let version = reader.u32()?;
-    if version != VERSION && version != VERSION_CLASSIC_ONLY {
+    if !(VERSION_CLASSIC_ONLY..=VERSION).contains(&version) {
         return Err(format!(
             "snapshot format version {version} is not supported (this build reads \
-             {VERSION_CLASSIC_ONLY} and {VERSION})"
+             {VERSION_CLASSIC_ONLY} to {VERSION})"
         ));
     }
     let first_segment = reader.u32()? as u64;
