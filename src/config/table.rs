@@ -292,8 +292,8 @@ parameters! {
     }
     runtime maxmemory_policy: EvictionPolicy {
         name: "maxmemory-policy", default: "noeviction", check: any,
-        help: "What goes when memory is over maxmemory, before a command that may allocate: \
-               noeviction (nothing; such commands are refused), allkeys-lru, allkeys-lfu, \
+        help: "What goes when memory is over maxmemory, before each command: noeviction \
+               (nothing; commands that may allocate are refused), allkeys-lru, allkeys-lfu, \
                allkeys-random (any key: least recently used, least frequently used, random), \
                volatile-lru, volatile-lfu, volatile-random, volatile-ttl (keys with an expiry \
                time only; volatile-ttl the nearest to expire). As in Redis.",
