@@ -416,3 +416,149 @@ fn replica_with_a_wrong_masterauth_keeps_its_data() {
     let (node, digest) = node_with_data("auth-replica", &["--masterauth", "wrong"]);
     keeps_data_when_pointed_at(&node, &digest, primary.port);
 }
+
+/// The processes `pid` has started and not yet reaped, from /proc.
+fn children(pid: &str) -> Vec<String> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("children")).ok())
+        .flat_map(|list| {
+            list.split_whitespace()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// A replica's handshake on a raw connection, up to the start of the full sync's payload;
+/// returns the connection, which then reads nothing unless asked.
+fn raw_replica_until_payload(primary: &Node) -> std::net::TcpStream {
+    use std::io::{BufRead, BufReader, Write};
+    let mut link = std::net::TcpStream::connect(("127.0.0.1", primary.port)).expect("connect");
+    link.set_read_timeout(Some(ha::GUARD)).expect("timeout");
+    let encode = |args: &[&str]| {
+        let args: Vec<&[u8]> = args.iter().map(|arg| arg.as_bytes()).collect();
+        common::encode_command(&args)
+    };
+    link.write_all(
+        &[
+            encode(&["REPLCONF", "listening-port", "1"]),
+            encode(&["REPLCONF", "capa", "eof", "capa", "psync2"]),
+            encode(&["PSYNC", "?", "-1"]),
+        ]
+        .concat(),
+    )
+    .expect("handshake");
+    let mut reader = BufReader::new(link.try_clone().expect("clone"));
+    let mut lines = Vec::new();
+    while !lines.iter().any(|line: &String| line.starts_with("$EOF:")) {
+        let mut line = String::new();
+        reader
+            .read_line(&mut line)
+            .expect("read the handshake's replies");
+        assert!(!line.is_empty(), "the primary closed the link: {lines:?}");
+        lines.push(line);
+    }
+    assert!(
+        lines.iter().any(|line| line.starts_with("+FULLRESYNC")),
+        "{lines:?}"
+    );
+    link
+}
+
+/// A full sync's snapshot is written by a child forked at the cut, with the log on or off.
+/// Writes that do not repeat (counting deletions) keep coming while the child writes a filter of
+/// tens of megabytes; an inexact cut would count some of them twice on the replica.
+#[test]
+fn a_full_sync_under_writes_is_exact() {
+    for appendonly in ["no", "yes"] {
+        full_sync_under_writes_is_exact(appendonly);
+    }
+}
+
+fn full_sync_under_writes_is_exact(appendonly: &str) {
+    let name = format!("forked-primary-aof-{appendonly}");
+    let primary = Node::start(&name, &["--appendonly", appendonly]);
+    let mut con = ha::connect(primary.port).expect("connect");
+    ha::command(&["CBF.RESERVE", "cbf", "0.0001", "10000000"])
+        .query::<()>(&mut con)
+        .expect("CBF.RESERVE");
+    write_items(&mut con, 0..2 * BATCH);
+    let port = primary.port;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut con = ha::connect(port).expect("connect");
+            let mut next = 2 * BATCH;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                write_items(&mut con, next..next + 100);
+                next += 100;
+            }
+            next
+        })
+    };
+    let name = format!("forked-replica-aof-{appendonly}");
+    let replica = Node::replica_of(&name, &primary, &[]);
+    primary.wait_online(&[&replica]);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let written = writer.join().expect("the writer");
+    wait_replicas(&mut con, 1);
+    wait_same_data(&primary, &[&replica]);
+    eprintln!("appendonly {appendonly}: {written} items written around the full sync");
+    wait_for("the snapshot child to be reaped", || {
+        children(&primary.pid()).is_empty().then_some(())
+    });
+}
+
+/// A snapshot child killed mid-payload ends that sync, and only that: the primary goes on
+/// serving, leaves no child behind, and the next sync works.
+#[test]
+fn a_snapshot_child_killed_mid_sync_fails_only_that_sync() {
+    use std::io::Read;
+    let primary = Node::start("child-killed-primary", &["--appendonly", "no"]);
+    // 240 MB of payload: far more than the pipe and the sockets hold while nobody reads.
+    query::<()>(primary.port, &["BF.RESERVE", "big", "0.0001", "100000000"]).expect("reserve");
+    let mut con = ha::connect(primary.port).expect("connect");
+    write_items(&mut con, 0..BATCH);
+    let digest = primary.digest();
+
+    let mut link = raw_replica_until_payload(&primary);
+    let child = wait_for("the snapshot child", || {
+        children(&primary.pid()).into_iter().next()
+    });
+    signal(&child, "KILL");
+    // The primary ends the link: what it had sent, then the end of the stream.
+    let mut rest = Vec::new();
+    let _ = link.read_to_end(&mut rest);
+    assert!(rest.len() < 240_000_000, "the whole payload arrived");
+    wait_for("the killed child to be reaped", || {
+        children(&primary.pid()).is_empty().then_some(())
+    });
+    assert_eq!(primary.digest(), digest);
+
+    let replica = Node::replica_of("child-killed-replica", &primary, &[]);
+    primary.wait_online(&[&replica]);
+    wait_same_data(&primary, &[&replica]);
+}
+
+/// A replica that goes away in the middle of its full sync takes its snapshot child with it.
+#[test]
+fn a_replica_gone_mid_sync_leaves_no_child() {
+    let primary = Node::start("gone-primary", &["--appendonly", "no"]);
+    query::<()>(primary.port, &["BF.RESERVE", "big", "0.0001", "100000000"]).expect("reserve");
+    let link = raw_replica_until_payload(&primary);
+    wait_for("the snapshot child", || {
+        children(&primary.pid()).into_iter().next()
+    });
+    drop(link);
+    wait_for("the snapshot child to be ended and reaped", || {
+        children(&primary.pid()).is_empty().then_some(())
+    });
+    assert_eq!(
+        query::<String>(primary.port, &["PING"]).expect("PING"),
+        "PONG"
+    );
+}
