@@ -562,3 +562,95 @@ fn a_replica_gone_mid_sync_leaves_no_child() {
         "PONG"
     );
 }
+
+/// A primary that speaks the handshake, answers PSYNC with +FULLRESYNC and then sends
+/// `payload` as it is, and closes: the test's stand-in for a primary whose sync payload is
+/// damaged or cut short. Serves one link and ends.
+fn fake_primary(payload: Vec<u8>) -> (u16, std::thread::JoinHandle<()>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    let serve = std::thread::spawn(move || {
+        let (mut link, _) = listener.accept().expect("the replica connects");
+        link.set_read_timeout(Some(ha::GUARD)).expect("timeout");
+        let mut seen = Vec::new();
+        let mut chunk = [0u8; 4096];
+        // Each request is answered as it is complete; the replica sends one at a time.
+        let mut answered = 0;
+        loop {
+            let read = link.read(&mut chunk).expect("read the handshake");
+            assert!(read > 0, "the replica left during the handshake");
+            seen.extend_from_slice(&chunk[..read]);
+            let text = String::from_utf8_lossy(&seen).to_ascii_uppercase();
+            let requests = text.matches("\r\n*").count() + 1;
+            while answered < requests && text.ends_with("\r\n") {
+                answered += 1;
+                if text.contains("$5\r\nPSYNC\r\n") && answered == requests {
+                    link.write_all(format!("+FULLRESYNC {} 0\r\n", "f".repeat(40)).as_bytes())
+                        .expect("answer PSYNC");
+                    link.write_all(&payload).expect("send the payload");
+                    return;
+                }
+                let answer: &[u8] = if answered == 1 {
+                    b"+PONG\r\n"
+                } else {
+                    b"+OK\r\n"
+                };
+                link.write_all(answer).expect("answer");
+            }
+        }
+    });
+    (port, serve)
+}
+
+/// Points a replica holding data at a primary whose full sync fails as `payload` makes it fail,
+/// and checks that INFO names the reason (`expected`) while the data stays as it was.
+fn keeps_data_through_a_bad_payload(name: &str, payload: Vec<u8>, expected: &str) {
+    let (node, digest) = node_with_data(name, &[]);
+    let (port, primary) = fake_primary(payload);
+    let mut raw = node.raw();
+    assert_eq!(
+        raw.cmd(&["REPLICAOF", "127.0.0.1", &port.to_string()]),
+        b"+OK\r\n"
+    );
+    primary.join().expect("the fake primary");
+    let error = wait_for("the link's error in INFO", || {
+        info_field(node.port, "replication", "master_link_last_error")
+            .filter(|error| !error.is_empty())
+    });
+    assert!(error.contains(expected), "{name}: {error}");
+    assert_eq!(
+        info_field(node.port, "replication", "master_link_status").as_deref(),
+        Some("down")
+    );
+    assert_eq!(node.digest(), digest, "{name}: the replica's data changed");
+    assert_eq!(raw.cmd(&["BF.EXISTS", "bf", &item(1)]), b":1\r\n");
+}
+
+/// A real snapshot of a small data set, as a full sync's payload carries it.
+fn a_snapshot(name: &str) -> Vec<u8> {
+    let (node, _) = node_with_data(name, &[]);
+    assert_eq!(node.raw().cmd(&["SAVE"]), b"+OK\r\n");
+    std::fs::read(node.dir.0.join("sieved.snap")).expect("the snapshot")
+}
+
+#[test]
+fn a_corrupted_sync_payload_keeps_the_replicas_data() {
+    let mark = "m".repeat(40);
+    let mut snapshot = a_snapshot("corrupted-source");
+    let middle = snapshot.len() / 2;
+    snapshot[middle] ^= 0x55;
+    let mut payload = format!("$EOF:{mark}\r\n").into_bytes();
+    payload.extend_from_slice(&snapshot);
+    payload.extend_from_slice(mark.as_bytes());
+    keeps_data_through_a_bad_payload("corrupted", payload, "cannot be loaded");
+}
+
+#[test]
+fn a_truncated_sync_payload_keeps_the_replicas_data() {
+    let snapshot = a_snapshot("truncated-source");
+    // Announced whole, cut off half-way by the primary closing the link.
+    let mut payload = format!("${}\r\n", snapshot.len()).into_bytes();
+    payload.extend_from_slice(&snapshot[..snapshot.len() / 2]);
+    keeps_data_through_a_bad_payload("truncated", payload, "closed the link");
+}
