@@ -44,6 +44,9 @@ pub const INDEX_RANGE: &str = "ERR index out of range";
 pub const MIN_MAX_FLOAT: &str = "ERR min or max is not a float";
 pub const HASH_NOT_INTEGER: &str = "ERR hash value is not an integer";
 pub const HASH_NOT_FLOAT: &str = "ERR hash value is not a float";
+/// OBJECT FREQ without an LFU `maxmemory-policy`, and OBJECT IDLETIME with one.
+pub const NOT_LFU: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+pub const LFU: &str = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
 pub const CLIENT_NAME_SPACES: &str =
     "ERR Client names cannot contain spaces, newlines or special characters.";
 
