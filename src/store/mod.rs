@@ -9,6 +9,7 @@ mod collection;
 mod db;
 mod glob;
 mod hash;
+pub mod rdb;
 mod set;
 mod summary;
 mod table;
