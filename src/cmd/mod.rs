@@ -24,6 +24,7 @@ mod filters;
 mod hashes;
 mod keys;
 mod lists;
+mod migration;
 mod pubsub;
 mod replication;
 mod sets;
@@ -74,6 +75,7 @@ const FAMILIES: &[&[CommandSpec]] = &[
     admin::SPECS,
     transaction::SPECS,
     keys::SPECS,
+    migration::SPECS,
     strings::SPECS,
     counters::SPECS,
     bits::SPECS,
