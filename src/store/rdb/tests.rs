@@ -330,3 +330,34 @@ fn unknown_modules_and_types_are_refused() {
         9
     )));
 }
+
+/// Random damage to valid payloads, sealed so that it reaches the decoder: refused or restored,
+/// never a panic, and what restores dumps again.
+#[test]
+fn damaged_payloads_never_panic() {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for value in every_kind_of_value() {
+        let payload = dump(&value);
+        let body = &payload[..payload.len() - 10];
+        for _ in 0..300 {
+            let mut damaged = body.to_vec();
+            for _ in 0..1 + next() % 4 {
+                let at = (next() % damaged.len() as u64) as usize;
+                match next() % 3 {
+                    0 => damaged[at] ^= 1 << (next() % 8),
+                    1 => damaged[at] = next() as u8,
+                    _ => damaged.truncate(at.max(1)),
+                }
+            }
+            if let Ok(copy) = restore(&seal(&damaged, 9), &LIMITS) {
+                assert!(restore(&dump(&copy), &LIMITS).is_ok());
+            }
+        }
+    }
+}
