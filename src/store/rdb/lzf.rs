@@ -77,14 +77,14 @@ pub(super) fn decompress(input: &[u8], len: usize) -> Result<Vec<u8>, LzfError> 
         }
         let back = ((control & 0x1f) << 8) + usize::from(input[at]) + 1;
         at += 1;
-        let run = run + 2;
-        let start = out.len() - back;
-        if back >= run {
-            out.extend_from_within(start..start + run);
-        } else {
-            for i in 0..run {
-                out.push(out[start + i]);
-            }
+        // A reference may overlap what it produces (a run of one repeated pattern): copied
+        // a period at a time, each piece is already in place when it is read.
+        let (mut from, mut left) = (out.len() - back, run + 2);
+        while left > 0 {
+            let piece = left.min(back);
+            out.extend_from_within(from..from + piece);
+            from += piece;
+            left -= piece;
         }
     }
     Ok(out)
