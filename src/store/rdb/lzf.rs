@@ -77,13 +77,12 @@ pub(super) fn decompress(input: &[u8], len: usize) -> Result<Vec<u8>, LzfError> 
         }
         let back = ((control & 0x1f) << 8) + usize::from(input[at]) + 1;
         at += 1;
-        // A reference may overlap what it produces (a run of one repeated pattern): copied
-        // a period at a time, each piece is already in place when it is read.
-        let (mut from, mut left) = (out.len() - back, run + 2);
+        // A reference may overlap what it produces (a pattern of `back` bytes repeated): what
+        // follows `from` is then periodic, so each copy can take all of it, doubling each time.
+        let (from, mut left) = (out.len() - back, run + 2);
         while left > 0 {
-            let piece = left.min(back);
+            let piece = left.min(out.len() - from);
             out.extend_from_within(from..from + piece);
-            from += piece;
             left -= piece;
         }
     }
