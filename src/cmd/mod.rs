@@ -25,6 +25,7 @@ mod filters;
 mod hashes;
 mod keys;
 mod lists;
+mod migration;
 mod module;
 mod pubsub;
 mod replication;
@@ -77,6 +78,7 @@ const FAMILIES: &[&[CommandSpec]] = &[
     module::SPECS,
     transaction::SPECS,
     keys::SPECS,
+    migration::SPECS,
     strings::SPECS,
     counters::SPECS,
     bits::SPECS,

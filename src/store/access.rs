@@ -94,6 +94,24 @@ impl Tracking {
         }
     }
 
+    /// The bits RESTORE's IDLETIME or FREQ give a key, as Redis's `objectSetLRUOrLFU`: FREQ
+    /// counts under an LFU policy and IDLETIME under any other; the other is ignored (None).
+    pub fn restored(&self, idle_secs: Option<u64>, frequency: Option<u8>) -> Option<u32> {
+        match (self.is_lfu(), idle_secs, frequency) {
+            (true, _, Some(frequency)) => Some(self.minutes() << 8 | u32::from(frequency)),
+            (false, Some(idle), _) => {
+                let idle = idle.min(u64::from(LRU_CLOCK_MAX)) as u32;
+                let clock = self.lru_clock();
+                // Before the clock's last wrap, as `idle_secs` reads a stamp ahead of the clock.
+                Some(match clock.checked_sub(idle) {
+                    Some(stamp) => stamp,
+                    None => clock + LRU_CLOCK_MAX - idle,
+                })
+            }
+            _ => None,
+        }
+    }
+
     /// Seconds since the access that left `bits`, read as LRU bits (OBJECT IDLETIME).
     pub fn idle_secs(&self, bits: u32) -> u64 {
         let clock = self.lru_clock();
@@ -172,6 +190,10 @@ impl AccessBits {
 
     pub(super) fn get(&self) -> u32 {
         self.0.load(Ordering::Relaxed)
+    }
+
+    pub(super) fn set(&self, bits: u32) {
+        self.0.store(bits, Ordering::Relaxed);
     }
 
     /// Records an access. Racing accesses may each start from the same bits and one's

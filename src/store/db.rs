@@ -188,6 +188,15 @@ impl Db {
             .map(|entry| entry.access.get())
     }
 
+    /// Sets the live key's access bits (RESTORE's IDLETIME and FREQ, `Tracking::restored`).
+    pub fn set_access_bits(&self, key: &[u8], now: u64, bits: u32) {
+        let (shard, hash) = self.locate(key);
+        let map = read(&shard.map);
+        if let Some(entry) = map.get(hash, key).filter(|entry| entry.is_live(now)) {
+            entry.access.set(bits);
+        }
+    }
+
     pub fn tracking(&self) -> &Tracking {
         &self.tracking
     }

@@ -11,6 +11,7 @@ mod db;
 mod eviction;
 mod glob;
 mod hash;
+pub mod rdb;
 mod set;
 mod summary;
 mod table;

@@ -313,6 +313,11 @@ const WRITES: &[(&[&str], &[&str])] = &[
     (&["SET a 1"], &["RENAME", "a", "b"]),
     (&["SET a 1"], &["RENAMENX", "a", "b"]),
     (&["SET a 1"], &["COPY", "a", "b"]),
+    (&[], &["RESTORE", "a", "0", "<payload>"]),
+    (
+        &["SET a 1"],
+        &["MIGRATE", "127.0.0.1", "<target>", "a", "0", "5000"],
+    ),
     (&["SET a 1"], &["EXPIRE", "a", "100"]),
     (&["SET a 1"], &["PEXPIRE", "a", "100000"]),
     (&["SET a 1"], &["EXPIREAT", "a", "4000000000"]),
@@ -363,6 +368,21 @@ const WRITES: &[(&[&str], &[&str])] = &[
     (&[], &["HINCRBYFLOAT", "h", "n", "0.5"]),
 ];
 
+/// The port of a server that accepts one connection and answers its first two commands (a
+/// MIGRATE's SELECT and RESTORE) with +OK.
+fn migration_target() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = listener.local_addr().expect("an address").port();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        if let Ok((mut stream, _)) = listener.accept() {
+            let _ = stream.write_all(b"+OK\r\n+OK\r\n");
+            let _ = stream.read_to_end(&mut Vec::new());
+        }
+    });
+    port.to_string()
+}
+
 /// The header chunk of a dump of a new filter of the same family as `loadchunk`.
 fn dump_header(loadchunk: &str) -> Vec<u8> {
     let family = loadchunk.split('.').next().expect("a family");
@@ -401,10 +421,14 @@ fn every_write_command_is_logged_and_counted() {
         } else {
             Vec::new()
         };
+        let payload = crate::store::rdb::dump(&crate::store::Value::String(b"v".to_vec()));
+        let target = migration_target();
         let words: Vec<&[u8]> = command
             .iter()
             .map(|word| match *word {
                 "<dump>" => &header[..],
+                "<payload>" => &payload[..],
+                "<target>" => target.as_bytes(),
                 word => word.as_bytes(),
             })
             .collect();
