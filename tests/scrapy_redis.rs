@@ -115,7 +115,7 @@ fn stock_scrapy_redis_crawls_run_against_sieved_as_against_redis() {
     // a request's bits before either set them (the package's GETBITs then SETBITs).
     let shared = crawl(&python, port, 2, "bitmap", false);
     assert_none_failed(&shared);
-    // The same with a sieved Bloom filter as the dupefilter: BF.ADD tests and sets at once, so
+    // The same with a sieved Bloom filter as the dupefilter: BF.INSERT tests and sets at once, so
     // no page is ever fetched twice.
     let bloom = crawl(&python, port, 2, "bloom", true);
     assert_none_failed(&bloom);

@@ -6,7 +6,7 @@ drained, and, with --exactly-once, no page fetched twice.
                      [--exactly-once]
 
 --dupefilter bitmap is scrapy-redis-bloomfilter's (a 2^30-bit string, GETBIT/SETBIT hashed by the
-client); bloom is bloom_dupefilter.py (one BF.ADD per request, on sieved only).
+client); bloom is bloom_dupefilter.py (one BF.INSERT per request, on sieved only).
 
 Prints one JSON line: pages, duplicate fetches, seconds, pages per second, commands the server
 ran per page, the server's CPU time (when it runs on this machine), the dupefilter's memory, and
