@@ -301,6 +301,32 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .acl(bits![Acl: WRITE, BLOOM])
     .complexity("O(n), where n is the capacity")
     .args(&[key("key"), integer("iterator"), string("data")]),
+    // sieved's own: RedisBloom has no merge (its issues #20 and #274 ask for one).
+    CommandSpec::new(
+        "bf.merge",
+        -3,
+        Group::Bloom,
+        "Merges Bloom filters of the same shape into a destination, which takes part in the union \
+         if it exists",
+        super::merge::bf_merge,
+    )
+    .flags(bits![Flags: WRITE, DENYOOM])
+    .key_specs(MERGE_KEYS)
+    .acl(bits![Acl: WRITE, BLOOM])
+    .complexity("O(m), where m is the size of the filters in bytes")
+    .args(MERGE_ARGS),
+    CommandSpec::new(
+        "bf.unioncard",
+        -2,
+        Group::Bloom,
+        "Estimates the number of distinct items in the union of Bloom filters of the same shape",
+        super::merge::bf_unioncard,
+    )
+    .flags(bits![Flags: READONLY])
+    .key_specs(&[KeySpec::range(bits![KeyFlags: RO, ACCESS], 1, -1, 1)])
+    .acl(bits![Acl: READ, BLOOM])
+    .complexity("O(m), where m is the size of the filters in bytes")
+    .args(&[key("key").multiple()]),
     // Undocumented by RedisBloom, which declares arity -1 and checks for exactly one key itself.
     CommandSpec::new(
         "bf.debug",
@@ -326,5 +352,11 @@ const HASHES_TIMES_ITEMS: &str =
 /// cannot know better: read-write, full access.
 pub(super) const FILTER_KEY: &[KeySpec] =
     &[KeySpec::range(bits![KeyFlags: RW, ACCESS, UPDATE], 1, 0, 1)];
+/// A merge's destination, which it reads and writes, then its sources, which it only reads.
+pub(super) const MERGE_KEYS: &[KeySpec] = &[
+    KeySpec::range(bits![KeyFlags: RW, ACCESS, UPDATE, INSERT], 1, 0, 1),
+    KeySpec::range(bits![KeyFlags: RO, ACCESS], 2, -1, 1),
+];
+pub(super) const MERGE_ARGS: &[Arg] = &[key("destkey"), key("sourcekey").key_spec(1).multiple()];
 pub(super) const KEY_ITEM: &[Arg] = &[key("key"), string("item")];
 pub(super) const KEY_ITEMS: &[Arg] = &[key("key"), string("item").multiple()];

@@ -24,6 +24,7 @@ mod filters;
 mod hashes;
 mod keys;
 mod lists;
+mod merge;
 mod pubsub;
 mod replication;
 mod sets;

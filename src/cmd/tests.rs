@@ -380,3 +380,50 @@ fn incrbyfloat_is_logged_as_the_value_it_set() {
     assert_eq!(client.run(&["EXISTS", "missing"]), ":0\r\n");
     assert_eq!(shapes(&client.logged()), vec![vec!["0:SET f 1.5 KEEPTTL"]]);
 }
+
+#[test]
+fn a_merge_is_logged_as_itself_and_replays_to_the_same_filters() {
+    let mut client = Client::new(Some(Log::default()));
+    for i in 0..150 {
+        client.run(&["BF.ADD", "a", &format!("a{i}")]);
+    }
+    for i in 0..500 {
+        client.run(&["BF.ADD", "b", &format!("b{i}")]);
+    }
+    client.run(&["CBF.MADD", "c", "x", "x", "y"]);
+    assert_eq!(client.run(&["BF.MERGE", "m", "a", "b"]), "+OK\r\n");
+    assert_eq!(client.run(&["BF.MERGE", "a", "b"]), "+OK\r\n");
+    assert_eq!(client.run(&["CBF.MERGE", "d", "c", "c"]), "+OK\r\n");
+    assert!(client
+        .run(&["BF.MERGE", "m", "c"])
+        .starts_with("-WRONGTYPE"));
+    let merges: Vec<String> = shapes(&client.logged())
+        .into_iter()
+        .flatten()
+        .filter(|command| command.contains("MERGE"))
+        .collect();
+    assert_eq!(
+        merges,
+        ["0:BF.MERGE m a b", "0:BF.MERGE a b", "0:CBF.MERGE d c c"]
+    );
+    let state = |client: &mut Client| {
+        (
+            client.run(&["BF.DEBUG", "m"]),
+            client.run(&["BF.DEBUG", "a"]),
+            client.run(&["CBF.INFO", "d"]),
+            client.run(&["SIEVED.DIGEST"]),
+        )
+    };
+    let expected = state(&mut client);
+    let mut replica = Client::new(None);
+    replica
+        .server
+        .config
+        .set_many(&[
+            (b"max-filter-memory".as_slice(), b"1024".as_slice()),
+            (b"bf-layout", b"blocked"),
+        ])
+        .expect("other settings");
+    replica.replay(&client.logged());
+    assert_eq!(state(&mut replica), expected);
+}

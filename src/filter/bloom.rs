@@ -264,6 +264,19 @@ impl LinkArray for Bits {
         };
         write_le_bytes(words, from, data);
     }
+
+    fn combine(_: BitsKind, into: &mut [u8], from: &[u8]) {
+        for (byte, other) in into.iter_mut().zip(from) {
+            *byte |= other;
+        }
+    }
+
+    fn kind_fields(kind: BitsKind) -> Vec<(&'static str, String)> {
+        vec![
+            ("layout", kind.layout.name().to_string()),
+            ("hash scheme", kind.hash.name().to_string()),
+        ]
+    }
 }
 
 impl BloomChain {

@@ -14,6 +14,7 @@ mod dump;
 mod hash;
 mod health;
 mod link;
+mod merge;
 mod murmur;
 mod redisbloom_dump;
 mod sizing;
@@ -30,6 +31,7 @@ pub(crate) use dump::DumpStep;
 pub use dump::MAX_CHUNK_BYTES;
 pub use hash::HashScheme;
 pub(crate) use health::Health;
+pub use merge::{bounded_estimate, MergeMismatch, MergeShape};
 pub(crate) use sizing::format_g;
 pub use sizing::Layout;
 

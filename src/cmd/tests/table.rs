@@ -284,6 +284,8 @@ const WRITES: &[(&[&str], &[&str])] = &[
     (&["CBF.ADD f a"], &["CBF.DEL", "f", "a"]),
     (&["CBF.ADD f a"], &["CBF.MDEL", "f", "a"]),
     (&[], &["CBF.LOADCHUNK", "f", "1", "<dump>"]),
+    (&["BF.ADD a x"], &["BF.MERGE", "f", "a"]),
+    (&["CBF.ADD a x"], &["CBF.MERGE", "f", "a"]),
     (&[], &["CF.RESERVE", "f", "100"]),
     (&[], &["CF.ADD", "f", "a"]),
     (&[], &["CF.ADDNX", "f", "a"]),
