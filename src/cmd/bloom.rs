@@ -20,12 +20,17 @@ struct Reserve<'a> {
 impl<'a> Reserve<'a> {
     /// `layout` and `hash` are the server's `bf-layout` and `bf-hash-scheme`: RESERVE has no
     /// option for them.
-    fn parse(request: Request<'a>, layout: Layout, hash: HashScheme) -> Result<Self, CmdError> {
+    fn parse(
+        request: Request<'a>,
+        layout: Layout,
+        hash: HashScheme,
+        max_capacity: u64,
+    ) -> Result<Self, CmdError> {
         if request.len() > 7 {
             return Err(CmdError::arity("bf.reserve"));
         }
         let error_rate = parse_reserve_error_rate(request.arg(2))?;
-        let capacity = parse_reserve_capacity(request.arg(3))?;
+        let capacity = parse_reserve_capacity(request.arg(3), max_capacity)?;
         let mut expansion = None;
         let mut non_scaling = false;
         let mut cursor = Cursor::new(request, 4);
@@ -66,11 +71,14 @@ pub(super) fn parse_reserve_error_rate(arg: &[u8]) -> Result<f64, CmdError> {
     Ok(error_rate)
 }
 
-/// The capacity argument of a RESERVE.
-pub(super) fn parse_reserve_capacity(arg: &[u8]) -> Result<u64, CmdError> {
+/// The capacity argument of a RESERVE, at most `max` (`filters::max_capacity`).
+pub(super) fn parse_reserve_capacity(arg: &[u8], max: u64) -> Result<u64, CmdError> {
     let capacity = parse_i64(arg).ok_or(BF_BAD_CAPACITY)?;
-    if !(1..=MAX_CAPACITY as i64).contains(&capacity) {
-        return Err(BF_CAPACITY_RANGE.into());
+    if capacity < 1 || capacity as u64 > max {
+        return Err(match max {
+            MAX_CAPACITY => BF_CAPACITY_RANGE.into(),
+            max => bf_capacity_range(max),
+        });
     }
     Ok(capacity as u64)
 }
@@ -101,7 +109,8 @@ pub(super) fn reserve_expansion(
 
 pub(super) fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
     let defaults = filters::default_options::<BloomChain>(ctx);
-    let command = Reserve::parse(request, defaults.layout, defaults.hash)?;
+    let max_capacity = filters::max_capacity(ctx);
+    let command = Reserve::parse(request, defaults.layout, defaults.hash, max_capacity)?;
     filters::reserve::<BloomChain>(ctx, command.key, command.options)
 }
 

@@ -36,12 +36,12 @@ struct Reserve<'a> {
 impl<'a> Reserve<'a> {
     const MAX_ARGS: usize = 9;
 
-    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+    fn parse(request: Request<'a>, max_capacity: u64) -> Result<Self, CmdError> {
         if request.len() > Self::MAX_ARGS {
             return Err(CmdError::arity("cbf.reserve"));
         }
         let error_rate = parse_reserve_error_rate(request.arg(2))?;
-        let capacity = parse_reserve_capacity(request.arg(3))?;
+        let capacity = parse_reserve_capacity(request.arg(3), max_capacity)?;
         let mut expansion = None;
         let mut non_scaling = false;
         let mut counter_bits = CounterBits::Four;
@@ -68,7 +68,7 @@ impl<'a> Reserve<'a> {
 }
 
 pub(super) fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let command = Reserve::parse(request)?;
+    let command = Reserve::parse(request, filters::max_capacity(ctx))?;
     filters::reserve::<CountingChain>(ctx, command.key, command.options)
 }
 

@@ -54,6 +54,10 @@ pub const BF_BAD_ERROR_RATE: &str = "ERR bad error rate";
 pub const BF_ERROR_RATE_RANGE: &str = "ERR error rate must be in the range (0.000000, 1.000000)";
 pub const BF_BAD_CAPACITY: &str = "ERR bad capacity";
 pub const BF_CAPACITY_RANGE: &str = "ERR capacity must be in the range [1, 1073741824]";
+/// `BF_CAPACITY_RANGE` for a `bf-max-capacity` other than RedisBloom's 2^30.
+pub fn bf_capacity_range(max: u64) -> CmdError {
+    CmdError::Owned(format!("ERR capacity must be in the range [1, {max}]"))
+}
 pub const BF_NO_EXPANSION: &str = "ERR no expansion";
 pub const BF_BAD_EXPANSION: &str = "ERR bad expansion";
 pub const BF_EXPANSION_RANGE: &str = "ERR expansion must be in the range [0, 32768]";

@@ -427,3 +427,36 @@ fn a_merge_is_logged_as_itself_and_replays_to_the_same_filters() {
     replica.replay(&client.logged());
     assert_eq!(state(&mut replica), expected);
 }
+
+#[test]
+fn a_capacity_past_the_default_cap_replays_under_any_cap() {
+    let mut client = Client::new(Some(Log::default()));
+    let insert = [
+        "BF.INSERT",
+        "k",
+        "CAPACITY",
+        "1500000000",
+        "ERROR",
+        "0.2",
+        "ITEMS",
+        "x",
+    ];
+    assert_eq!(client.run(&insert), "-Bad capacity\r\n");
+    client
+        .server
+        .config
+        .set_many(&[(b"bf-max-capacity".as_slice(), b"2000000000".as_slice())])
+        .expect("a larger cap");
+    assert_eq!(client.run(&insert), "*1\r\n:1\r\n");
+    assert_eq!(
+        client.run(&["BF.INSERT", "k", "CAPACITY", "1500000000", "ITEMS", "y"]),
+        "*1\r\n:1\r\n"
+    );
+    let mut replica = Client::new(None);
+    replica.replay(&client.logged());
+    assert_eq!(
+        replica.run(&["BF.INFO", "k", "CAPACITY"]),
+        "*1\r\n:1500000000\r\n"
+    );
+    assert_eq!(replica.run(&["BF.CARD", "k"]), ":2\r\n");
+}
