@@ -84,6 +84,14 @@ pub const CBF_BAD_COUNTER_BITS: &str = "ERR bad counter bits";
 pub const CBF_COUNTER_BITS_VALUE: &str = "ERR counter bits must be 4 or 8";
 pub const CBF_INSERT_BAD_COUNTER_BITS: &str = "Bad counter bits";
 
+// TBF.*: sieved's own, in RedisBloom's style.
+pub const TBF_BAD_WINDOW: &str = "ERR bad window";
+pub const TBF_WINDOW_RANGE: &str = "ERR window must be at least one millisecond per slice";
+pub const TBF_NO_SLICES: &str = "ERR no slices";
+pub const TBF_BAD_SLICES: &str = "ERR bad slices";
+pub const TBF_SLICES_RANGE: &str = "ERR slices must be in the range [1, 64]";
+pub const TBF_FULL: &str = "ERR the window holds its capacity already";
+
 // CF.*: RedisBloom 8.8's words, most without an error code.
 pub const CF_BAD_CAPACITY: &str = "Bad capacity";
 pub const CF_RESERVE_CAPACITY_RANGE: &str =

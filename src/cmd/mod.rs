@@ -33,6 +33,7 @@ mod strings;
 #[cfg(test)]
 mod tests;
 mod transaction;
+mod windowed;
 mod zsets;
 
 pub use client_info::{ClientFilter, ClientInfo, ClientKind, ClientType};
@@ -70,6 +71,7 @@ const FAMILIES: &[&[CommandSpec]] = &[
     bloom::SPECS,
     counting::SPECS,
     cuckoo::SPECS,
+    windowed::SPECS,
     connection::SPECS,
     command::SPECS,
     admin::SPECS,

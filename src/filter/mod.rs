@@ -18,6 +18,7 @@ mod merge;
 mod murmur;
 mod redisbloom_dump;
 mod sizing;
+mod windowed;
 
 pub use bloom::{BitsKind, BloomChain, ChainOptions};
 pub use chain::HashedChain;
@@ -34,6 +35,7 @@ pub(crate) use health::Health;
 pub use merge::{bounded_estimate, MergeMismatch, MergeShape};
 pub(crate) use sizing::format_g;
 pub use sizing::Layout;
+pub use windowed::{Retired, WindowOptions, WindowedFilter, MAX_SLICES};
 
 use std::fmt;
 

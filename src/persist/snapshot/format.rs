@@ -17,7 +17,8 @@
 //! 1       2     database index
 //! 3       8     expiry time, Unix milliseconds; 0 for none
 //! 11      1     value kind: 0 = string, 1 = Bloom filter, 2 = counting Bloom filter,
-//!               3 = list, 4 = set, 5 = sorted set, 6 = hash, 7 = cuckoo filter
+//!               3 = list, 4 = set, 5 = sorted set, 6 = hash, 7 = cuckoo filter,
+//!               9 = time-windowed Bloom filter
 //! 12      4     key length K
 //! 16      K     key
 //! 16+K    4     header length H
