@@ -733,4 +733,49 @@ mod tests {
             Err(FilterError::TooLarge { .. })
         ));
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+
+            /// Any header edited field by field (re-signed, so the checks behind the checksum
+            /// are what is tried) and any chunks load safely within the limit, and the filter
+            /// then answers, adds and ages at any time without panicking.
+            #[test]
+            fn any_header_and_chunks_load_safely(
+                edits in prop::collection::vec((12usize..100, any::<u8>()), 0..6),
+                chunks in prop::collection::vec((-5i64..2000, prop::collection::vec(any::<u8>(), 0..64)), 0..8),
+                times in prop::collection::vec(any::<u64>(), 1..6),
+            ) {
+                let mut retired = Retired::default();
+                let mut source = filter(20, 60_000, 3, Layout::Classic);
+                source.add(b"x", T0, &mut retired).unwrap();
+                let mut header = source.dump_header();
+                let body = header.len() - CHECKSUM_LEN;
+                for (at, byte) in edits {
+                    if at < body {
+                        header[at] = byte;
+                    }
+                }
+                let checksum = xxh3_64(&header[..body]);
+                header[body..].copy_from_slice(&checksum.to_le_bytes());
+                if let Ok(mut loaded) = WindowedFilter::from_header(&header, 1 << 20) {
+                    prop_assert!(loaded.payload_bytes() <= 1 << 20);
+                    for (iterator, data) in &chunks {
+                        let _ = loaded.load_chunk(*iterator, data);
+                    }
+                    for now in times {
+                        loaded.contains(b"probe", now);
+                        loaded.items(now);
+                        let _ = loaded.add(b"probe", now, &mut retired);
+                        loaded.expire(now, &mut retired);
+                        prop_assert!(!loaded.has_expired(now));
+                    }
+                }
+            }
+        }
+    }
 }
