@@ -3,7 +3,7 @@
 
 use crate::cmd::{self, Ctx, Session};
 use crate::config::Config;
-use crate::filter::{BloomChain, CountingChain, CuckooFilter};
+use crate::filter::{BloomChain, CountingChain, CuckooFilter, Retired, WindowedFilter};
 use crate::persist::{aof, snapshot};
 use crate::protocol::{Limits, Protocol, Reply, RequestParser};
 use crate::server::Shared;
@@ -104,8 +104,8 @@ pub fn commands(data: &[u8]) {
 }
 
 /// Reads the bytes as a dump: a header, then chunks (iterator, length, data), for every filter
-/// type that dumps (Bloom, counting, cuckoo); a filter that loads is then dumped again, queried
-/// and written to.
+/// type that dumps (Bloom, counting, cuckoo, time-windowed); a filter that loads is then dumped
+/// again, queried and written to (a windowed one at times around the slices it holds).
 pub fn filter_dumps(data: &[u8]) {
     let Some((length, rest)) = data.split_first_chunk::<2>() else {
         return;
@@ -115,6 +115,7 @@ pub fn filter_dumps(data: &[u8]) {
     let mut bloom = BloomChain::from_header(header, FUZZ_FILTER_LIMIT).ok();
     let mut counting = CountingChain::from_header(header, FUZZ_FILTER_LIMIT).ok();
     let mut cuckoo = CuckooFilter::from_header(header, FUZZ_FILTER_LIMIT).ok();
+    let mut windowed = WindowedFilter::from_header(header, FUZZ_FILTER_LIMIT).ok();
     while let Some((head, tail)) = chunks.split_first_chunk::<10>() {
         let iterator = i64::from_le_bytes(head[..8].try_into().expect("eight bytes"));
         let len = usize::from(u16::from_le_bytes([head[8], head[9]])).min(tail.len());
@@ -126,6 +127,9 @@ pub fn filter_dumps(data: &[u8]) {
             let _ = chain.load_chunk(iterator, chunk);
         }
         if let Some(filter) = cuckoo.as_mut() {
+            let _ = filter.load_chunk(iterator, chunk);
+        }
+        if let Some(filter) = windowed.as_mut() {
             let _ = filter.load_chunk(iterator, chunk);
         }
         chunks = tail;
@@ -152,6 +156,17 @@ pub fn filter_dumps(data: &[u8]) {
         filter.delete(b"probe");
         let _ = filter.insert(b"probe", FUZZ_FILTER_LIMIT);
         filter.compact();
+    }
+    if let Some(mut filter) = windowed {
+        dump_all(|iterator| filter.dump_chunk(iterator).next);
+        let mut retired = Retired::default();
+        // Times from the start of the epoch to the end of u64, with the item counts as given.
+        for now in [0, 1, 1 << 40, u64::MAX / 2, u64::MAX] {
+            filter.contains(b"probe", now);
+            filter.items(now);
+            let _ = filter.add(b"probe", now, &mut retired);
+            filter.expire(now, &mut retired);
+        }
     }
 }
 

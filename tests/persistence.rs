@@ -33,6 +33,19 @@ fn fill(client: &mut RawClient) {
         client.cmd(&["CBF.ADD", "counted", &format!("c{}", i % 100)]);
     }
     client.cmd(&["CBF.DEL", "counted", "c7"]);
+    // A window of a day: nothing ages out between the save and the restart.
+    client.cmd(&[
+        "TBF.RESERVE",
+        "windowed",
+        "0.01",
+        "500",
+        "86400000",
+        "SLICES",
+        "6",
+    ]);
+    for i in 0..300 {
+        client.cmd(&["TBF.ADD", "windowed", &format!("w{i}")]);
+    }
     client.cmd(&["SELECT", "5"]);
     client.cmd(&["BF.ADD", "elsewhere", "y"]);
     client.cmd(&["SELECT", "0"]);
@@ -54,6 +67,9 @@ fn describe(client: &mut RawClient) -> Vec<Vec<u8>> {
         &["CBF.INFO", "counted"],
         &["CBF.COUNT", "counted", "c7"],
         &["CBF.COUNT", "counted", "c8"],
+        &["TYPE", "windowed"],
+        &["TBF.INFO", "windowed"],
+        &["TBF.MEXISTS", "windowed", "w0", "w150", "w299", "w300"],
         &["EXPIRETIME", "volatile"],
         &["EXPIRETIME", "expiring"],
         &["EXPIRETIME", "plain"],

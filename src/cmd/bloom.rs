@@ -20,12 +20,17 @@ struct Reserve<'a> {
 impl<'a> Reserve<'a> {
     /// `layout` and `hash` are the server's `bf-layout` and `bf-hash-scheme`: RESERVE has no
     /// option for them.
-    fn parse(request: Request<'a>, layout: Layout, hash: HashScheme) -> Result<Self, CmdError> {
+    fn parse(
+        request: Request<'a>,
+        layout: Layout,
+        hash: HashScheme,
+        max_capacity: u64,
+    ) -> Result<Self, CmdError> {
         if request.len() > 7 {
             return Err(CmdError::arity("bf.reserve"));
         }
         let error_rate = parse_reserve_error_rate(request.arg(2))?;
-        let capacity = parse_reserve_capacity(request.arg(3))?;
+        let capacity = parse_reserve_capacity(request.arg(3), max_capacity)?;
         let mut expansion = None;
         let mut non_scaling = false;
         let mut cursor = Cursor::new(request, 4);
@@ -66,11 +71,14 @@ pub(super) fn parse_reserve_error_rate(arg: &[u8]) -> Result<f64, CmdError> {
     Ok(error_rate)
 }
 
-/// The capacity argument of a RESERVE.
-pub(super) fn parse_reserve_capacity(arg: &[u8]) -> Result<u64, CmdError> {
+/// The capacity argument of a RESERVE, at most `max` (`filters::max_capacity`).
+pub(super) fn parse_reserve_capacity(arg: &[u8], max: u64) -> Result<u64, CmdError> {
     let capacity = parse_i64(arg).ok_or(BF_BAD_CAPACITY)?;
-    if !(1..=MAX_CAPACITY as i64).contains(&capacity) {
-        return Err(BF_CAPACITY_RANGE.into());
+    if capacity < 1 || capacity as u64 > max {
+        return Err(match max {
+            MAX_CAPACITY => BF_CAPACITY_RANGE.into(),
+            max => bf_capacity_range(max),
+        });
     }
     Ok(capacity as u64)
 }
@@ -101,7 +109,8 @@ pub(super) fn reserve_expansion(
 
 pub(super) fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
     let defaults = filters::default_options::<BloomChain>(ctx);
-    let command = Reserve::parse(request, defaults.layout, defaults.hash)?;
+    let max_capacity = filters::max_capacity(ctx);
+    let command = Reserve::parse(request, defaults.layout, defaults.hash, max_capacity)?;
     filters::reserve::<BloomChain>(ctx, command.key, command.options)
 }
 
@@ -308,6 +317,32 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .acl(bits![Acl: WRITE, BLOOM])
     .complexity("O(n), where n is the capacity")
     .args(&[key("key"), integer("iterator"), string("data")]),
+    // sieved's own: RedisBloom has no merge (its issues #20 and #274 ask for one).
+    CommandSpec::new(
+        "bf.merge",
+        -3,
+        Group::Bloom,
+        "Merges Bloom filters of the same shape into a destination, which takes part in the union \
+         if it exists",
+        super::merge::bf_merge,
+    )
+    .flags(bits![Flags: WRITE, DENYOOM])
+    .key_specs(MERGE_KEYS)
+    .acl(bits![Acl: WRITE, BLOOM])
+    .complexity("O(m), where m is the size of the filters in bytes")
+    .args(MERGE_ARGS),
+    CommandSpec::new(
+        "bf.unioncard",
+        -2,
+        Group::Bloom,
+        "Estimates the number of distinct items in the union of Bloom filters of the same shape",
+        super::merge::bf_unioncard,
+    )
+    .flags(bits![Flags: READONLY])
+    .key_specs(&[KeySpec::range(bits![KeyFlags: RO, ACCESS], 1, -1, 1)])
+    .acl(bits![Acl: READ, BLOOM])
+    .complexity("O(m), where m is the size of the filters in bytes")
+    .args(&[key("key").multiple()]),
     // Undocumented by RedisBloom, which declares arity -1 and checks for exactly one key itself,
     // and gives it no documentation: COMMAND DOCS has only its group and module.
     CommandSpec::new("bf.debug", -1, Group::Bloom, "", debug)
@@ -332,5 +367,11 @@ pub(super) const FILTER_KEY: &[KeySpec] =
 /// rest (SCANDUMP included).
 pub(super) const READ_KEY: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RO], 1, 0, 1)];
 pub(super) const WRITE_KEY: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RW], 1, 0, 1)];
+/// A merge's destination, which it reads and writes, then its sources, which it only reads.
+pub(super) const MERGE_KEYS: &[KeySpec] = &[
+    KeySpec::range(bits![KeyFlags: RW, ACCESS, UPDATE, INSERT], 1, 0, 1),
+    KeySpec::range(bits![KeyFlags: RO, ACCESS], 2, -1, 1),
+];
+pub(super) const MERGE_ARGS: &[Arg] = &[key("destkey"), key("sourcekey").key_spec(1).multiple()];
 pub(super) const KEY_ITEM: &[Arg] = &[key("key"), string("item")];
 pub(super) const KEY_ITEMS: &[Arg] = &[key("key"), string("item").multiple()];

@@ -6,7 +6,7 @@
 use super::args::{is, parse_i64, Cursor};
 use super::bloom::{
     parse_reserve_capacity, parse_reserve_error_rate, parse_reserve_expansion, reserve_expansion,
-    FILTER_KEY, KEY_ITEM, KEY_ITEMS,
+    FILTER_KEY, KEY_ITEM, KEY_ITEMS, MERGE_ARGS, MERGE_KEYS,
 };
 use super::errors::*;
 use super::filters::{self, write_results, InsertOption};
@@ -36,12 +36,12 @@ struct Reserve<'a> {
 impl<'a> Reserve<'a> {
     const MAX_ARGS: usize = 9;
 
-    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+    fn parse(request: Request<'a>, max_capacity: u64) -> Result<Self, CmdError> {
         if request.len() > Self::MAX_ARGS {
             return Err(CmdError::arity("cbf.reserve"));
         }
         let error_rate = parse_reserve_error_rate(request.arg(2))?;
-        let capacity = parse_reserve_capacity(request.arg(3))?;
+        let capacity = parse_reserve_capacity(request.arg(3), max_capacity)?;
         let mut expansion = None;
         let mut non_scaling = false;
         let mut counter_bits = CounterBits::Four;
@@ -68,7 +68,7 @@ impl<'a> Reserve<'a> {
 }
 
 pub(super) fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let command = Reserve::parse(request)?;
+    let command = Reserve::parse(request, filters::max_capacity(ctx))?;
     filters::reserve::<CountingChain>(ctx, command.key, command.options)
 }
 
@@ -318,6 +318,19 @@ pub(super) const SPECS: &[CommandSpec] = &[
         )
         .optional(),
     ]),
+    CommandSpec::new(
+        "cbf.merge",
+        -3,
+        Group::Bloom,
+        "Adds counting Bloom filters of the same shape, not yet grown, into a destination, which \
+         takes part in the sum if it exists",
+        super::merge::cbf_merge,
+    )
+    .flags(bits![Flags: WRITE, DENYOOM])
+    .key_specs(MERGE_KEYS)
+    .acl(bits![Acl: WRITE, BLOOM])
+    .complexity("O(m), where m is the size of the filters in bytes")
+    .args(MERGE_ARGS),
     CommandSpec::new(
         "cbf.scandump",
         3,

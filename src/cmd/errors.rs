@@ -68,6 +68,10 @@ pub const BF_BAD_ERROR_RATE: &str = "ERR bad error rate";
 pub const BF_ERROR_RATE_RANGE: &str = "ERR error rate must be in the range (0.000000, 1.000000)";
 pub const BF_BAD_CAPACITY: &str = "ERR bad capacity";
 pub const BF_CAPACITY_RANGE: &str = "ERR capacity must be in the range [1, 1073741824]";
+/// `BF_CAPACITY_RANGE` for a `bf-max-capacity` other than RedisBloom's 2^30.
+pub fn bf_capacity_range(max: u64) -> CmdError {
+    CmdError::Owned(format!("ERR capacity must be in the range [1, {max}]"))
+}
 pub const BF_NO_EXPANSION: &str = "ERR no expansion";
 pub const BF_BAD_EXPANSION: &str = "ERR bad expansion";
 pub const BF_EXPANSION_RANGE: &str = "ERR expansion must be in the range [0, 32768]";
@@ -93,6 +97,14 @@ pub const CBF_NO_COUNTER_BITS: &str = "ERR no counter bits";
 pub const CBF_BAD_COUNTER_BITS: &str = "ERR bad counter bits";
 pub const CBF_COUNTER_BITS_VALUE: &str = "ERR counter bits must be 4 or 8";
 pub const CBF_INSERT_BAD_COUNTER_BITS: &str = "Bad counter bits";
+
+// TBF.*: sieved's own, in RedisBloom's style.
+pub const TBF_BAD_WINDOW: &str = "ERR bad window";
+pub const TBF_WINDOW_RANGE: &str = "ERR window must be at least one millisecond per slice";
+pub const TBF_NO_SLICES: &str = "ERR no slices";
+pub const TBF_BAD_SLICES: &str = "ERR bad slices";
+pub const TBF_SLICES_RANGE: &str = "ERR slices must be in the range [1, 64]";
+pub const TBF_FULL: &str = "ERR the window holds its capacity already";
 
 // CF.*: RedisBloom 8.8's words, most without an error code.
 pub const CF_BAD_CAPACITY: &str = "Bad capacity";

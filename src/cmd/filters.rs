@@ -6,7 +6,7 @@
 use super::args::{is, parse_f64, parse_i64, Cursor};
 use super::errors::*;
 use super::Ctx;
-use crate::config::{Settings, MAX_CAPACITY, MAX_EXPANSION};
+use crate::config::{Settings, CAPACITY_CEILING, MAX_EXPANSION};
 use crate::filter::{
     BloomChain, ChainOptions, CounterBits, CountingChain, CountingOptions, DumpStep, FilterError,
     HashedChain,
@@ -357,12 +357,21 @@ pub(super) enum InsertOption {
     Items,
 }
 
-/// The value after an INSERT's CAPACITY keyword.
-fn parse_insert_capacity(arg: &[u8]) -> Result<u64, CmdError> {
+/// The value after an INSERT's CAPACITY keyword, at most `max`.
+fn parse_insert_capacity(arg: &[u8], max: u64) -> Result<u64, CmdError> {
     parse_i64(arg)
-        .filter(|capacity| (1..=MAX_CAPACITY as i64).contains(capacity))
+        .filter(|&capacity| capacity >= 1 && capacity as u64 <= max)
         .map(|capacity| capacity as u64)
         .ok_or(BF_INSERT_BAD_CAPACITY.into())
+}
+
+/// The largest capacity a RESERVE or INSERT may ask for: `bf-max-capacity`, except on replay,
+/// which applies what was logged whatever the setting is now.
+pub(super) fn max_capacity(ctx: &Ctx) -> u64 {
+    match ctx.session.replaying {
+        true => CAPACITY_CEILING,
+        false => ctx.config().settings().bf_max_capacity,
+    }
 }
 
 /// The value after an INSERT's ERROR keyword.
@@ -395,11 +404,11 @@ pub(super) trait InsertOptions: Copy {
         Err(BF_UNKNOWN_ARGUMENT.into())
     }
 
-    /// Sets an option that takes a value.
-    fn set(&mut self, option: InsertOption, value: &[u8]) -> CmdResult {
+    /// Sets an option that takes a value; a capacity of at most `max_capacity`.
+    fn set(&mut self, option: InsertOption, value: &[u8], max_capacity: u64) -> CmdResult {
         let (capacity, error_rate, expansion) = self.shape();
         match option {
-            InsertOption::Capacity => *capacity = parse_insert_capacity(value)?,
+            InsertOption::Capacity => *capacity = parse_insert_capacity(value, max_capacity)?,
             InsertOption::Error => *error_rate = parse_insert_error_rate(value)?,
             InsertOption::Expansion => *expansion = parse_insert_expansion(value)?,
             _ => return self.set_own(option, value),
@@ -458,6 +467,7 @@ where
 {
     let arity = || CmdError::arity(name);
     let mut options = default_options::<F>(ctx);
+    let max_capacity = max_capacity(ctx);
     let (mut no_create, mut non_scaling) = (false, false);
     let mut cursor = Cursor::new(request, 2);
     let mut first_item = None;
@@ -472,7 +482,7 @@ where
                 first_item = Some(request.len() - cursor.remaining());
                 break;
             }
-            option => options.set(option, cursor.next().ok_or_else(arity)?)?,
+            option => options.set(option, cursor.next().ok_or_else(arity)?, max_capacity)?,
         }
     }
     if non_scaling {

@@ -25,6 +25,7 @@ mod filters;
 mod hashes;
 mod keys;
 mod lists;
+mod merge;
 mod migration;
 mod module;
 mod pubsub;
@@ -35,6 +36,7 @@ mod strings;
 #[cfg(test)]
 mod tests;
 mod transaction;
+mod windowed;
 mod zsets;
 
 pub use client_info::{ClientFilter, ClientInfo, ClientKind, ClientType};
@@ -72,6 +74,7 @@ const FAMILIES: &[&[CommandSpec]] = &[
     bloom::SPECS,
     counting::SPECS,
     cuckoo::SPECS,
+    windowed::SPECS,
     connection::SPECS,
     command::SPECS,
     admin::SPECS,

@@ -21,12 +21,14 @@ struct Stub {
 #[derive(Default)]
 struct Log {
     records: Mutex<Vec<RequestList>>,
+    /// The time each record was stamped with.
+    times: Mutex<Vec<u64>>,
 }
 
 impl WriteLog for Log {
     fn in_order(
         &self,
-        _time_ms: u64,
+        time_ms: u64,
         batch: &mut RequestList,
         write: &mut dyn FnMut(&mut RequestList),
     ) -> LogPosition {
@@ -36,6 +38,7 @@ impl WriteLog for Log {
             return LogPosition::default();
         }
         records.push(std::mem::take(batch));
+        self.times.lock().expect("log").push(time_ms);
         LogPosition {
             durable_at: records.len() as u64,
             stream_offset: 0,
@@ -151,6 +154,8 @@ struct Client {
     store: Store,
     session: Session,
     reply: Reply,
+    /// The time commands run at.
+    now: u64,
 }
 
 impl Client {
@@ -165,6 +170,7 @@ impl Client {
             store: Store::new(2, 4),
             session: Session::new(ClientInfo::new(1, addr, addr, 0), true),
             reply: Reply::new(Protocol::Resp2),
+            now: 1_000,
         }
     }
 
@@ -189,13 +195,31 @@ impl Client {
             store: &self.store,
             session: &mut self.session,
             reply: &mut self.reply,
-            now: 1_000,
+            now: self.now,
         })
     }
 
     fn logged(&self) -> Vec<RequestList> {
         let log = self.server.log.as_ref().expect("a log");
         log.records.lock().expect("log").clone()
+    }
+
+    /// Applies the log's records as replay does, each at the time it was stamped with, as the
+    /// append-only file and replicas apply them.
+    fn replay_timed(&mut self, log: &Client) {
+        let times = log
+            .server
+            .log
+            .as_ref()
+            .expect("a log")
+            .times
+            .lock()
+            .expect("log")
+            .clone();
+        for (record, time) in log.logged().iter().zip(times) {
+            self.now = time;
+            self.replay(std::slice::from_ref(record));
+        }
     }
 
     /// Applies logged records as replay does.
@@ -380,4 +404,138 @@ fn incrbyfloat_is_logged_as_the_value_it_set() {
     );
     assert_eq!(client.run(&["EXISTS", "missing"]), ":0\r\n");
     assert_eq!(shapes(&client.logged()), vec![vec!["0:SET f 1.5 KEEPTTL"]]);
+}
+
+#[test]
+fn a_merge_is_logged_as_itself_and_replays_to_the_same_filters() {
+    let mut client = Client::new(Some(Log::default()));
+    for i in 0..150 {
+        client.run(&["BF.ADD", "a", &format!("a{i}")]);
+    }
+    for i in 0..500 {
+        client.run(&["BF.ADD", "b", &format!("b{i}")]);
+    }
+    client.run(&["CBF.MADD", "c", "x", "x", "y"]);
+    assert_eq!(client.run(&["BF.MERGE", "m", "a", "b"]), "+OK\r\n");
+    assert_eq!(client.run(&["BF.MERGE", "a", "b"]), "+OK\r\n");
+    assert_eq!(client.run(&["CBF.MERGE", "d", "c", "c"]), "+OK\r\n");
+    assert!(client
+        .run(&["BF.MERGE", "m", "c"])
+        .starts_with("-WRONGTYPE"));
+    let merges: Vec<String> = shapes(&client.logged())
+        .into_iter()
+        .flatten()
+        .filter(|command| command.contains("MERGE"))
+        .collect();
+    assert_eq!(
+        merges,
+        ["0:BF.MERGE m a b", "0:BF.MERGE a b", "0:CBF.MERGE d c c"]
+    );
+    let state = |client: &mut Client| {
+        (
+            client.run(&["BF.DEBUG", "m"]),
+            client.run(&["BF.DEBUG", "a"]),
+            client.run(&["CBF.INFO", "d"]),
+            client.run(&["SIEVED.DIGEST"]),
+        )
+    };
+    let expected = state(&mut client);
+    let mut replica = Client::new(None);
+    replica
+        .server
+        .config
+        .set_many(&[
+            (b"max-filter-memory".as_slice(), b"1024".as_slice()),
+            (b"bf-layout", b"blocked"),
+        ])
+        .expect("other settings");
+    replica.replay(&client.logged());
+    assert_eq!(state(&mut replica), expected);
+}
+
+#[test]
+fn a_capacity_past_the_default_cap_replays_under_any_cap() {
+    let mut client = Client::new(Some(Log::default()));
+    let insert = [
+        "BF.INSERT",
+        "k",
+        "CAPACITY",
+        "1500000000",
+        "ERROR",
+        "0.2",
+        "ITEMS",
+        "x",
+    ];
+    assert_eq!(client.run(&insert), "-Bad capacity\r\n");
+    client
+        .server
+        .config
+        .set_many(&[(b"bf-max-capacity".as_slice(), b"2000000000".as_slice())])
+        .expect("a larger cap");
+    assert_eq!(client.run(&insert), "*1\r\n:1\r\n");
+    assert_eq!(
+        client.run(&["BF.INSERT", "k", "CAPACITY", "1500000000", "ITEMS", "y"]),
+        "*1\r\n:1\r\n"
+    );
+    let mut replica = Client::new(None);
+    replica.replay(&client.logged());
+    assert_eq!(
+        replica.run(&["BF.INFO", "k", "CAPACITY"]),
+        "*1\r\n:1500000000\r\n"
+    );
+    assert_eq!(replica.run(&["BF.CARD", "k"]), ":2\r\n");
+}
+
+#[test]
+fn a_windowed_filter_replays_into_the_slices_it_filled_live_on_any_day() {
+    let mut client = Client::new(Some(Log::default()));
+    client.now = 1_700_000_000_000;
+    let start = client.now;
+    client
+        .server
+        .config
+        .set_many(&[(b"bf-layout".as_slice(), b"blocked".as_slice())])
+        .expect("a layout");
+    assert_eq!(
+        client.run(&["TBF.RESERVE", "w", "0.01", "1000", "4000"]),
+        "+OK\r\n"
+    );
+    assert_eq!(
+        client.run(&["TBF.RESERVE", "w", "0.01", "1000", "4000"]),
+        "-ERR item exists\r\n"
+    );
+    for second in 0..6u64 {
+        client.now = start + second * 1000;
+        client.run(&["TBF.ADD", "w", &format!("s{second}")]);
+        client.run(&["TBF.MADD", "w", "every", &format!("m{second}")]);
+    }
+    // At 5 s: the slices of seconds 2 to 5 are in the window.
+    let state = |client: &mut Client| {
+        (
+            client.run(&["TBF.MEXISTS", "w", "s0", "s1", "s2", "s5", "m2", "every"]),
+            client.run(&["TBF.CARD", "w"]),
+            client.run(&["TBF.SCANDUMP", "w", "0"]),
+        )
+    };
+    let live = state(&mut client);
+    assert_eq!(live.0, "*6\r\n:0\r\n:0\r\n:1\r\n:1\r\n:1\r\n:1\r\n");
+    assert_eq!(live.1, ":12\r\n");
+    assert_eq!(
+        shapes(&client.logged())[0],
+        vec!["0:TBF.LOADCHUNK w 1 <header>"]
+    );
+    // Replayed much later, with other settings, each write at its own time.
+    let mut replica = Client::new(None);
+    replica.replay_timed(&client);
+    replica.now = client.now;
+    assert_eq!(state(&mut replica), live);
+    assert_eq!(
+        replica.run(&["SIEVED.DIGEST"]),
+        client.run(&["SIEVED.DIGEST"])
+    );
+    // A day later everything is forgotten; an add then starts afresh.
+    replica.now = start + 86_400_000;
+    assert_eq!(replica.run(&["TBF.CARD", "w"]), ":0\r\n");
+    assert_eq!(replica.run(&["TBF.EXISTS", "w", "every"]), ":0\r\n");
+    assert_eq!(replica.run(&["TBF.ADD", "w", "every"]), ":1\r\n");
 }

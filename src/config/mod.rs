@@ -29,8 +29,11 @@ use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, RwLock};
 use table::{Access, Values, PARAMS};
 
-/// Largest initial capacity a filter may ask for, as RedisBloom 8.
+/// Largest initial capacity a filter may ask for, as RedisBloom 8: `bf-max-capacity`'s default.
 pub const MAX_CAPACITY: u64 = 1 << 30;
+/// The most `bf-max-capacity` may allow: 2^53, past which capacities stop being exact as the
+/// doubles the sizing works in. `max-filter-memory` refuses far smaller filters anyway.
+pub const CAPACITY_CEILING: u64 = 1 << 53;
 /// Largest growth factor of a scaling filter, as RedisBloom 8.
 pub const MAX_EXPANSION: u32 = 32768;
 
@@ -290,7 +293,7 @@ mod tests {
             .set_many(&[(b"port", b"1")])
             .unwrap_err()
             .contains("immutable"));
-        assert_eq!(config.get_matching(b"bf-*").len(), 5);
+        assert_eq!(config.get_matching(b"bf-*").len(), 6);
     }
 
     #[test]

@@ -18,7 +18,9 @@
 //! CONFIG GET lists the entries in the order written here.
 
 use super::values::{any, within, Invalid, Value};
-use super::{ClientAuth, Config, Fsync, ReplicaOf, SaveRules, MAX_CAPACITY, MAX_EXPANSION};
+use super::{
+    ClientAuth, Config, Fsync, ReplicaOf, SaveRules, CAPACITY_CEILING, MAX_CAPACITY, MAX_EXPANSION,
+};
 use crate::filter::{HashScheme, Layout};
 use crate::store::EvictionPolicy;
 use std::path::PathBuf;
@@ -379,6 +381,13 @@ parameters! {
     runtime bf_initial_size: u64 {
         name: "bf-initial-size", default: "100", check: |n| within(*n, 1, MAX_CAPACITY),
         help: "Capacity of filters created implicitly.",
+    }
+    runtime bf_max_capacity: u64 {
+        name: "bf-max-capacity", default: "1073741824",
+        check: |n| within(*n, 1, CAPACITY_CEILING),
+        help: "Largest capacity BF.RESERVE, BF.INSERT and their CBF.* forms accept. The default, \
+               2^30, is RedisBloom's, with its error; raise it for filters of more items (10^10 \
+               and more), which max-filter-memory still bounds.",
     }
     runtime bf_expansion_factor: u32 {
         name: "bf-expansion-factor", default: "2", check: |n| within(*n, 0, MAX_EXPANSION),

@@ -264,6 +264,19 @@ impl LinkArray for Bits {
         };
         write_le_bytes(words, from, data);
     }
+
+    fn combine(_: BitsKind, into: &mut [u8], from: &[u8]) {
+        for (byte, other) in into.iter_mut().zip(from) {
+            *byte |= other;
+        }
+    }
+
+    fn kind_fields(kind: BitsKind) -> Vec<(&'static str, String)> {
+        vec![
+            ("layout", kind.layout.name().to_string()),
+            ("hash scheme", kind.hash.name().to_string()),
+        ]
+    }
 }
 
 impl BloomChain {
@@ -326,6 +339,118 @@ mod tests {
         // RedisBloom's.
         assert_eq!(std::mem::size_of::<BloomLink>(), 64);
         assert_eq!(std::mem::size_of::<BloomChain>(), 40);
+    }
+
+    /// The words of a link's array, whatever its layout.
+    fn words_mut(link: &mut BloomLink) -> &mut [u64] {
+        match &mut link.array.0 {
+            BitArray::Murmur(words) | BitArray::Classic(words) => words,
+            BitArray::Blocked(blocks) => blocks.words_mut(),
+        }
+    }
+
+    /// The chance that a look-up in a block whose bits are each set with probability 1/2 finds
+    /// all its `hashes` probes set: 2^-j when the probes fall on j distinct bits of the 512, which
+    /// they do with the probability the recurrence over the probes gives.
+    fn blocked_pass_rate_at_half_fill(hashes: u32) -> f64 {
+        let bits = BLOCK_BITS as f64;
+        let mut distinct = vec![1.0f64];
+        for _ in 0..hashes {
+            let mut next = vec![0.0; distinct.len() + 1];
+            for (j, p) in distinct.iter().enumerate() {
+                next[j] += p * j as f64 / bits;
+                next[j + 1] += p * (bits - j as f64) / bits;
+            }
+            distinct = next;
+        }
+        distinct
+            .iter()
+            .enumerate()
+            .map(|(j, p)| p * 0.5f64.powi(j as i32))
+            .sum()
+    }
+
+    /// A filter of 1.8·10^9 items at 1%, 17.25·10^9 bits (past 2^34), in each layout: the probe
+    /// arithmetic must have no bias at that size. Filling it with real items would take some
+    /// 10^10 probes; the test samples instead, which checks the same arithmetic:
+    ///
+    /// - 200,000 real items are added through the real add path: each is then found (no false
+    ///   negative), and the bits they set are spread evenly over 64 equal regions of the whole
+    ///   array, the upper ones past 2^32 and 2^33 included (a position computed in 32 bits, or a
+    ///   biased reduction, would leave regions empty or skewed). With 1.4·10^6 probes, a region
+    ///   gets about 21,900 bits, σ ≈ 148; each must be within 6σ.
+    /// - The array is then filled the way a filter at capacity is filled as far as any one
+    ///   look-up can tell: each bit set independently with probability 1/2 (RedisBloom's sizing
+    ///   leaves a fill of 1 − e^(−k/bpe) ≈ 0.52 at capacity). A look-up of an item never added
+    ///   passes with probability 2^−k exactly when its k probes are uniform over the whole array
+    ///   and distinct, whatever the size; the blocked layout's probes share one block and may
+    ///   coincide, which `blocked_pass_rate_at_half_fill` accounts for. 400,000 look-ups: for k = 7
+    ///   the expected 3,125 passes have σ ≈ 56; the count must be within 5σ (a chance of 6·10^-7
+    ///   of a false alarm).
+    ///
+    /// What the random fill leaves out is the correlation between the probes of different items
+    /// that plain double hashing (RedisBloom's scheme) has: two items whose steps h2 agree modulo
+    /// the size share probes. Its effect on the rate falls as the size grows (Kirsch and
+    /// Mitzenmacher, "Less hashing, same performance"): at 2^34 bits a pair of items shares two
+    /// or more probes with probability of order k²/m, 3·10^-9, so it cannot move the rate
+    /// measurably; tests/fpr.rs measures it where it matters, on small filters.
+    #[test]
+    fn no_bias_past_2_to_the_34_bits() {
+        let kinds = [
+            BitsKind::new(Layout::Classic, HashScheme::Murmur),
+            BitsKind::new(Layout::Classic, HashScheme::Xxh3),
+            BitsKind::new(Layout::Blocked, HashScheme::Xxh3),
+        ];
+        for kind in kinds {
+            let mut link = BloomLink::new(kind, 1_800_000_000, 0.01, u64::MAX).unwrap();
+            assert!(link.bits() > 1 << 34, "{kind:?}: {} bits", link.bits());
+            let hash = |item: &[u8]| Bits::hash(kind, item);
+            let added = |i: u32| format!("added:{i}");
+            for i in 0..200_000 {
+                link.insert(hash(added(i).as_bytes()));
+            }
+            assert!((0..200_000).all(|i| link.contains(hash(added(i).as_bytes()))));
+            let words = words_mut(&mut link);
+            let region = words.len().div_ceil(64);
+            let per_region: Vec<u64> = words
+                .chunks(region)
+                .map(|words| words.iter().map(|w| u64::from(w.count_ones())).sum())
+                .collect();
+            let total: u64 = per_region.iter().sum();
+            let mean = total as f64 / 64.0;
+            for (at, &count) in per_region.iter().enumerate() {
+                let last_is_short = at == 63 && words.len() % region != 0;
+                if !last_is_short {
+                    let deviation = (count as f64 - mean).abs() / mean.sqrt();
+                    assert!(
+                        deviation < 6.0,
+                        "{kind:?}: region {at} has {count}, mean {mean}"
+                    );
+                }
+            }
+            let mut state = 0x5eed_u64;
+            for word in words.iter_mut() {
+                state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+                let mut z = state;
+                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+                *word = z ^ (z >> 31);
+            }
+            let queries = 400_000u32;
+            let passed = (0..queries)
+                .filter(|i| link.contains(hash(format!("absent:{i}").as_bytes())))
+                .count() as f64;
+            let rate = match kind.layout() {
+                Layout::Classic => 0.5f64.powi(link.hashes() as i32),
+                Layout::Blocked => blocked_pass_rate_at_half_fill(link.hashes()),
+            };
+            let expected = f64::from(queries) * rate;
+            let sigma = (expected * (1.0 - rate)).sqrt();
+            assert!(
+                (passed - expected).abs() < 5.0 * sigma,
+                "{kind:?}: {passed} passes, expected {expected} ± {sigma}"
+            );
+        }
     }
 
     #[test]

@@ -244,6 +244,26 @@ impl LinkArray for Counters {
         let after = self.saturated_in(from, data.len() as u64);
         self.saturated = self.saturated - before + after;
     }
+
+    /// Counter by counter, each sum stopping at the maximum: a counter saturated in either
+    /// filter stays saturated, as it would had every add gone to one filter.
+    fn combine(width: CounterBits, into: &mut [u8], from: &[u8]) {
+        let pairs = into.iter_mut().zip(from);
+        match width {
+            CounterBits::Eight => {
+                pairs.for_each(|(byte, other)| *byte = byte.saturating_add(*other))
+            }
+            CounterBits::Four => pairs.for_each(|(byte, other)| {
+                let low = ((*byte & 15) + (other & 15)).min(15);
+                let high = ((*byte >> 4) + (other >> 4)).min(15);
+                *byte = low | high << 4;
+            }),
+        }
+    }
+
+    fn kind_fields(width: CounterBits) -> Vec<(&'static str, String)> {
+        vec![("counter bits", width.bits().to_string())]
+    }
 }
 
 impl CountingLink {

@@ -312,7 +312,10 @@ impl<A: LinkArray> Chain<A> {
 
 /// Which link holds byte `iterator - 1` of the links' concatenated payloads, given each link's
 /// length: the link's index, the byte's offset in it, and the link's length.
-fn locate(link_bytes: impl Iterator<Item = u64>, iterator: i64) -> Option<(usize, u64, u64)> {
+pub(super) fn locate(
+    link_bytes: impl Iterator<Item = u64>,
+    iterator: i64,
+) -> Option<(usize, u64, u64)> {
     let mut offset = u64::try_from(iterator.checked_sub(1)?).ok()?;
     for (index, len) in link_bytes.enumerate() {
         if offset < len {
@@ -325,7 +328,7 @@ fn locate(link_bytes: impl Iterator<Item = u64>, iterator: i64) -> Option<(usize
 
 /// How payload bytes `offset..offset + len` (the links' arrays end to end) fall into links: the
 /// pieces as (link, offset in it, length), or None if the range runs past the last link.
-fn payload_pieces(
+pub(super) fn payload_pieces(
     link_bytes: impl Iterator<Item = u64>,
     offset: u64,
     len: u64,

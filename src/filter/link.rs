@@ -62,6 +62,13 @@ pub trait LinkArray: Sized {
     fn read_bytes(&self, from: u64, len: u64, out: &mut Vec<u8>);
     /// Overwrites the payload bytes at `from` with `data`; the caller has checked the range.
     fn write_bytes(&mut self, from: u64, data: &[u8]);
+    /// Folds payload bytes of another link of the same shape into `into`, the same bytes of this
+    /// kind of link: the union of what the two hold (bits or-ed, counters added).
+    fn combine(kind: Self::Kind, into: &mut [u8], from: &[u8]);
+    /// What a link of `kind` must share with another for their union to be one link, as
+    /// (field, value) pairs named for an error message: the layout and hash scheme, or the
+    /// counter width.
+    fn kind_fields(kind: Self::Kind) -> Vec<(&'static str, String)>;
 }
 
 /// A link: its array and what it was sized for. `size` is what `A::size_for` gave for the
@@ -205,5 +212,14 @@ impl<A: LinkArray> Link<A> {
 
     pub(crate) fn write_bytes(&mut self, from: u64, data: &[u8]) {
         self.array.write_bytes(from, data);
+    }
+
+    /// Folds payload bytes of a link of the same shape, taken from its byte `from`, into the
+    /// same bytes of this one (`LinkArray::combine`); the caller has checked the range.
+    pub(crate) fn merge_bytes(&mut self, from: u64, data: &[u8]) {
+        let mut own = Vec::with_capacity(data.len());
+        self.array.read_bytes(from, data.len() as u64, &mut own);
+        A::combine(self.kind(), &mut own, data);
+        self.array.write_bytes(from, &own);
     }
 }

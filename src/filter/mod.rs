@@ -14,9 +14,11 @@ mod dump;
 mod hash;
 mod health;
 mod link;
+mod merge;
 mod murmur;
 mod redisbloom_dump;
 mod sizing;
+mod windowed;
 
 pub use bloom::{BitsKind, BloomChain, ChainOptions};
 pub use chain::HashedChain;
@@ -30,9 +32,11 @@ pub(crate) use dump::DumpStep;
 pub use dump::MAX_CHUNK_BYTES;
 pub use hash::HashScheme;
 pub(crate) use health::Health;
+pub use merge::{bounded_estimate, MergeMismatch, MergeShape};
 pub use redisbloom_dump::{RedisBloomLink, RedisBloomShape};
 pub(crate) use sizing::format_g;
 pub use sizing::Layout;
+pub use windowed::{Retired, WindowOptions, WindowedFilter, MAX_SLICES};
 
 use std::fmt;
 

@@ -1,9 +1,11 @@
-//! Active expiry: keys nobody reads again still have to go. Every tick sweeps a few shards of
+//! Active expiry: keys nobody reads again still have to go, and time-windowed filters nobody
+//! writes to still have to let their old slices go. Every tick sweeps a few shards of
 //! each database, so the work per tick stays small however large the keyspace. A replica
 //! sweeps by its primary's clock, as its stream shows it, not its own.
 
 use super::{Shared, Stats};
-use crate::store::now_ms;
+use crate::filter::Retired;
+use crate::store::{now_ms, Value};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,6 +28,22 @@ pub(super) async fn run(shared: Arc<Shared>) {
         for db in shared.store.dbs() {
             let removed = db.sweep_expired(now, next_shard, SHARDS_PER_TICK);
             Stats::add(&shared.stats.expired_keys, removed as u64);
+            let mut retired = Retired::default();
+            db.sweep_windowed(
+                next_shard,
+                SHARDS_PER_TICK,
+                |value| matches!(value, Value::Windowed(filter) if filter.has_expired(now)),
+                |value| {
+                    if let Value::Windowed(filter) = value {
+                        filter.expire(now, &mut retired);
+                    }
+                },
+            );
+            // Freeing a large array returns its pages to the system, which takes a moment:
+            // not on a worker that serves clients.
+            if !retired.is_empty() {
+                tokio::task::spawn_blocking(move || drop(retired));
+            }
         }
         next_shard = next_shard.wrapping_add(SHARDS_PER_TICK);
         crate::memory::note_peak();

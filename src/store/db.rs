@@ -2,7 +2,7 @@ use super::access::{AccessBits, Tracking};
 use super::table::{KeyTable, ScanBudget};
 use super::{glob_match, read, write, Value};
 use std::hash::BuildHasher;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
@@ -57,6 +57,18 @@ struct Shard {
     map: RwLock<KeyTable<Entry>>,
     /// Keys in this shard that have an expiry time, so the sweeper can skip shards without any.
     volatile: AtomicUsize,
+    /// Whether the shard may hold a time-windowed filter, whose slices the sweeper clears as they
+    /// age out: set when one is stored, cleared by a sweep that finds none.
+    windowed: AtomicBool,
+}
+
+impl Shard {
+    /// Notes what a new entry holds, before it goes into the map.
+    fn note(&self, value: &Value) {
+        if matches!(value, Value::Windowed(_)) {
+            self.windowed.store(true, Ordering::Relaxed);
+        }
+    }
 }
 
 /// Which keys SCAN returns.
@@ -112,6 +124,7 @@ impl Db {
                 .map(|_| Shard {
                     map: RwLock::new(KeyTable::new()),
                     volatile: AtomicUsize::new(0),
+                    windowed: AtomicBool::new(false),
                 })
                 .collect(),
             seed: random_seed(),
@@ -133,6 +146,10 @@ impl Db {
             mine.volatile
                 .store(theirs.volatile.load(Ordering::Relaxed), Ordering::Relaxed);
             theirs.volatile.store(volatile, Ordering::Relaxed);
+            let windowed = mine.windowed.load(Ordering::Relaxed);
+            mine.windowed
+                .store(theirs.windowed.load(Ordering::Relaxed), Ordering::Relaxed);
+            theirs.windowed.store(windowed, Ordering::Relaxed);
         }
     }
 
@@ -282,6 +299,7 @@ impl Db {
             }
         }
         let value = create()?;
+        shard.note(&value);
         Self::forget_expiry(shard, map.remove(hash, key));
         let fresh = Entry::new(value, 0, self.tracking.fresh());
         let (entry, _) = map.insert(hash, key, fresh);
@@ -296,6 +314,7 @@ impl Db {
         if map.get(hash, key).is_some_and(|entry| entry.is_live(now)) {
             return false;
         }
+        shard.note(&value);
         let entry = Entry::new(value, 0, self.tracking.fresh());
         Self::forget_expiry(shard, map.insert(hash, key, entry).1);
         true
@@ -310,6 +329,7 @@ impl Db {
         if expires_at != 0 {
             shard.volatile.fetch_add(1, Ordering::Relaxed);
         }
+        shard.note(&value);
         let access = match map.get(hash, key) {
             Some(old) if self.tracking.is_lfu() => old.access.get(),
             _ => self.tracking.fresh(),
@@ -642,6 +662,40 @@ impl Db {
             removed += gone;
         }
         removed
+    }
+
+    /// Calls `age` on each time-windowed filter in at most `max_shards` shards from `start` for
+    /// which `needs_aging` (asked under a read lock) says so; shards known to hold none are
+    /// skipped. Aging changes no answer (it clears what no look-up sees any more), so WATCH is
+    /// not told.
+    pub fn sweep_windowed(
+        &self,
+        start: usize,
+        max_shards: usize,
+        needs_aging: impl Fn(&Value) -> bool,
+        mut age: impl FnMut(&mut Value),
+    ) {
+        for step in 0..max_shards.min(self.shards.len()) {
+            let shard = &self.shards[(start + step) % self.shards.len()];
+            if !shard.windowed.load(Ordering::Relaxed) {
+                continue;
+            }
+            let map = read(&shard.map);
+            let mut found = false;
+            for (_, entry) in map.iter() {
+                let aging = {
+                    let value = read(&entry.value);
+                    found |= matches!(*value, Value::Windowed(_));
+                    needs_aging(&value)
+                };
+                if aging {
+                    age(&mut write(&entry.value));
+                }
+            }
+            if !found {
+                shard.windowed.store(false, Ordering::Relaxed);
+            }
+        }
     }
 
     /// Every live key of one shard with its expiry time and a handle on its value, taken under a

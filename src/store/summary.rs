@@ -59,8 +59,12 @@ pub fn summarize(store: &Store, now: u64) -> Summary {
             }
             // Collections and cuckoo filters have no filter totals; INFO keyspace counts them
             // with every key.
-            Value::List(_) | Value::Set(_) | Value::ZSet(_) | Value::Hash(_) | Value::Cuckoo(_) => {
-            }
+            Value::List(_)
+            | Value::Set(_)
+            | Value::ZSet(_)
+            | Value::Hash(_)
+            | Value::Cuckoo(_)
+            | Value::Windowed(_) => {}
         });
         summary.dbs.push(keys);
     }

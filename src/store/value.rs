@@ -2,7 +2,7 @@ use super::collection::{self, List};
 use super::hash::Hash;
 use super::set::Set;
 use super::zset::ZSet;
-use crate::filter::{BloomChain, CountingChain, CuckooFilter, FilterError};
+use crate::filter::{BloomChain, CountingChain, CuckooFilter, FilterError, WindowedFilter};
 
 /// What a key holds.
 #[derive(Debug, Clone)]
@@ -14,6 +14,8 @@ pub enum Value {
     Counting(Box<CountingChain>),
     /// RedisBloom's cuckoo filter, boxed for the same reason.
     Cuckoo(Box<CuckooFilter>),
+    /// sieved's time-windowed Bloom filter, boxed for the same reason.
+    Windowed(Box<WindowedFilter>),
     List(Box<List>),
     Set(Box<Set>),
     ZSet(Box<ZSet>),
@@ -29,6 +31,7 @@ impl Value {
             Value::Bloom(_) => "MBbloom--",
             Value::Counting(_) => "MBbloomCBF",
             Value::Cuckoo(_) => "MBbloomCF",
+            Value::Windowed(_) => "MBbloomTBF",
             Value::List(_) => "list",
             Value::Set(_) => "set",
             Value::ZSet(_) => "zset",
@@ -66,6 +69,7 @@ impl Value {
             Value::Bloom(chain) => own + chain.memory_bytes(),
             Value::Counting(chain) => own + chain.memory_bytes(),
             Value::Cuckoo(filter) => own + filter.memory_bytes(),
+            Value::Windowed(filter) => own + filter.memory_bytes(),
             Value::List(list) => own + collection::list_memory(list),
             Value::Set(set) => own + set.memory_bytes(),
             Value::ZSet(zset) => own + zset.memory_bytes(),
@@ -86,6 +90,7 @@ pub enum ValueKind {
     ZSet = 5,
     Hash = 6,
     Cuckoo = 7,
+    Windowed = 9,
 }
 
 impl ValueKind {
@@ -99,6 +104,7 @@ impl ValueKind {
             5 => Some(ValueKind::ZSet),
             6 => Some(ValueKind::Hash),
             7 => Some(ValueKind::Cuckoo),
+            9 => Some(ValueKind::Windowed),
             _ => None,
         }
     }
@@ -111,6 +117,7 @@ impl Value {
             Value::Bloom(_) => ValueKind::Bloom,
             Value::Counting(_) => ValueKind::Counting,
             Value::Cuckoo(_) => ValueKind::Cuckoo,
+            Value::Windowed(_) => ValueKind::Windowed,
             Value::List(_) => ValueKind::List,
             Value::Set(_) => ValueKind::Set,
             Value::ZSet(_) => ValueKind::ZSet,
@@ -126,6 +133,7 @@ impl Value {
             Value::Bloom(chain) => chain.dump_header(),
             Value::Counting(chain) => chain.dump_header(),
             Value::Cuckoo(filter) => filter.header().to_vec(),
+            Value::Windowed(filter) => filter.dump_header(),
             Value::List(list) => collection::encode_list(list),
             Value::Set(set) => collection::encode_set(set),
             Value::ZSet(zset) => collection::encode_zset(zset),
@@ -139,6 +147,7 @@ impl Value {
             Value::Bloom(chain) => chain.payload_bytes(),
             Value::Counting(chain) => chain.payload_bytes(),
             Value::Cuckoo(filter) => filter.payload_bytes(),
+            Value::Windowed(filter) => filter.payload_bytes(),
             Value::List(_) | Value::Set(_) | Value::ZSet(_) | Value::Hash(_) => 0,
         }
     }
@@ -156,6 +165,7 @@ impl Value {
             Value::Bloom(chain) => chain.read_payload(offset, len, out),
             Value::Counting(chain) => chain.read_payload(offset, len, out),
             Value::Cuckoo(filter) => filter.read_payload(offset, len, out),
+            Value::Windowed(filter) => filter.read_payload(offset, len, out),
             Value::List(_) | Value::Set(_) | Value::ZSet(_) | Value::Hash(_) => {
                 offset == 0 && len == 0
             }
@@ -187,6 +197,9 @@ impl Value {
             ValueKind::Cuckoo => {
                 Value::Cuckoo(Box::new(CuckooFilter::from_header(header, limit_bytes)?))
             }
+            ValueKind::Windowed => {
+                Value::Windowed(Box::new(WindowedFilter::from_header(header, limit_bytes)?))
+            }
             ValueKind::List => collection::decode_list(header)
                 .map(|list| Value::List(Box::new(list)))
                 .ok_or(FilterError::BadDump)?,
@@ -217,6 +230,7 @@ impl Value {
             Value::Bloom(chain) => chain.write_payload(offset, data),
             Value::Counting(chain) => chain.write_payload(offset, data),
             Value::Cuckoo(filter) => filter.write_payload(offset, data),
+            Value::Windowed(filter) => filter.write_payload(offset, data),
             Value::List(_) | Value::Set(_) | Value::ZSet(_) | Value::Hash(_) => {
                 Err(FilterError::BadOffset)
             }

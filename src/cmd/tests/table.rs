@@ -298,6 +298,15 @@ const WRITES: &[(&[&str], &[&str])] = &[
     (&["CBF.ADD f a"], &["CBF.DEL", "f", "a"]),
     (&["CBF.ADD f a"], &["CBF.MDEL", "f", "a"]),
     (&[], &["CBF.LOADCHUNK", "f", "1", "<dump>"]),
+    (&["BF.ADD a x"], &["BF.MERGE", "f", "a"]),
+    (&[], &["TBF.RESERVE", "f", "0.01", "100", "60000"]),
+    (&["TBF.RESERVE f 0.01 100 60000"], &["TBF.ADD", "f", "a"]),
+    (
+        &["TBF.RESERVE f 0.01 100 60000"],
+        &["TBF.MADD", "f", "a", "b"],
+    ),
+    (&[], &["TBF.LOADCHUNK", "f", "1", "<dump>"]),
+    (&["CBF.ADD a x"], &["CBF.MERGE", "f", "a"]),
     (&[], &["CF.RESERVE", "f", "100"]),
     (&[], &["CF.ADD", "f", "a"]),
     (&[], &["CF.ADDNX", "f", "a"]),
@@ -387,7 +396,12 @@ fn migration_target() -> String {
 fn dump_header(loadchunk: &str) -> Vec<u8> {
     let family = loadchunk.split('.').next().expect("a family");
     let mut source = Client::new(None);
-    source.run(&[&format!("{family}.RESERVE"), "source", "0.01", "100"]);
+    let reserve = format!("{family}.RESERVE");
+    let mut words = vec![reserve.as_str(), "source", "0.01", "100"];
+    if family == "TBF" {
+        words.push("60000");
+    }
+    source.run(&words);
     let reply = source.run_raw(&[format!("{family}.SCANDUMP").as_bytes(), b"source", b"0"]);
     // *2 :1 $<len> <header>: the header is the last bulk.
     let start = reply

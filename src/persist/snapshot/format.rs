@@ -17,7 +17,8 @@
 //! 1       2     database index
 //! 3       8     expiry time, Unix milliseconds; 0 for none
 //! 11      1     value kind: 0 = string, 1 = Bloom filter, 2 = counting Bloom filter,
-//!               3 = list, 4 = set, 5 = sorted set, 6 = hash, 7 = cuckoo filter
+//!               3 = list, 4 = set, 5 = sorted set, 6 = hash, 7 = cuckoo filter,
+//!               9 = time-windowed Bloom filter
 //! 12      4     key length K
 //! 16      K     key
 //! 16+K    4     header length H
@@ -28,10 +29,13 @@
 //!               score's bits, a hash's field then its value), sets and hashes in byte order;
 //!               for a cuckoo filter, its 38-byte CF.SCANDUMP header (filter/cuckoo.rs: u64
 //!               items, first sub-filter's buckets, deletes, sub-filters; u16 bucket size,
-//!               max iterations, expansion), checked on load as CF.LOADCHUNK checks it
+//!               max iterations, expansion), checked on load as CF.LOADCHUNK checks it; for
+//!               a time-windowed filter, its TBF.SCANDUMP header (filter/windowed.rs: shape,
+//!               window, and each slice's time and items)
 //! 20+K+H  8     payload length P
 //! 28+K+H  P     payload: the string, or the filter's bit (or counter) arrays end to end;
-//!               empty for a collection; a cuckoo filter's sub-filters' slots end to end
+//!               empty for a collection; a cuckoo filter's sub-filters' slots end to end; a
+//!               time-windowed filter's slices' bit arrays end to end
 //! 28+K+H+P 8    xxh3-64 of the record, from its tag to the end of the payload
 //!
 //! end record
@@ -66,7 +70,11 @@
 //! was acknowledged before the snapshot started is always in it. A counting filter's counters
 //! also go down, but while an item is held each of its counters stays at one or more at every
 //! instant, so an item held throughout the snapshot is in it too. An add or delete racing with
-//! the copy may be captured in part, as if it had not been acknowledged.
+//! the copy may be captured in part, as if it had not been acknowledged. A time-windowed filter
+//! clears a slice only when it has aged out of the window: if that happens during the copy, the
+//! slice's header (read first) names a time already outside the window and its bits may be read
+//! partly from the fresh array, so what may be lost had been forgotten already; the fresh
+//! slice's adds race with the copy like any other.
 //!
 //! # Temporary files
 //!
