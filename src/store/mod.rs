@@ -7,6 +7,7 @@
 
 mod collection;
 mod db;
+mod frontier;
 mod glob;
 mod hash;
 mod set;
@@ -17,6 +18,10 @@ mod zset;
 
 pub use collection::{Bytes, List};
 pub use db::{Db, ScanFilter, ValueHandle, WatchToken};
+pub use frontier::{
+    group_of, Frontier, FrontierInfo, FrontierOptions, HostChange, HostRules, Leased, Nacked,
+    Rules, MAX_URL_LEN,
+};
 pub use glob::glob_match;
 pub use hash::Hash;
 pub use set::Set;

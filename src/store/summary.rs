@@ -57,10 +57,14 @@ pub fn summarize(store: &Store, now: u64) -> Summary {
                 totals.links += chain.links().len() as u64;
                 totals.saturated_counters += chain.saturated_counters();
             }
-            // Collections and cuckoo filters have no filter totals; INFO keyspace counts them
-            // with every key.
-            Value::List(_) | Value::Set(_) | Value::ZSet(_) | Value::Hash(_) | Value::Cuckoo(_) => {
-            }
+            // Collections, cuckoo filters and frontiers have no filter totals; INFO keyspace
+            // counts them with every key.
+            Value::List(_)
+            | Value::Set(_)
+            | Value::ZSet(_)
+            | Value::Hash(_)
+            | Value::Cuckoo(_)
+            | Value::Frontier(_) => {}
         });
         summary.dbs.push(keys);
     }

@@ -17,7 +17,8 @@
 //! 1       2     database index
 //! 3       8     expiry time, Unix milliseconds; 0 for none
 //! 11      1     value kind: 0 = string, 1 = Bloom filter, 2 = counting Bloom filter,
-//!               3 = list, 4 = set, 5 = sorted set, 6 = hash, 7 = cuckoo filter
+//!               3 = list, 4 = set, 5 = sorted set, 6 = hash, 7 = cuckoo filter,
+//!               8 = crawl frontier
 //! 12      4     key length K
 //! 16      K     key
 //! 16+K    4     header length H
@@ -28,7 +29,9 @@
 //!               score's bits, a hash's field then its value), sets and hashes in byte order;
 //!               for a cuckoo filter, its 38-byte CF.SCANDUMP header (filter/cuckoo.rs: u64
 //!               items, first sub-filter's buckets, deletes, sub-filters; u16 bucket size,
-//!               max iterations, expansion), checked on load as CF.LOADCHUNK checks it
+//!               max iterations, expansion), checked on load as CF.LOADCHUNK checks it;
+//!               for a crawl frontier, the whole of it, seen-set bits included
+//!               (store/frontier/encoding.rs), so that it too is captured at one instant
 //! 20+K+H  8     payload length P
 //! 28+K+H  P     payload: the string, or the filter's bit (or counter) arrays end to end;
 //!               empty for a collection; a cuckoo filter's sub-filters' slots end to end
@@ -48,7 +51,7 @@
 //! hashed as RedisBloom hashes has; version 1 and 2 files hold only sieved's headers, whose
 //! filters hash with xxh3.
 //!
-//! The collection kinds and the cuckoo filter were added without a version change: older files
+//! The collection kinds, the cuckoo filter and the frontier were added without a version change: older files
 //! hold none of them, and so load as before; an older build refuses a file holding one, naming
 //! the unknown kind.
 //!
