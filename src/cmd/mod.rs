@@ -21,6 +21,7 @@ mod diagnostics;
 pub mod errors;
 mod extended;
 mod filters;
+mod frontier;
 mod hashes;
 mod keys;
 mod lists;
@@ -69,6 +70,7 @@ const FAMILIES: &[&[CommandSpec]] = &[
     bloom::SPECS,
     counting::SPECS,
     cuckoo::SPECS,
+    frontier::SPECS,
     connection::SPECS,
     command::SPECS,
     admin::SPECS,
