@@ -289,3 +289,36 @@ fn racing_workers_lose_and_duplicate_nothing() {
     expected.sort();
     assert_eq!(finished, expected);
 }
+
+/// FQ.INFO is a map under RESP3 and a flat array under RESP2, as BF.INFO, with the error rate a
+/// double in one and a bulk string in the other.
+#[test]
+fn info_is_shaped_as_bf_info() {
+    let server = TestServer::start();
+    let mut client = server.client();
+    client.cmd(&["FQ.RESERVE", "q", "0.01", "100"]);
+    client.cmd(&[
+        "FQ.PUSH",
+        "q",
+        "http://a.test/1",
+        "http://b.test/1",
+        "http://a.test/1",
+    ]);
+    let resp2 = client.cmd(&["FQ.INFO", "q"]);
+    let expected2 = "*20\r\n+Capacity\r\n:100\r\n+Error rate\r\n$4\r\n0.01\r\n+Seen\r\n:2\r\n\
+                     +Queued\r\n:2\r\n+Due\r\n:2\r\n+Leased\r\n:0\r\n+Done\r\n:0\r\n+Dead\r\n:0\r\n\
+                     +Hosts\r\n:2\r\n+Memory\r\n:";
+    assert!(
+        escape(&resp2).starts_with(&escape(expected2.as_bytes())),
+        "{}",
+        escape(&resp2)
+    );
+    client.hello3();
+    let resp3 = client.cmd(&["FQ.INFO", "q"]);
+    let expected3 = "%10\r\n+Capacity\r\n:100\r\n+Error rate\r\n,0.01\r\n+Seen\r\n:2\r\n";
+    assert!(
+        escape(&resp3).starts_with(&escape(expected3.as_bytes())),
+        "{}",
+        escape(&resp3)
+    );
+}

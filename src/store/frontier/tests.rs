@@ -572,3 +572,80 @@ fn pushes_stop_at_the_limit_without_changing_anything() {
     assert!(refused > 0);
     check_structure(&f);
 }
+
+/// Damaged encodings are refused or load into a frontier that works: no panic, no allocation
+/// beyond what the bytes can describe.
+#[test]
+fn damaged_encodings_never_panic() {
+    let rules = Rules {
+        lease_ms: 100,
+        retries: 2,
+        delay_ms: 10,
+        inflight: 1,
+    };
+    let mut f = Frontier::new(options(rules), LIMIT).unwrap();
+    for i in 0..40u64 {
+        let url = format!("http://h{}.test/{i}", i % 4);
+        f.push(
+            url.as_bytes(),
+            (i % 3) as i64,
+            (i % 5 == 0).then_some(500),
+            false,
+            LIMIT,
+        )
+        .unwrap();
+    }
+    f.advance(100);
+    let mut out = Vec::new();
+    f.pop(5, 100, &mut out);
+    f.nack(out[0].id, Some(100), 100);
+    f.ack(out[1].id, Some(100));
+    f.set_host(
+        b"http://h2.test",
+        HostChange {
+            delay_ms: Some(1),
+            inflight: None,
+            paused_until: Some(900),
+        },
+    );
+    let good = f.encode();
+    let mut rng = Rng(99);
+    let mut loaded = 0;
+    for round in 0..4000 {
+        let mut bytes = good.clone();
+        for _ in 0..1 + rng.below(3) {
+            let at = rng.below(bytes.len() as u64) as usize;
+            bytes[at] = match round % 3 {
+                0 => rng.next() as u8,
+                1 => bytes[at].wrapping_add(1),
+                _ => 0xff,
+            };
+        }
+        if round % 7 == 0 {
+            bytes.truncate(rng.below(bytes.len() as u64) as usize);
+        }
+        let Ok(mut g) = Frontier::decode(&bytes) else {
+            continue;
+        };
+        loaded += 1;
+        let now = g.clock() + rng.below(1000);
+        g.push(b"http://h1.test/new", 0, None, false, LIMIT)
+            .unwrap();
+        if g.has_work(now) {
+            g.advance(now);
+        }
+        let mut out = Vec::new();
+        g.pop(10, 50, &mut out);
+        for l in &out {
+            g.ack(l.id, Some(now));
+        }
+        g.requeue(1);
+        let _ = g.info(now);
+        let _ = g.dead_items(now, 10);
+        let _ = Frontier::decode(&g.encode()).expect("a loaded frontier saves and loads");
+    }
+    assert!(
+        loaded > 0,
+        "some damage (to a URL's bytes, say) still loads"
+    );
+}
