@@ -322,3 +322,50 @@ fn info_is_shaped_as_bf_info() {
         escape(&resp3)
     );
 }
+
+/// FQ.POP ... BLOCK: a push from another client, and a lease running out, each wake a waiting
+/// pop, which answers before the commands pipelined after it; other clients are served while
+/// it waits; a client killed while it waits leaves nothing behind.
+#[test]
+fn a_blocked_pop_wakes_for_a_push_and_for_a_lease_that_runs_out() {
+    let server = TestServer::start();
+    let mut other = server.client();
+    let mut waiting = server.client();
+    waiting.send(&common::encode_command(&[b"FQ.POP", b"q", b"BLOCK", b"0"]));
+    waiting.send(&common::encode_command(&[b"PING"]));
+    // Served while the pop waits.
+    assert_eq!(other.cmd(&["PING"]), b"+PONG\r\n");
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_eq!(
+        other.cmd(&["FQ.PUSH", "q", "http://a.test/1"]),
+        b"*1\r\n:1\r\n"
+    );
+    assert_eq!(
+        waiting.read_reply(),
+        b"*1\r\n*2\r\n:1\r\n$15\r\nhttp://a.test/1\r\n"
+    );
+    assert_eq!(waiting.read_reply(), b"+PONG\r\n");
+    // A lease that runs out: nothing is written, the pop wakes at the lease's deadline.
+    other.cmd(&["FQ.PUSH", "q", "http://a.test/2"]);
+    assert_eq!(
+        other.cmd(&["FQ.POP", "q", "LEASE", "100"]),
+        b"*1\r\n*2\r\n:2\r\n$15\r\nhttp://a.test/2\r\n"
+    );
+    assert_eq!(
+        waiting.cmd(&["FQ.POP", "q", "BLOCK", "60000"]),
+        b"*1\r\n*2\r\n:2\r\n$15\r\nhttp://a.test/2\r\n"
+    );
+    assert_eq!(waiting.cmd(&["FQ.ACK", "q", "2"]), b":1\r\n");
+    // A timeout, then a client killed while it waits.
+    assert_eq!(waiting.cmd(&["FQ.POP", "q", "BLOCK", "20"]), b"*-1\r\n");
+    waiting.cmd(&["CLIENT", "SETNAME", "sleeper"]);
+    waiting.send(&common::encode_command(&[b"FQ.POP", b"q", b"BLOCK", b"0"]));
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_eq!(other.cmd(&["CLIENT", "KILL", "SKIPME", "yes"]), b":1\r\n");
+    assert!(waiting.is_closed());
+    other.cmd(&["FQ.PUSH", "q", "http://a.test/3"]);
+    assert_eq!(
+        other.cmd(&["FQ.POP", "q"]),
+        b"*1\r\n*2\r\n:3\r\n$15\r\nhttp://a.test/3\r\n"
+    );
+}

@@ -12,9 +12,9 @@ use super::args::{is, parse_i64};
 use super::bloom::{parse_reserve_capacity, parse_reserve_error_rate, FILTER_KEY};
 use super::errors::*;
 use super::spec::{bits, block, integer, key, pure_token, string, unix_time, CommandSpec, Group};
-use super::Ctx;
+use super::{BlockFor, Ctx};
 use crate::filter::FilterError;
-use crate::protocol::Request;
+use crate::protocol::{Request, RequestList};
 use crate::store::{
     group_of, Frontier, FrontierOptions, HostChange, Leased, Nacked, Rules, Value, MAX_URL_LEN,
 };
@@ -319,31 +319,47 @@ fn parse_pop(request: Request) -> Result<Pop, CmdError> {
     Ok(pop)
 }
 
-/// FQ.POP key [COUNT n] [LEASE ms] [BLOCK ms]: `[id, url]` pairs, best first.
+/// FQ.POP key [COUNT n] [LEASE ms] [BLOCK ms]: `[id, url]` pairs, best first. With BLOCK and
+/// nothing due, the connection waits (`BlockFor`) and runs it again; inside MULTI, or past the
+/// timeout, the answer is a null array, as BLPOP's.
 fn pop(ctx: &mut Ctx, request: Request) -> CmdResult {
     let options = parse_pop(request)?;
     let key = request.arg(1);
     let now = ctx.now;
     let mut leased = Vec::new();
-    let clock = with_frontier_mut(
+    let (clock, next_event) = with_frontier_mut(
         ctx,
         key,
-        || Ok(None),
+        || Ok((None, None)),
         |frontier| {
             if !frontier.has_work(now) {
-                return Ok(None);
+                return Ok((None, frontier.next_event()));
             }
             frontier.advance(now);
             let lease_ms = options.lease_ms.unwrap_or(frontier.rules().lease_ms);
             frontier.pop(options.count, lease_ms, &mut leased);
-            Ok(Some(frontier.clock()))
+            Ok((Some(frontier.clock()), frontier.next_event()))
         },
     )?;
     if let Some(clock) = clock {
         note_leases(ctx, key, clock, &leased);
     }
     ctx.session.effects_only = true;
-    write_leased(ctx, &leased);
+    match options.block_ms {
+        Some(_) if leased.is_empty() && (ctx.session.in_exec || ctx.session.replaying) => {
+            ctx.reply.null_array();
+        }
+        Some(block_ms) if leased.is_empty() => {
+            let mut copy = RequestList::default();
+            copy.push(ctx.session.db, &request);
+            ctx.session.block_asked = Some(BlockFor {
+                request: copy,
+                timeout_at_ms: (block_ms > 0).then(|| now.saturating_add(block_ms)),
+                wake_at_ms: next_event,
+            });
+        }
+        _ => write_leased(ctx, &leased),
+    }
     Ok(())
 }
 

@@ -37,8 +37,8 @@ mod zsets;
 
 pub use client_info::{ClientFilter, ClientInfo, ClientKind, ClientType};
 pub use context::{
-    Ctx, ExitSave, LogPosition, PubSub, ReplicaHandshake, Replicating, RoleView, SaveError, Server,
-    Session, SubscriptionKind, WaitForReplicas, WriteLog,
+    BlockFor, Ctx, ExitSave, LogPosition, PubSub, ReplicaHandshake, Replicating, RoleView,
+    SaveError, Server, Session, SubscriptionKind, WaitForReplicas, WriteLog,
 };
 pub use spec::CommandSpec;
 pub use transaction::is_exec;

@@ -502,6 +502,19 @@ impl Frontier {
             || self.deadlines.first().is_some_and(|&(at, _)| at <= now)
     }
 
+    /// The earliest time after the clock at which something may become due without any
+    /// command: a group's wait ends, a held item's time comes, a lease runs out.
+    pub fn next_event(&self) -> Option<u64> {
+        [
+            self.timers.first().map(|&(at, _)| at),
+            self.held.keys().next().map(|&(due, _)| due),
+            self.deadlines.first().map(|&(at, _)| at),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
     /// Moves the clock to `now` (never back), expiring leases, releasing held items and groups
     /// whose time has come, in that order.
     pub fn advance(&mut self, now: u64) {
