@@ -107,7 +107,9 @@ before=$(used_memory "$port")
 push=$(pipe "$port" "$work/fq_push")
 pop=$(pipe "$port" "$work/fq_pop")
 info=$(redis-cli -h "$HOST" -p "$port" FQ.INFO f | tr '\n' ' ')
-[[ $info == *"Queued 0 "*"Leased 0 Done $N "* ]] || { echo "frontier.sh: not drained: $info" >&2; exit 1; }
+[[ $info == *"Queued 0 "*"Leased 0 "* ]] || { echo "frontier.sh: not drained: $info" >&2; exit 1; }
+# URLs the seen-set took for seen (false positives) were dropped, as the error rate allows.
+dropped=$((N - $(echo "$info" | sed 's/.*Done \([0-9]*\).*/\1/')))
 after=$(used_memory "$port")
 printf "%-44s %14s %14s %16.2f\n" "sieved FQ.PUSH / FQ.POP+FQ.ACK" "$(rate "$push")" \
     "$(rate "$pop")" "$(echo "($after - $before) / $N" | bc -l)"
@@ -126,4 +128,4 @@ push=$(pipe "$port" "$work/redis_push")
 pop=$(pipe "$port" "$work/redis_zpopmin")
 printf "%-44s %14s %14s %16s\n" "redis-server SADD+ZADD / ZPOPMIN 100" "$(rate "$push")" \
     "$(rate "$pop")" "-"
-echo "redis-server: $(redis-server --version | awk '{print $3}')"
+echo "redis-server: $(redis-server --version | awk '{print $3}'); sieved dropped $dropped of $N new URLs as seen (error rate 0.001)"

@@ -428,6 +428,8 @@ impl Frontier {
             Some(at) if host.queues[at].priority == item.priority => at,
             found => {
                 let at = found.unwrap_or(host.queues.len());
+                // Most groups have one priority: no room for more until it is needed.
+                host.queues.reserve_exact(1);
                 host.queues.insert(
                     at,
                     PriorityQueue {

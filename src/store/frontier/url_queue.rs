@@ -117,6 +117,8 @@ impl UrlQueue {
             };
             let chunk = Vec::with_capacity(size.max(first));
             self.capacity += chunk.capacity();
+            // A queue of a few URLs has one chunk: no room for more until it is needed.
+            self.chunks.reserve_exact(1);
             self.chunks.push_back(chunk);
         }
         let chunk = self.chunks.back_mut().expect("a chunk was just ensured");
