@@ -124,6 +124,20 @@ pub struct WaitForReplicas {
     pub offset: u64,
 }
 
+/// A command that found nothing to answer with and asked to wait (FQ.POP ... BLOCK): once the
+/// replies before it are written, the connection waits, without holding anything, until a write
+/// anywhere or `wake_at_ms`, and runs it again; past `timeout_at_ms` it answers a null array, as
+/// BLPOP does. Another run that asks again keeps the first deadline.
+#[derive(Debug, Default)]
+pub struct BlockFor {
+    /// The command, copied out of the read buffer to run again.
+    pub request: RequestList,
+    /// None waits for as long as it takes.
+    pub timeout_at_ms: Option<u64>,
+    /// When what it waits for may come without any write (a lease running out, say).
+    pub wake_at_ms: Option<u64>,
+}
+
 /// The server as commands see it: its settings, its write log, and the actions of admin
 /// commands. Implemented by the server; a test can implement it with stubs.
 pub trait Server: Send + Sync {
@@ -223,6 +237,8 @@ pub struct Session {
     pub replica_handshake: Option<Box<ReplicaHandshake>>,
     /// Set by WAIT: once the replies so far are written, the connection waits for replicas.
     pub wait_asked: Option<WaitForReplicas>,
+    /// Set by a command that waits for the keyspace to change (`BlockFor`).
+    pub block_asked: Option<BlockFor>,
     /// Running a write read back from the log or received from a primary: it was admitted
     /// when it first ran, so no limit refuses it now.
     pub replaying: bool,
@@ -272,6 +288,7 @@ impl Session {
             effects_only: false,
             replica_handshake: None,
             wait_asked: None,
+            block_asked: None,
             replaying: false,
         }
     }

@@ -129,6 +129,22 @@ pub const CF_INVALID_HEADER: &str = "Invalid header";
 pub const CF_BAD_HEADER: &str = "Couldn't create filter!";
 pub const CF_BAD_CHUNK: &str = "Couldn't load chunk!";
 
+/// The FQ.* family (the crawl frontier) reuses the BF strings for its seen-set; these are its own.
+pub const FQ_BAD_LEASE: &str = "ERR bad lease";
+pub const FQ_BAD_RETRIES: &str = "ERR bad retries";
+pub const FQ_BAD_DELAY: &str = "ERR bad delay";
+pub const FQ_BAD_INFLIGHT: &str = "ERR bad inflight";
+pub const FQ_BAD_PRIORITY: &str = "ERR bad priority";
+pub const FQ_BAD_TIME: &str = "ERR bad time";
+pub const FQ_BAD_COUNT: &str = "ERR bad count";
+pub const FQ_BAD_TIMEOUT: &str = "ERR bad timeout";
+pub const FQ_BAD_ID: &str = "ERR bad id";
+pub const FQ_BAD_GROUP: &str = "ERR bad group";
+pub const FQ_URL_TOO_LONG: &str = "ERR url too long";
+/// FQ.LEASE names an item that is not at the head of its group's queue: a log that does not
+/// fit the frontier it is replayed on.
+pub const FQ_NOT_QUEUED: &str = "ERR item not queued";
+
 /// A command's failure: the whole error line it sends.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CmdError {

@@ -22,6 +22,7 @@ pub mod errors;
 mod eviction;
 mod extended;
 mod filters;
+mod frontier;
 mod hashes;
 mod keys;
 mod lists;
@@ -41,8 +42,8 @@ mod zsets;
 
 pub use client_info::{ClientFilter, ClientInfo, ClientKind, ClientType};
 pub use context::{
-    Ctx, ExitSave, LogPosition, PubSub, ReplicaHandshake, Replicating, RoleView, SaveError, Server,
-    Session, SubscriptionKind, WaitForReplicas, WriteLog,
+    BlockFor, Ctx, ExitSave, LogPosition, PubSub, ReplicaHandshake, Replicating, RoleView,
+    SaveError, Server, Session, SubscriptionKind, WaitForReplicas, WriteLog,
 };
 pub use spec::CommandSpec;
 pub use transaction::is_exec;
@@ -75,6 +76,7 @@ const FAMILIES: &[&[CommandSpec]] = &[
     counting::SPECS,
     cuckoo::SPECS,
     windowed::SPECS,
+    frontier::SPECS,
     connection::SPECS,
     command::SPECS,
     admin::SPECS,

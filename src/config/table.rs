@@ -426,6 +426,38 @@ parameters! {
         name: "cf-max-expansions", default: "32", check: |n| within(*n, 1, 65536),
         help: "Sub-filters a cuckoo filter may have before adds to it are refused.",
     }
+    runtime fq_error_rate: f64 {
+        name: "fq-error-rate", default: "0.001",
+        check: |rate| match *rate > 0.0 && *rate < 1.0 {
+            true => Ok(()),
+            false => Err("argument must be between 0 and 1 exclusive".into()),
+        },
+        help: "Error rate of the seen-set of crawl frontiers created implicitly (FQ.PUSH on a \
+               missing key): the share of new URLs dropped as seen.",
+    }
+    runtime fq_initial_size: u64 {
+        name: "fq-initial-size", default: "1000000", check: |n| within(*n, 1, MAX_CAPACITY),
+        help: "Capacity of the seen-set of crawl frontiers created implicitly.",
+    }
+    runtime fq_lease: u64 {
+        name: "fq-lease", default: "300000", check: |n| within(*n, 1, 1_000_000_000_000),
+        help: "Lease of crawl frontiers created implicitly, in milliseconds.",
+    }
+    runtime fq_retries: u32 {
+        name: "fq-retries", default: "3", check: |n| within(*n, 0, 1_000_000),
+        help: "Deliveries an item of a crawl frontier created implicitly gets before it is \
+               dead-lettered; 0 never dead-letters.",
+    }
+    runtime fq_delay: u64 {
+        name: "fq-delay", default: "0", check: |n| within(*n, 0, 1_000_000_000_000),
+        help: "Least time between two leases from one host, in milliseconds, for crawl \
+               frontiers created implicitly.",
+    }
+    runtime fq_inflight: u32 {
+        name: "fq-inflight", default: "0", check: |n| within(*n, 0, 1_000_000),
+        help: "Most items of one host leased at once, for crawl frontiers created implicitly; 0 \
+               for no limit.",
+    }
     runtime max_filter_memory: u64 {
         name: "max-filter-memory", default: "0",
         check: |n| match *n {

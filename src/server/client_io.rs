@@ -5,7 +5,7 @@
 use super::pubsub::{Inbox, INBOX_LIMIT};
 use super::query_buffer::{OverCeiling, QueryBuffer};
 use super::{replication, Shared};
-use crate::cmd::{self, errors, ClientInfo, Ctx, Outcome, Session, WaitForReplicas};
+use crate::cmd::{self, errors, BlockFor, ClientInfo, Ctx, Outcome, Session, WaitForReplicas};
 use crate::config::Config;
 use crate::observe::{Call, Stats, Tally};
 use crate::protocol::{Limits, Protocol, Reply, Request, RequestParser};
@@ -199,6 +199,9 @@ where
         input.consume(consumed);
         unfinished = failure.is_none() && !session.close && reply.len() >= MAX_PENDING_REPLY;
         Stats::add(&shared.stats.commands_processed, commands);
+        if session.writes > 0 {
+            shared.keyspace_changed.notify_waiters();
+        }
         tally.flush(&shared.commands);
         shared
             .saver
@@ -213,6 +216,11 @@ where
         if let Some(wait) = session.wait_asked.take() {
             let acked = wait_for_replicas(shared, &session, wait).await;
             reply.int(acked as i64);
+            unfinished = true;
+        }
+        if let Some(block) = session.block_asked.take() {
+            serve_blocked(shared, &mut session, &mut reply, &mut tally, block).await;
+            tally.flush(&shared.commands);
             unfinished = true;
         }
         if let Some(number) = session.shutdown_asked.take() {
@@ -279,6 +287,67 @@ async fn wait_for_replicas(shared: &Shared, session: &Session, wait: WaitForRepl
         acked = replication.wait_for_acks(wait.offset, wait.replicas, deadline) => acked,
         _ = session.client.killed() => 0,
         _ = shared.shutdown.requested() => replication.acked_at_least(wait.offset),
+    }
+}
+
+/// A command that asked to wait (`BlockFor`): runs it again after each batch of writes anywhere
+/// and at the time it named, until it answers; past its timeout, or when the server stops,
+/// answers a null array. A killed client leaves without an answer.
+async fn serve_blocked(
+    shared: &Arc<Shared>,
+    session: &mut Session,
+    reply: &mut Reply,
+    tally: &mut Tally,
+    mut block: BlockFor,
+) {
+    let deadline = block.timeout_at_ms;
+    let request = std::mem::take(&mut block.request);
+    let Some((_, request)) = request.iter().next() else {
+        return;
+    };
+    loop {
+        // Listening before running it again, so that no write in between goes unnoticed (the
+        // first run, before the wait began, was not listening: so it runs once more at once).
+        let changed = shared.keyspace_changed.notified();
+        tokio::pin!(changed);
+        changed.as_mut().enable();
+        let batch = shared.isolation.shared();
+        let started = Instant::now();
+        let mut ctx = Ctx {
+            server: shared,
+            store: &shared.store,
+            session: &mut *session,
+            reply: &mut *reply,
+            now: now_ms(),
+        };
+        let outcome = cmd::execute(&mut ctx, request);
+        count(tally, outcome, started.elapsed().as_micros() as u64);
+        drop(batch);
+        match session.block_asked.take() {
+            None => return,
+            Some(again) => block.wake_at_ms = again.wake_at_ms,
+        }
+        let now = now_ms();
+        if deadline.is_some_and(|deadline| now >= deadline) {
+            reply.null_array();
+            return;
+        }
+        let until = [deadline, block.wake_at_ms].into_iter().flatten().min();
+        let sleep = async {
+            match until {
+                Some(at) => tokio::time::sleep(Duration::from_millis(at.saturating_sub(now))).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = changed => {}
+            _ = sleep => {}
+            _ = session.client.killed() => return,
+            _ = shared.shutdown.requested() => {
+                reply.null_array();
+                return;
+            }
+        }
     }
 }
 
@@ -362,8 +431,10 @@ fn execute_all(
             }
         };
         consumed += parser.take_consumed();
-        // PSYNC and WAIT are carried out by the connection before anything after them runs.
-        let waits = session.wait_asked.is_some() || session.psync_asked();
+        // PSYNC, WAIT and a blocking command are carried out by the connection before anything
+        // after them runs.
+        let waits =
+            session.wait_asked.is_some() || session.block_asked.is_some() || session.psync_asked();
         if !more || session.close || waits || reply.len() >= MAX_PENDING_REPLY {
             return (commands, None, consumed);
         }

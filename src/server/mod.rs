@@ -68,6 +68,9 @@ pub struct Shared {
     /// Held while a write runs and its record goes to the log and the replication stream, so
     /// that both hold writes in the order they took effect; the record is encoded into it.
     pub(crate) stream_order: Mutex<Vec<u8>>,
+    /// Signalled after every batch of commands that wrote: clients waiting in a blocking
+    /// command (FQ.POP ... BLOCK) run it again.
+    pub(crate) keyspace_changed: tokio::sync::Notify,
 }
 
 /// Where a server keeps its data, and what it does when the log cannot be written under
@@ -131,6 +134,7 @@ impl Shared {
             run_id,
             replication: Replication::new(backlog_size),
             stream_order: Mutex::new(Vec::new()),
+            keyspace_changed: tokio::sync::Notify::new(),
         };
         shared.apply_eviction_settings();
         shared

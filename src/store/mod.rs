@@ -9,6 +9,7 @@ mod access;
 mod collection;
 mod db;
 mod eviction;
+mod frontier;
 mod glob;
 mod hash;
 pub mod rdb;
@@ -22,6 +23,10 @@ pub use access::{Tracking, LFU_INIT_VAL, LRU_CLOCK_MAX};
 pub use collection::{Bytes, List};
 pub use db::{Db, ScanFilter, ValueHandle, WatchToken};
 pub use eviction::EvictionPolicy;
+pub use frontier::{
+    group_of, Frontier, FrontierInfo, FrontierOptions, HostChange, HostRules, Leased, Nacked,
+    Rules, MAX_URL_LEN,
+};
 pub use glob::glob_match;
 pub use hash::Hash;
 pub use set::Set;

@@ -57,14 +57,15 @@ pub fn summarize(store: &Store, now: u64) -> Summary {
                 totals.links += chain.links().len() as u64;
                 totals.saturated_counters += chain.saturated_counters();
             }
-            // Collections and cuckoo filters have no filter totals; INFO keyspace counts them
-            // with every key.
+            // Collections, cuckoo filters, windowed filters and frontiers have no filter
+            // totals; INFO keyspace counts them with every key.
             Value::List(_)
             | Value::Set(_)
             | Value::ZSet(_)
             | Value::Hash(_)
             | Value::Cuckoo(_)
-            | Value::Windowed(_) => {}
+            | Value::Windowed(_)
+            | Value::Frontier(_) => {}
         });
         summary.dbs.push(keys);
     }

@@ -1,4 +1,5 @@
 use super::collection::{self, List};
+use super::frontier::Frontier;
 use super::hash::Hash;
 use super::set::Set;
 use super::zset::ZSet;
@@ -20,6 +21,8 @@ pub enum Value {
     Set(Box<Set>),
     ZSet(Box<ZSet>),
     Hash(Box<Hash>),
+    /// A crawl frontier (FQ.*), boxed for the same reason.
+    Frontier(Box<Frontier>),
 }
 
 impl Value {
@@ -36,6 +39,7 @@ impl Value {
             Value::Set(_) => "set",
             Value::ZSet(_) => "zset",
             Value::Hash(_) => "hash",
+            Value::Frontier(_) => "frontier",
         }
     }
 
@@ -74,6 +78,7 @@ impl Value {
             Value::Set(set) => own + set.memory_bytes(),
             Value::ZSet(zset) => own + zset.memory_bytes(),
             Value::Hash(hash) => own + hash.memory_bytes(),
+            Value::Frontier(frontier) => own + frontier.memory_bytes(),
         }
     }
 }
@@ -90,6 +95,7 @@ pub enum ValueKind {
     ZSet = 5,
     Hash = 6,
     Cuckoo = 7,
+    Frontier = 8,
     Windowed = 9,
 }
 
@@ -104,6 +110,7 @@ impl ValueKind {
             5 => Some(ValueKind::ZSet),
             6 => Some(ValueKind::Hash),
             7 => Some(ValueKind::Cuckoo),
+            8 => Some(ValueKind::Frontier),
             9 => Some(ValueKind::Windowed),
             _ => None,
         }
@@ -122,11 +129,12 @@ impl Value {
             Value::Set(_) => ValueKind::Set,
             Value::ZSet(_) => ValueKind::ZSet,
             Value::Hash(_) => ValueKind::Hash,
+            Value::Frontier(_) => ValueKind::Frontier,
         }
     }
 
-    /// A collection is its header whole: it is captured at one instant, as Redis's fork would,
-    /// and has no payload.
+    /// A collection, and a frontier, is its header whole: it is captured at one instant, as
+    /// Redis's fork would, and has no payload.
     pub fn snapshot_header(&self) -> Vec<u8> {
         match self {
             Value::String(_) => Vec::new(),
@@ -138,6 +146,7 @@ impl Value {
             Value::Set(set) => collection::encode_set(set),
             Value::ZSet(zset) => collection::encode_zset(zset),
             Value::Hash(hash) => collection::encode_hash(hash),
+            Value::Frontier(frontier) => frontier.encode(),
         }
     }
 
@@ -148,7 +157,11 @@ impl Value {
             Value::Counting(chain) => chain.payload_bytes(),
             Value::Cuckoo(filter) => filter.payload_bytes(),
             Value::Windowed(filter) => filter.payload_bytes(),
-            Value::List(_) | Value::Set(_) | Value::ZSet(_) | Value::Hash(_) => 0,
+            Value::List(_)
+            | Value::Set(_)
+            | Value::ZSet(_)
+            | Value::Hash(_)
+            | Value::Frontier(_) => 0,
         }
     }
 
@@ -166,9 +179,11 @@ impl Value {
             Value::Counting(chain) => chain.read_payload(offset, len, out),
             Value::Cuckoo(filter) => filter.read_payload(offset, len, out),
             Value::Windowed(filter) => filter.read_payload(offset, len, out),
-            Value::List(_) | Value::Set(_) | Value::ZSet(_) | Value::Hash(_) => {
-                offset == 0 && len == 0
-            }
+            Value::List(_)
+            | Value::Set(_)
+            | Value::ZSet(_)
+            | Value::Hash(_)
+            | Value::Frontier(_) => offset == 0 && len == 0,
         }
     }
 
@@ -212,6 +227,8 @@ impl Value {
             ValueKind::Hash => collection::decode_hash(header)
                 .map(|hash| Value::Hash(Box::new(hash)))
                 .ok_or(FilterError::BadDump)?,
+            // Its seen-set's bits are in the header: the header's length bounds what it takes.
+            ValueKind::Frontier => Value::Frontier(Box::new(Frontier::decode(header)?)),
         };
         if value.payload_len() != payload_len {
             return Err(FilterError::BadDump);
@@ -231,9 +248,11 @@ impl Value {
             Value::Counting(chain) => chain.write_payload(offset, data),
             Value::Cuckoo(filter) => filter.write_payload(offset, data),
             Value::Windowed(filter) => filter.write_payload(offset, data),
-            Value::List(_) | Value::Set(_) | Value::ZSet(_) | Value::Hash(_) => {
-                Err(FilterError::BadOffset)
-            }
+            Value::List(_)
+            | Value::Set(_)
+            | Value::ZSet(_)
+            | Value::Hash(_)
+            | Value::Frontier(_) => Err(FilterError::BadOffset),
         }
     }
 }

@@ -315,6 +315,31 @@ const WRITES: &[(&[&str], &[&str])] = &[
     (&["CF.ADD f a"], &["CF.DEL", "f", "a"]),
     (&["CF.ADD f a"], &["CF.COMPACT", "f"]),
     (&["CF.RESERVE f 4"], &["CF.LOADCHUNK", "f", "5", "abcd"]),
+    (&[], &["FQ.RESERVE", "f", "0.01", "100", "LEASE", "1000"]),
+    (&[], &["FQ.PUSH", "f", "http://a/1"]),
+    (&["FQ.PUSH f http://a/1"], &["FQ.POP", "f"]),
+    (
+        &["FQ.PUSH f http://a/1"],
+        &["FQ.LEASE", "f", "5", "http://a", "1", "10"],
+    ),
+    (&["FQ.PUSH f http://a/1", "FQ.POP f"], &["FQ.ACK", "f", "1"]),
+    (
+        &["FQ.PUSH f http://a/1", "FQ.POP f"],
+        &["FQ.NACK", "f", "1"],
+    ),
+    (
+        &["FQ.PUSH f http://a/1"],
+        &["FQ.HOST", "f", "http://a", "DELAY", "5"],
+    ),
+    (
+        &[
+            "FQ.RESERVE f 0.01 10 RETRIES 1",
+            "FQ.PUSH f x",
+            "FQ.POP f",
+            "FQ.NACK f 1",
+        ],
+        &["FQ.REQUEUE", "f", "1"],
+    ),
     (&["SET a 1"], &["FLUSHDB"]),
     (&["SET a 1"], &["FLUSHALL"]),
     (&["SET a 1"], &["DEL", "a"]),

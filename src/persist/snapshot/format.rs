@@ -18,6 +18,7 @@
 //! 3       8     expiry time, Unix milliseconds; 0 for none
 //! 11      1     value kind: 0 = string, 1 = Bloom filter, 2 = counting Bloom filter,
 //!               3 = list, 4 = set, 5 = sorted set, 6 = hash, 7 = cuckoo filter,
+//!               8 = crawl frontier
 //!               9 = time-windowed Bloom filter
 //! 12      4     key length K
 //! 16      K     key
@@ -29,7 +30,9 @@
 //!               score's bits, a hash's field then its value), sets and hashes in byte order;
 //!               for a cuckoo filter, its 38-byte CF.SCANDUMP header (filter/cuckoo.rs: u64
 //!               items, first sub-filter's buckets, deletes, sub-filters; u16 bucket size,
-//!               max iterations, expansion), checked on load as CF.LOADCHUNK checks it; for
+//!               max iterations, expansion), checked on load as CF.LOADCHUNK checks it;
+//!               for a crawl frontier, the whole of it, seen-set bits included
+//!               (store/frontier/encoding.rs), so that it too is captured at one instant; for
 //!               a time-windowed filter, its TBF.SCANDUMP header (filter/windowed.rs: shape,
 //!               window, and each slice's time and items)
 //! 20+K+H  8     payload length P
@@ -52,7 +55,7 @@
 //! hashed as RedisBloom hashes has; version 1 and 2 files hold only sieved's headers, whose
 //! filters hash with xxh3.
 //!
-//! The collection kinds and the cuckoo filter were added without a version change: older files
+//! The collection kinds, the cuckoo filter and the frontier were added without a version change: older files
 //! hold none of them, and so load as before; an older build refuses a file holding one, naming
 //! the unknown kind.
 //!

@@ -1,0 +1,905 @@
+//! The FQ.* family: the crawl frontier (store/frontier.rs), a seen-set and a queue of leased,
+//! retried, politely spaced items in one value. This file reads arguments, writes replies and
+//! says what the write log gets.
+//!
+//! What the log gets never depends on the clock at replay: a pop is logged as its effect,
+//! `FQ.LEASE key time [group id deadline ...]` (the frontier's clock moved to `time`, then those
+//! items leased until those deadlines); an acknowledgement or NACK as the ids it really took
+//! (a lease that had ended takes nothing), a NACK's DELAY and a group's PAUSE as absolute times;
+//! a frontier made by FQ.PUSH as the FQ.RESERVE of the settings it was made with.
+
+use super::args::{is, parse_i64};
+use super::bloom::{parse_reserve_capacity, parse_reserve_error_rate, FILTER_KEY};
+use super::errors::*;
+use super::spec::{bits, block, integer, key, pure_token, string, unix_time, CommandSpec, Group};
+use super::{BlockFor, Ctx};
+use crate::filter::FilterError;
+use crate::protocol::{Request, RequestList};
+use crate::store::{
+    group_of, Frontier, FrontierOptions, HostChange, Leased, Nacked, Rules, Value, MAX_URL_LEN,
+};
+
+/// The longest lease, delay or pause, in milliseconds: about 31 years, far from overflowing
+/// when added to any time.
+const MAX_MS: i64 = 1_000_000_000_000;
+/// The latest time an AT may name: the end of the year 9999.
+const MAX_TIME: i64 = 253_402_300_799_999;
+/// Most items one FQ.POP or FQ.DEAD returns.
+const MAX_COUNT: i64 = 100_000;
+const MAX_RETRIES: i64 = 1_000_000;
+const MAX_INFLIGHT: i64 = 1_000_000;
+/// FQ.DEAD without COUNT.
+const DEAD_COUNT: usize = 100;
+
+/// The rules FQ.RESERVE gives what it is not told.
+const RESERVE_RULES: Rules = Rules {
+    lease_ms: 300_000,
+    retries: 3,
+    delay_ms: 0,
+    inflight: 0,
+};
+
+fn of(value: &Value) -> Option<&Frontier> {
+    match value {
+        Value::Frontier(frontier) => Some(frontier),
+        _ => None,
+    }
+}
+
+fn of_mut(value: &mut Value) -> Option<&mut Frontier> {
+    match value {
+        Value::Frontier(frontier) => Some(frontier),
+        _ => None,
+    }
+}
+
+/// An integer argument within `range`, else `error`.
+fn bounded(
+    arg: Option<&[u8]>,
+    range: std::ops::RangeInclusive<i64>,
+    error: &'static str,
+) -> Result<i64, CmdError> {
+    arg.and_then(parse_i64)
+        .filter(|value| range.contains(value))
+        .ok_or(error.into())
+}
+
+/// Runs `f` on the frontier at `key` for writing; `missing` when there is none.
+fn with_frontier_mut<R>(
+    ctx: &Ctx,
+    key: &[u8],
+    missing: impl FnOnce() -> Result<R, CmdError>,
+    f: impl FnOnce(&mut Frontier) -> Result<R, CmdError>,
+) -> Result<R, CmdError> {
+    ctx.db().get_mut(key, ctx.now, |value| match value {
+        Some(value) => of_mut(value).map_or(Err(WRONGTYPE.into()), f),
+        None => missing(),
+    })
+}
+
+fn with_frontier<R>(
+    ctx: &Ctx,
+    key: &[u8],
+    missing: impl FnOnce() -> Result<R, CmdError>,
+    f: impl FnOnce(&Frontier) -> Result<R, CmdError>,
+) -> Result<R, CmdError> {
+    ctx.db().get(key, ctx.now, |value| match value {
+        Some(value) => of(value).map_or(Err(WRONGTYPE.into()), f),
+        None => missing(),
+    })
+}
+
+fn creation_error(error: FilterError) -> CmdError {
+    match error {
+        FilterError::TooLarge { .. } => error.into(),
+        FilterError::CannotScale => BF_RATE_UNREACHABLE.into(),
+        _ => BF_NO_MEMORY.into(),
+    }
+}
+
+/// Notes a write for the log: the command `args`, in the session's database.
+fn note(ctx: &mut Ctx, args: &[&[u8]]) {
+    if ctx.server.write_log().is_none() {
+        return;
+    }
+    let db = ctx.session.db;
+    ctx.session.effects.push_args(db, args.iter().copied());
+}
+
+fn text(value: impl std::fmt::Display) -> Vec<u8> {
+    value.to_string().into_bytes()
+}
+
+/// The FQ.RESERVE that makes exactly this frontier, for the log.
+fn note_created(ctx: &mut Ctx, key: &[u8], options: &FrontierOptions) {
+    let rules = options.rules;
+    let words = [
+        text(options.error_rate),
+        text(options.capacity),
+        text(rules.lease_ms),
+        text(rules.retries),
+        text(rules.delay_ms),
+        text(rules.inflight),
+    ];
+    note(
+        ctx,
+        &[
+            b"FQ.RESERVE",
+            key,
+            &words[0],
+            &words[1],
+            b"LEASE",
+            &words[2],
+            b"RETRIES",
+            &words[3],
+            b"DELAY",
+            &words[4],
+            b"INFLIGHT",
+            &words[5],
+        ],
+    );
+}
+
+/// FQ.RESERVE key error_rate capacity [LEASE ms] [RETRIES n] [DELAY ms] [INFLIGHT n]
+fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let error_rate = parse_reserve_error_rate(request.arg(2))?;
+    let capacity = parse_reserve_capacity(request.arg(3), super::filters::max_capacity(ctx))?;
+    let mut rules = RESERVE_RULES;
+    let mut at = 4;
+    while at < request.len() {
+        let (keyword, value) = (request.arg(at), request.args().nth(at + 1));
+        if is(keyword, "LEASE") {
+            rules.lease_ms = bounded(value, 1..=MAX_MS, FQ_BAD_LEASE)? as u64;
+        } else if is(keyword, "RETRIES") {
+            rules.retries = bounded(value, 0..=MAX_RETRIES, FQ_BAD_RETRIES)? as u32;
+        } else if is(keyword, "DELAY") {
+            rules.delay_ms = bounded(value, 0..=MAX_MS, FQ_BAD_DELAY)? as u64;
+        } else if is(keyword, "INFLIGHT") {
+            rules.inflight = bounded(value, 0..=MAX_INFLIGHT, FQ_BAD_INFLIGHT)? as u32;
+        } else {
+            return Err(SYNTAX.into());
+        }
+        at += 2;
+    }
+    let key = request.arg(1);
+    let existing = ctx.db().get(key, ctx.now, |v| v.map(|v| of(v).is_some()));
+    match existing {
+        Some(true) => return Err(BF_ITEM_EXISTS.into()),
+        Some(false) => return Err(WRONGTYPE.into()),
+        None => {}
+    }
+    let options = FrontierOptions {
+        error_rate,
+        capacity,
+        rules,
+    };
+    let frontier = Frontier::new(options, ctx.filter_memory_limit()).map_err(creation_error)?;
+    if !ctx
+        .db()
+        .insert_new(key, Value::Frontier(Box::new(frontier)), ctx.now)
+    {
+        return Err(BF_ITEM_EXISTS.into());
+    }
+    ctx.reply.ok();
+    Ok(())
+}
+
+/// The options of a frontier FQ.PUSH makes: the `fq-*` settings.
+fn default_options(ctx: &Ctx) -> FrontierOptions {
+    let settings = ctx.config().settings();
+    FrontierOptions {
+        error_rate: settings.fq_error_rate,
+        capacity: settings.fq_initial_size,
+        rules: Rules {
+            lease_ms: settings.fq_lease,
+            retries: settings.fq_retries,
+            delay_ms: settings.fq_delay,
+            inflight: settings.fq_inflight,
+        },
+    }
+}
+
+/// FQ.PUSH key [PRIORITY p] [AT unix-ms] [FORCE] url [url ...]: one integer per URL, 1 if it
+/// is now queued. A push the memory limit refuses ends the reply with its error, as BF.MADD's
+/// does, and the URLs after it are not looked at.
+fn push(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let (mut priority, mut due, mut force) = (0i64, None, false);
+    let mut first = 2;
+    while first < request.len() {
+        let arg = request.arg(first);
+        if is(arg, "PRIORITY") {
+            priority = bounded(
+                request.args().nth(first + 1),
+                i64::MIN..=i64::MAX,
+                FQ_BAD_PRIORITY,
+            )?;
+            first += 2;
+        } else if is(arg, "AT") {
+            due = Some(bounded(request.args().nth(first + 1), 0..=MAX_TIME, FQ_BAD_TIME)? as u64);
+            first += 2;
+        } else if is(arg, "FORCE") {
+            force = true;
+            first += 1;
+        } else {
+            break;
+        }
+    }
+    if first >= request.len() {
+        return Err(CmdError::arity("fq.push"));
+    }
+    if request
+        .args()
+        .skip(first)
+        .any(|url| url.len() > MAX_URL_LEN)
+    {
+        return Err(FQ_URL_TOO_LONG.into());
+    }
+    let key = request.arg(1);
+    let limit = ctx.filter_memory_limit();
+    let options = default_options(ctx);
+    let scratch = &mut ctx.session.scratch;
+    scratch.clear();
+    let db = ctx.store.db(ctx.session.db);
+    let ((), created) = db.get_or_create(
+        key,
+        ctx.now,
+        || {
+            Frontier::new(options, limit)
+                .map(|frontier| Value::Frontier(Box::new(frontier)))
+                .map_err(creation_error)
+        },
+        |value, created| {
+            let Some(frontier) = of_mut(value) else {
+                return Err(CmdError::from(WRONGTYPE));
+            };
+            for url in request.args().skip(first) {
+                match frontier.push(url, priority, due, force, limit) {
+                    Ok(pushed) => scratch.push(Ok(pushed)),
+                    Err(error) => {
+                        scratch.push(Err(error.into()));
+                        break;
+                    }
+                }
+            }
+            Ok(((), created))
+        },
+    )??;
+    if created {
+        note_created(ctx, key, &options);
+    }
+    let refused = ctx.session.scratch.last().is_some_and(Result::is_err);
+    if refused {
+        // Replay runs without the limit: it must get only the URLs that went in.
+        let taken = ctx.session.scratch.len() - 1;
+        let mut words: Vec<&[u8]> = request.args().take(first).collect();
+        words.extend(request.args().skip(first).take(taken));
+        if taken > 0 {
+            note(ctx, &words);
+        }
+        ctx.session.effects_only = true;
+    }
+    let reply = &mut *ctx.reply;
+    reply.array(ctx.session.scratch.len());
+    for result in &ctx.session.scratch {
+        match result {
+            Ok(pushed) => reply.int(i64::from(*pushed)),
+            Err(error) => reply.error(error.message()),
+        }
+    }
+    Ok(())
+}
+
+/// The options of FQ.POP.
+struct Pop {
+    count: usize,
+    lease_ms: Option<u64>,
+    block_ms: Option<u64>,
+}
+
+fn parse_pop(request: Request) -> Result<Pop, CmdError> {
+    let mut pop = Pop {
+        count: 1,
+        lease_ms: None,
+        block_ms: None,
+    };
+    let mut at = 2;
+    while at < request.len() {
+        let (keyword, value) = (request.arg(at), request.args().nth(at + 1));
+        if is(keyword, "COUNT") {
+            pop.count = bounded(value, 1..=MAX_COUNT, FQ_BAD_COUNT)? as usize;
+        } else if is(keyword, "LEASE") {
+            pop.lease_ms = Some(bounded(value, 1..=MAX_MS, FQ_BAD_LEASE)? as u64);
+        } else if is(keyword, "BLOCK") {
+            pop.block_ms = Some(bounded(value, 0..=MAX_MS, FQ_BAD_TIMEOUT)? as u64);
+        } else {
+            return Err(SYNTAX.into());
+        }
+        at += 2;
+    }
+    Ok(pop)
+}
+
+/// FQ.POP key [COUNT n] [LEASE ms] [BLOCK ms]: `[id, url]` pairs, best first. With BLOCK and
+/// nothing due, the connection waits (`BlockFor`) and runs it again; inside MULTI, or past the
+/// timeout, the answer is a null array, as BLPOP's.
+fn pop(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let options = parse_pop(request)?;
+    let key = request.arg(1);
+    let now = ctx.now;
+    let mut leased = Vec::new();
+    let (clock, next_event) = with_frontier_mut(
+        ctx,
+        key,
+        || Ok((None, None)),
+        |frontier| {
+            if !frontier.has_work(now) {
+                return Ok((None, frontier.next_event()));
+            }
+            frontier.advance(now);
+            let lease_ms = options.lease_ms.unwrap_or(frontier.rules().lease_ms);
+            frontier.pop(options.count, lease_ms, &mut leased);
+            Ok((Some(frontier.clock()), frontier.next_event()))
+        },
+    )?;
+    if let Some(clock) = clock {
+        note_leases(ctx, key, clock, &leased);
+    }
+    ctx.session.effects_only = true;
+    match options.block_ms {
+        Some(_) if leased.is_empty() && (ctx.session.in_exec || ctx.session.replaying) => {
+            ctx.reply.null_array();
+        }
+        Some(block_ms) if leased.is_empty() => {
+            let mut copy = RequestList::default();
+            copy.push(ctx.session.db, &request);
+            ctx.session.block_asked = Some(BlockFor {
+                request: copy,
+                timeout_at_ms: (block_ms > 0).then(|| now.saturating_add(block_ms)),
+                wake_at_ms: next_event,
+            });
+        }
+        _ => write_leased(ctx, &leased),
+    }
+    Ok(())
+}
+
+fn write_leased(ctx: &mut Ctx, leased: &[Leased]) {
+    let reply = &mut *ctx.reply;
+    reply.array(leased.len());
+    for item in leased {
+        reply.array(2);
+        reply.int(item.id as i64);
+        reply.bulk(&item.url);
+    }
+}
+
+/// Logs a pop's effect: the clock it moved to, and what it leased until when.
+fn note_leases(ctx: &mut Ctx, key: &[u8], clock: u64, leased: &[Leased]) {
+    let numbers: Vec<(Vec<u8>, Vec<u8>)> = leased
+        .iter()
+        .map(|item| (text(item.id), text(item.deadline)))
+        .collect();
+    let clock = text(clock);
+    let mut words: Vec<&[u8]> = vec![b"FQ.LEASE", key, &clock];
+    for (item, (id, deadline)) in leased.iter().zip(&numbers) {
+        words.extend([&item.group[..], id, deadline]);
+    }
+    note(ctx, &words);
+}
+
+/// FQ.LEASE key time [group id deadline ...]: what the log holds of a pop (and of the clock
+/// moving); a client has no use for it. Answers how many items it leased.
+fn lease(ctx: &mut Ctx, request: Request) -> CmdResult {
+    if (request.len() - 3) % 3 != 0 {
+        return Err(CmdError::arity("fq.lease"));
+    }
+    let time = bounded(Some(request.arg(2)), 0..=i64::MAX, FQ_BAD_TIME)? as u64;
+    let mut items = Vec::with_capacity((request.len() - 3) / 3);
+    for at in (3..request.len()).step_by(3) {
+        let id = bounded(Some(request.arg(at + 1)), 1..=i64::MAX, FQ_BAD_ID)? as u64;
+        let deadline = bounded(Some(request.arg(at + 2)), 0..=i64::MAX, FQ_BAD_TIME)? as u64;
+        items.push((request.arg(at), id, deadline));
+    }
+    let leased = with_frontier_mut(
+        ctx,
+        request.arg(1),
+        || Err(BF_NOT_FOUND.into()),
+        |frontier| {
+            frontier.advance(time);
+            for &(group, id, deadline) in &items {
+                if !frontier.lease_logged(group, id, deadline) {
+                    return Err(FQ_NOT_QUEUED.into());
+                }
+            }
+            Ok(items.len())
+        },
+    )?;
+    ctx.reply.int(leased as i64);
+    Ok(())
+}
+
+/// The ids after `first`, each checked before anything is done.
+fn parse_ids(request: Request, first: usize) -> Result<Vec<u64>, CmdError> {
+    request
+        .args()
+        .skip(first)
+        .map(|arg| bounded(Some(arg), 1..=i64::MAX, FQ_BAD_ID).map(|id| id as u64))
+        .collect()
+}
+
+/// FQ.ACK key id [id ...]: how many running leases it completed.
+fn ack(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let ids = parse_ids(request, 2)?;
+    let now = (!ctx.session.replaying).then_some(ctx.now);
+    let key = request.arg(1);
+    let acked: Vec<u64> = with_frontier_mut(
+        ctx,
+        key,
+        || Ok(Vec::new()),
+        |frontier| {
+            Ok(ids
+                .iter()
+                .copied()
+                .filter(|&id| frontier.ack(id, now))
+                .collect())
+        },
+    )?;
+    if !acked.is_empty() {
+        let words: Vec<Vec<u8>> = acked.iter().map(|&id| text(id)).collect();
+        let mut args: Vec<&[u8]> = vec![b"FQ.ACK", key];
+        args.extend(words.iter().map(Vec::as_slice));
+        note(ctx, &args);
+    }
+    ctx.session.effects_only = true;
+    ctx.reply.int(acked.len() as i64);
+    Ok(())
+}
+
+/// FQ.NACK key id [DELAY ms | AT unix-ms]: 1 if the item was leased (it is queued again, or
+/// dead past its retries), 0 if not.
+fn nack(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let id = bounded(Some(request.arg(2)), 1..=i64::MAX, FQ_BAD_ID)? as u64;
+    let (mut delay, mut due) = (0u64, None);
+    let mut at = 3;
+    while at < request.len() {
+        let (keyword, value) = (request.arg(at), request.args().nth(at + 1));
+        if is(keyword, "DELAY") {
+            delay = bounded(value, 0..=MAX_MS, FQ_BAD_DELAY)? as u64;
+        } else if is(keyword, "AT") {
+            due = Some(bounded(value, 0..=MAX_TIME, FQ_BAD_TIME)? as u64);
+        } else {
+            return Err(SYNTAX.into());
+        }
+        at += 2;
+    }
+    let now = ctx.now;
+    let replaying = ctx.session.replaying;
+    let key = request.arg(1);
+    let nacked = with_frontier_mut(
+        ctx,
+        key,
+        || Ok(None),
+        |frontier| {
+            let due = due.unwrap_or(now.max(frontier.clock()) + delay);
+            let nacked = frontier.nack(id, (!replaying).then_some(now), due);
+            Ok(nacked.map(|nacked| (nacked, due)))
+        },
+    )?;
+    if let Some((_, due)) = nacked {
+        let (id, due) = (text(id), text(due));
+        note(ctx, &[b"FQ.NACK", key, &id, b"AT", &due]);
+    }
+    ctx.session.effects_only = true;
+    ctx.reply.int(i64::from(matches!(
+        nacked,
+        Some((Nacked::Requeued | Nacked::Dead, _))
+    )));
+    Ok(())
+}
+
+/// FQ.SEEN key url [url ...]: 1 or 0 per URL, adding nothing.
+fn seen(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let reply = &mut *ctx.reply;
+    let db = ctx.store.db(ctx.session.db);
+    db.get(request.arg(1), ctx.now, |value| match value {
+        Some(value) => {
+            let frontier = of(value).ok_or(CmdError::from(WRONGTYPE))?;
+            reply.array(request.len() - 2);
+            for url in request.args().skip(2) {
+                reply.int(i64::from(frontier.seen(url)));
+            }
+            Ok(())
+        }
+        None => {
+            reply.array(request.len() - 2);
+            (2..request.len()).for_each(|_| reply.int(0));
+            Ok(())
+        }
+    })
+}
+
+/// A group as a client names it, written as POP derives it: `HTTPS://Example.com/` is
+/// `https://example.com`; the empty name is every URL that is not absolute.
+fn parse_group(arg: &[u8]) -> Result<Vec<u8>, CmdError> {
+    let mut group = Vec::new();
+    group_of(arg, &mut group);
+    if group.is_empty() && !arg.is_empty() {
+        return Err(FQ_BAD_GROUP.into());
+    }
+    Ok(group)
+}
+
+/// FQ.HOST key group [DELAY ms] [INFLIGHT n] [PAUSE ms | PAUSEAT unix-ms]: sets the group's
+/// rules (OK), or without options reads them.
+fn host(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let group = parse_group(request.arg(2))?;
+    let key = request.arg(1);
+    if request.len() == 3 {
+        let now = ctx.now;
+        let rules = with_frontier(
+            ctx,
+            key,
+            || Err(BF_NOT_FOUND.into()),
+            |frontier| Ok(frontier.host_rules(&group)),
+        )?;
+        // Flagged a write for its other form: this one changes nothing and is not logged.
+        ctx.session.effects_only = true;
+        let reply = &mut *ctx.reply;
+        reply.map(5);
+        for (label, value) in [
+            ("delay", rules.delay_ms),
+            ("inflight", u64::from(rules.inflight)),
+            ("pause", rules.paused_until.saturating_sub(now)),
+            ("queued", rules.queued),
+            ("leased", rules.leased),
+        ] {
+            reply.simple(label);
+            reply.int(value as i64);
+        }
+        return Ok(());
+    }
+    let mut change = HostChange::default();
+    let mut pause = None;
+    let mut at = 3;
+    while at < request.len() {
+        let (keyword, value) = (request.arg(at), request.args().nth(at + 1));
+        if is(keyword, "DELAY") {
+            change.delay_ms = Some(bounded(value, 0..=MAX_MS, FQ_BAD_DELAY)? as u64);
+        } else if is(keyword, "INFLIGHT") {
+            change.inflight = Some(bounded(value, 0..=MAX_INFLIGHT, FQ_BAD_INFLIGHT)? as u32);
+        } else if is(keyword, "PAUSE") {
+            pause = Some(bounded(value, 0..=MAX_MS, FQ_BAD_DELAY)? as u64);
+        } else if is(keyword, "PAUSEAT") {
+            change.paused_until = Some(bounded(value, 0..=MAX_TIME, FQ_BAD_TIME)? as u64);
+        } else {
+            return Err(SYNTAX.into());
+        }
+        at += 2;
+    }
+    let now = ctx.now;
+    let change = with_frontier_mut(
+        ctx,
+        key,
+        || Err(BF_NOT_FOUND.into()),
+        |frontier| {
+            if let Some(pause) = pause {
+                change.paused_until = Some(now.max(frontier.clock()) + pause);
+            }
+            frontier.set_host(&group, change);
+            Ok(change)
+        },
+    )?;
+    let words = [
+        change.delay_ms.map(text),
+        change.inflight.map(text),
+        change.paused_until.map(text),
+    ];
+    let mut args: Vec<&[u8]> = vec![b"FQ.HOST", key, &group];
+    for (keyword, value) in [&b"DELAY"[..], b"INFLIGHT", b"PAUSEAT"]
+        .into_iter()
+        .zip(&words)
+    {
+        if let Some(value) = value {
+            args.extend([keyword, value]);
+        }
+    }
+    note(ctx, &args);
+    ctx.session.effects_only = true;
+    ctx.reply.ok();
+    Ok(())
+}
+
+/// FQ.DEAD key [COUNT n]: `[id, url, deliveries]` of the dead items, lowest id first.
+fn dead(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let count = match request.len() {
+        2 => DEAD_COUNT,
+        4 if is(request.arg(2), "COUNT") => {
+            bounded(Some(request.arg(3)), 1..=MAX_COUNT, FQ_BAD_COUNT)? as usize
+        }
+        _ => return Err(SYNTAX.into()),
+    };
+    let now = ctx.now;
+    let items = with_frontier(
+        ctx,
+        request.arg(1),
+        || Ok(Vec::new()),
+        |frontier| Ok(frontier.dead_items(now, count)),
+    )?;
+    let reply = &mut *ctx.reply;
+    reply.array(items.len());
+    for (id, url, deliveries) in items {
+        reply.array(3);
+        reply.int(id as i64);
+        reply.bulk(&url);
+        reply.int(i64::from(deliveries));
+    }
+    Ok(())
+}
+
+/// FQ.REQUEUE key id [id ...]: how many dead items went back to the queue.
+fn requeue(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let ids = parse_ids(request, 2)?;
+    let key = request.arg(1);
+    // Replay finds the clock moved by the FQ.LEASE logged before.
+    let now = (!ctx.session.replaying).then_some(ctx.now);
+    let (moved, requeued) = with_frontier_mut(
+        ctx,
+        key,
+        || Ok((None, Vec::new())),
+        |frontier| {
+            let moved = now.filter(|&now| frontier.has_work(now) || now > frontier.clock());
+            if let Some(now) = moved {
+                frontier.advance(now);
+            }
+            let requeued = ids
+                .iter()
+                .copied()
+                .filter(|&id| frontier.requeue(id))
+                .collect();
+            Ok((moved.map(|_| frontier.clock()), requeued))
+        },
+    )?;
+    if let Some(clock) = moved {
+        note_leases(ctx, key, clock, &[]);
+    }
+    if !requeued.is_empty() {
+        let words: Vec<Vec<u8>> = requeued.iter().map(|&id| text(id)).collect();
+        let mut args: Vec<&[u8]> = vec![b"FQ.REQUEUE", key];
+        args.extend(words.iter().map(Vec::as_slice));
+        note(ctx, &args);
+    }
+    ctx.session.effects_only = true;
+    ctx.reply.int(requeued.len() as i64);
+    Ok(())
+}
+
+/// FQ.INFO key: a map under RESP3, a flat array under RESP2, as BF.INFO.
+fn info(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let now = ctx.now;
+    let info = with_frontier(
+        ctx,
+        request.arg(1),
+        || Err(BF_NOT_FOUND.into()),
+        |frontier| Ok(frontier.info(now)),
+    )?;
+    let reply = &mut *ctx.reply;
+    reply.map(10);
+    reply.simple("Capacity");
+    reply.int(info.capacity as i64);
+    reply.simple("Error rate");
+    reply.double(info.error_rate);
+    for (label, value) in [
+        ("Seen", info.seen),
+        ("Queued", info.queued),
+        ("Due", info.due),
+        ("Leased", info.leased),
+        ("Done", info.done),
+        ("Dead", info.dead),
+        ("Hosts", info.hosts),
+        ("Memory", info.memory),
+    ] {
+        reply.simple(label);
+        reply.int(value as i64);
+    }
+    Ok(())
+}
+
+const FRONTIER_ACL: super::spec::Acl = bits![Acl: WRITE, BLOOM];
+
+/// FQ.*: sieved's own, in the module group as BF.* and CBF.* are.
+pub(super) const SPECS: &[CommandSpec] = &[
+    CommandSpec::new(
+        "fq.reserve",
+        -4,
+        Group::Bloom,
+        "Creates a crawl frontier: a seen-set for capacity URLs at error_rate, and a queue with \
+         leases, retries and politeness per host",
+        reserve,
+    )
+    .flags(bits![Flags: WRITE, DENYOOM])
+    .key_specs(FILTER_KEY)
+    .acl(bits![Acl: WRITE, FAST, BLOOM])
+    .complexity("O(1)")
+    .args(&[
+        key("key"),
+        super::spec::double("error_rate"),
+        integer("capacity"),
+        integer("lease").token("LEASE").optional(),
+        integer("retries").token("RETRIES").optional(),
+        integer("delay").token("DELAY").optional(),
+        integer("inflight").token("INFLIGHT").optional(),
+    ]),
+    CommandSpec::new(
+        "fq.push",
+        -3,
+        Group::Bloom,
+        "Queues each URL not seen before (or every URL, with FORCE); creates the frontier if it \
+         does not exist",
+        push,
+    )
+    .flags(bits![Flags: WRITE, DENYOOM])
+    .key_specs(FILTER_KEY)
+    .acl(FRONTIER_ACL)
+    .complexity(
+        "O(n * (k + log h)), where n is the number of URLs, k the number of hash \
+                 functions and h the number of hosts",
+    )
+    .args(&[
+        key("key"),
+        integer("priority").token("PRIORITY").optional(),
+        unix_time("unix-time-milliseconds").token("AT").optional(),
+        pure_token("force", "FORCE").optional(),
+        string("url").multiple(),
+    ]),
+    CommandSpec::new(
+        "fq.pop",
+        -2,
+        Group::Bloom,
+        "Leases the best items that are due, from hosts that may be fetched now",
+        pop,
+    )
+    .flags(bits![Flags: WRITE])
+    .key_specs(FILTER_KEY)
+    .acl(FRONTIER_ACL)
+    .complexity("O(n * log h), where n is the count and h the number of hosts")
+    .args(&[
+        key("key"),
+        integer("count").token("COUNT").optional(),
+        integer("lease").token("LEASE").optional(),
+        integer("timeout").token("BLOCK").optional(),
+    ]),
+    CommandSpec::new(
+        "fq.lease",
+        -3,
+        Group::Bloom,
+        "Applies leases as FQ.POP made them (the form the write log and replicas receive)",
+        lease,
+    )
+    .flags(bits![Flags: WRITE])
+    .key_specs(FILTER_KEY)
+    .acl(FRONTIER_ACL)
+    .complexity("O(n * log h), where n is the number of items and h the number of hosts")
+    .args(&[
+        key("key"),
+        unix_time("unix-time-milliseconds"),
+        block(
+            "lease",
+            &[string("group"), integer("id"), unix_time("deadline")],
+        )
+        .optional()
+        .multiple(),
+    ]),
+    CommandSpec::new(
+        "fq.ack",
+        -3,
+        Group::Bloom,
+        "Completes leased items: they leave the frontier for good, their URLs stay seen",
+        ack,
+    )
+    .flags(bits![Flags: WRITE, FAST])
+    .key_specs(FILTER_KEY)
+    .acl(FRONTIER_ACL)
+    .complexity("O(n * log h), where n is the number of ids and h the number of hosts")
+    .args(&[key("key"), integer("id").multiple()]),
+    CommandSpec::new(
+        "fq.nack",
+        -3,
+        Group::Bloom,
+        "Gives a leased item back: queued again (after DELAY) or dead past its retries",
+        nack,
+    )
+    .flags(bits![Flags: WRITE, FAST])
+    .key_specs(FILTER_KEY)
+    .acl(FRONTIER_ACL)
+    .complexity("O(log n)")
+    .args(&[
+        key("key"),
+        integer("id"),
+        integer("delay").token("DELAY").optional(),
+        unix_time("unix-time-milliseconds").token("AT").optional(),
+    ]),
+    CommandSpec::new(
+        "fq.seen",
+        -3,
+        Group::Bloom,
+        "Checks whether URLs were seen by a frontier, adding nothing",
+        seen,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(&[super::spec::KeySpec::range(
+        bits![KeyFlags: RO, ACCESS],
+        1,
+        0,
+        1,
+    )])
+    .acl(bits![Acl: READ, BLOOM])
+    .complexity("O(k * n), where k is the number of hash functions and n the number of URLs")
+    .args(&[key("key"), string("url").multiple()]),
+    CommandSpec::new(
+        "fq.host",
+        -3,
+        Group::Bloom,
+        "Sets or reads the politeness rules of one host (crawl delay, items in flight, pause)",
+        host,
+    )
+    .flags(bits![Flags: WRITE, FAST])
+    .key_specs(FILTER_KEY)
+    .acl(FRONTIER_ACL)
+    .complexity("O(log h), where h is the number of hosts")
+    .args(&[
+        key("key"),
+        string("group"),
+        integer("delay").token("DELAY").optional(),
+        integer("inflight").token("INFLIGHT").optional(),
+        integer("pause").token("PAUSE").optional(),
+        unix_time("unix-time-milliseconds")
+            .token("PAUSEAT")
+            .optional(),
+    ]),
+    CommandSpec::new(
+        "fq.dead",
+        -2,
+        Group::Bloom,
+        "Lists dead-lettered items with their deliveries",
+        dead,
+    )
+    .flags(bits![Flags: READONLY])
+    .key_specs(&[super::spec::KeySpec::range(
+        bits![KeyFlags: RO, ACCESS],
+        1,
+        0,
+        1,
+    )])
+    .acl(bits![Acl: READ, BLOOM])
+    .complexity("O(n + l), where n is the count and l the number of leased items")
+    .args(&[key("key"), integer("count").token("COUNT").optional()]),
+    CommandSpec::new(
+        "fq.requeue",
+        -3,
+        Group::Bloom,
+        "Puts dead-lettered items back in the queue",
+        requeue,
+    )
+    .flags(bits![Flags: WRITE, FAST])
+    .key_specs(FILTER_KEY)
+    .acl(FRONTIER_ACL)
+    .complexity("O(n * log h), where n is the number of ids and h the number of hosts")
+    .args(&[key("key"), integer("id").multiple()]),
+    CommandSpec::new(
+        "fq.info",
+        2,
+        Group::Bloom,
+        "Returns a frontier's counters: seen, queued, due, leased, done, dead, hosts, memory",
+        info,
+    )
+    .flags(bits![Flags: READONLY, FAST])
+    .key_specs(&[super::spec::KeySpec::range(
+        bits![KeyFlags: RO, ACCESS],
+        1,
+        0,
+        1,
+    )])
+    .acl(bits![Acl: READ, FAST, BLOOM])
+    .complexity("O(l), where l is the number of leases that ended since the last pop")
+    .args(&[key("key")]),
+];
