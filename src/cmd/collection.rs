@@ -8,6 +8,7 @@ use super::spec::{bits, KeySpec};
 use super::Ctx;
 use crate::protocol::Request;
 use crate::store::Value;
+use std::time::Duration;
 
 pub(super) const RO: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RO], 1, 0, 1)];
 pub(super) const RO_ACCESS: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RO, ACCESS], 1, 0, 1)];
@@ -18,6 +19,51 @@ pub(super) const RW_ACCESS_DELETE: &[KeySpec] =
     &[KeySpec::range(bits![KeyFlags: RW, ACCESS, DELETE], 1, 0, 1)];
 pub(super) const RW_ACCESS_UPDATE: &[KeySpec] =
     &[KeySpec::range(bits![KeyFlags: RW, ACCESS, UPDATE], 1, 0, 1)];
+/// Every argument but the last (a blocking pop's timeout) is a key.
+pub(super) const RW_ACCESS_DELETE_ALL_BUT_LAST: &[KeySpec] = &[KeySpec::range(
+    bits![KeyFlags: RW, ACCESS, DELETE],
+    1,
+    -2,
+    1,
+)];
+
+/// A blocking command's timeout in seconds, as Redis reads it (a float, rounded up to whole
+/// milliseconds); None for 0, which waits for as long as it takes. A timeout that rounds to 0
+/// from below (-0.0001) is 0, as in Redis.
+pub(super) fn parse_timeout(arg: &[u8], now: u64) -> Result<Option<Duration>, CmdError> {
+    let seconds = std::str::from_utf8(arg)
+        .ok()
+        .and_then(|text| text.parse::<f64>().ok())
+        .filter(|seconds| !seconds.is_nan())
+        .ok_or("ERR timeout is not a float or out of range")?;
+    let millis = (seconds * 1000.0).ceil();
+    if millis > i64::MAX as f64 {
+        return Err(TIMEOUT_RANGE.into());
+    }
+    if millis < 0.0 {
+        return Err("ERR timeout is negative".into());
+    }
+    let millis = millis as u64;
+    if millis > (i64::MAX as u64).saturating_sub(now) {
+        return Err(TIMEOUT_RANGE.into());
+    }
+    Ok((millis > 0).then(|| Duration::from_millis(millis)))
+}
+
+const TIMEOUT_RANGE: &str = "ERR timeout is out of range";
+
+/// Logs the running write as `effect` alone (nothing at all for None): a blocking pop is
+/// logged as the plain pop it did, so that the log and replicas never see it wait.
+pub(super) fn log_as<'a>(ctx: &mut Ctx, effect: Option<impl IntoIterator<Item = &'a [u8]>>) {
+    if ctx.server.write_log().is_none() {
+        return;
+    }
+    if let Some(args) = effect {
+        let db = ctx.session.db;
+        ctx.session.effects.push_args(db, args);
+    }
+    ctx.session.effects_only = true;
+}
 
 /// Runs `f` on the live value at `key` (None if there is none), write-locked; if that leaves
 /// an empty collection, the key goes, as in Redis, where no key holds an empty collection.

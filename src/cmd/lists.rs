@@ -1,11 +1,11 @@
-//! Lists: LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP, LLEN, LRANGE, LTRIM, LINDEX, LREM and LSET,
-//! as Redis has them. A list is a double-ended queue, so both ends are O(1).
+//! Lists: LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP, BLPOP, BRPOP, LLEN, LRANGE, LTRIM, LINDEX,
+//! LREM and LSET, as Redis has them. A list is a double-ended queue, so both ends are O(1).
 
 use super::collection::*;
 use super::errors::*;
-use super::spec::{bits, integer, key, string, CommandSpec, Group};
+use super::spec::{bits, double, integer, key, string, CommandSpec, Group};
 use super::Ctx;
-use crate::protocol::Request;
+use crate::protocol::{Reply, Request};
 use crate::store::{Bytes, List, Value};
 
 #[derive(Clone, Copy, PartialEq)]
@@ -123,6 +123,50 @@ pub(super) fn lpop(ctx: &mut Ctx, request: Request) -> CmdResult {
 
 pub(super) fn rpop(ctx: &mut Ctx, request: Request) -> CmdResult {
     pop(ctx, request, End::Tail)
+}
+
+fn is_list(value: &Value) -> bool {
+    matches!(value, Value::List(_))
+}
+
+/// BLPOP/BRPOP key [key ...] timeout: the first element of the first non-empty list, with its
+/// key; else the client waits for one (inside EXEC: a null reply at once). A pop is logged as
+/// LPOP/RPOP.
+fn blocking_pop(ctx: &mut Ctx, request: Request, end: End) -> CmdResult {
+    let timeout = parse_timeout(request.arg(request.len() - 1), ctx.now)?;
+    let keys = 1..request.len() - 1;
+    for key in keys.clone().map(|at| request.arg(at)) {
+        let popped = change_list(ctx, key, |list| {
+            Ok(match end {
+                End::Head => list.pop_front(),
+                End::Tail => list.pop_back(),
+            })
+        })?;
+        if let Some(item) = popped.flatten() {
+            let name: &[u8] = if end == End::Head { b"LPOP" } else { b"RPOP" };
+            log_as(ctx, Some([name, key]));
+            ctx.reply.array(2);
+            ctx.reply.bulk(key);
+            ctx.reply.bulk(&item);
+            return Ok(());
+        }
+    }
+    log_as(ctx, None::<[&[u8]; 0]>);
+    if ctx.may_block() {
+        let keys = keys.map(|at| request.arg(at).to_vec()).collect();
+        ctx.block_on(&request, keys, timeout, is_list, Reply::null_array);
+    } else {
+        ctx.reply.null_array();
+    }
+    Ok(())
+}
+
+pub(super) fn blpop(ctx: &mut Ctx, request: Request) -> CmdResult {
+    blocking_pop(ctx, request, End::Head)
+}
+
+pub(super) fn brpop(ctx: &mut Ctx, request: Request) -> CmdResult {
+    blocking_pop(ctx, request, End::Tail)
 }
 
 pub(super) fn llen(ctx: &mut Ctx, request: Request) -> CmdResult {
@@ -296,6 +340,18 @@ pub(super) const SPECS: &[CommandSpec] = &[
         .acl(bits![Acl: LIST])
         .complexity("O(N) where N is the number of elements returned")
         .args(&[key("key"), integer("count").optional().since("6.2.0")]),
+    CommandSpec::new("blpop", -3, Group::List, "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", blpop)
+        .flags(bits![Flags: WRITE, NOSCRIPT, BLOCKING])
+        .key_specs(RW_ACCESS_DELETE_ALL_BUT_LAST)
+        .acl(bits![Acl: LIST])
+        .complexity("O(N) where N is the number of provided keys.")
+        .args(&[key("key").multiple(), double("timeout")]),
+    CommandSpec::new("brpop", -3, Group::List, "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", brpop)
+        .flags(bits![Flags: WRITE, NOSCRIPT, BLOCKING])
+        .key_specs(RW_ACCESS_DELETE_ALL_BUT_LAST)
+        .acl(bits![Acl: LIST])
+        .complexity("O(N) where N is the number of provided keys.")
+        .args(&[key("key").multiple(), double("timeout")]),
     CommandSpec::new("llen", 2, Group::List, "Returns the length of a list.", llen)
         .flags(bits![Flags: READONLY, FAST])
         .key_specs(RO)

@@ -2,6 +2,7 @@
 //! orderly shutdown. Protocol and command logic live elsewhere; this module moves bytes.
 
 mod background;
+mod blocking;
 mod client_io;
 mod clients;
 mod command_host;
@@ -68,6 +69,8 @@ pub struct Shared {
     /// Held while a write runs and its record goes to the log and the replication stream, so
     /// that both hold writes in the order they took effect; the record is encoded into it.
     pub(crate) stream_order: Mutex<Vec<u8>>,
+    /// Clients parked by blocking commands.
+    pub(crate) blocking: blocking::Blocking,
 }
 
 /// Where a server keeps its data, and what it does when the log cannot be written under
@@ -131,6 +134,7 @@ impl Shared {
             run_id,
             replication: Replication::new(backlog_size),
             stream_order: Mutex::new(Vec::new()),
+            blocking: blocking::Blocking::default(),
         }
     }
 }
@@ -148,6 +152,7 @@ impl Shared {
             threads: self.config.threads,
             config_file: self.config.file.clone(),
             connected_clients: self.clients.count(),
+            blocked_clients: self.blocking.parked(),
             maxclients: settings.maxclients,
             memory: observe::Memory {
                 used: crate::memory::allocated() as u64,

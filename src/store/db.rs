@@ -1,4 +1,5 @@
 use super::table::{KeyTable, ScanBudget};
+use super::waits::Waits;
 use super::{glob_match, read, write, Value};
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -80,6 +81,8 @@ pub struct Db {
     /// unpredictable. One hash serves twice: its high half picks the shard, its low half the
     /// bucket within the shard's table.
     seed: u64,
+    /// The keys blocked clients wait on: a key created or replaced is signalled ready.
+    waits: Waits,
 }
 
 /// SCAN's cursor holds the shard in its bits from this one up, and the cursor within the shard's
@@ -106,6 +109,7 @@ impl Db {
                 })
                 .collect(),
             seed: random_seed(),
+            waits: Waits::default(),
         }
     }
 
@@ -124,6 +128,28 @@ impl Db {
                 .store(theirs.volatile.load(Ordering::Relaxed), Ordering::Relaxed);
             theirs.volatile.store(volatile, Ordering::Relaxed);
         }
+        self.waits.signal_all();
+    }
+
+    /// Notes that a client waits on `key` (see `take_ready`); once per client and key.
+    pub fn add_waiter(&self, key: &[u8]) {
+        self.waits.add_waiter(key);
+    }
+
+    pub fn remove_waiter(&self, key: &[u8]) {
+        self.waits.remove_waiter(key);
+    }
+
+    /// Notes that the value at `key` may now serve a client that waits on it. Creating or
+    /// replacing a key does this by itself; a command that makes an existing value able to
+    /// serve (a push onto a value that stays when empty) calls it.
+    pub fn signal_ready(&self, key: &[u8]) {
+        self.waits.signal(key);
+    }
+
+    /// The waited keys signalled since the last call, in the order they were, each once.
+    pub fn take_ready(&self) -> Vec<Box<[u8]>> {
+        self.waits.take_ready()
     }
 
     /// The key's shard and hash.
@@ -224,6 +250,7 @@ impl Db {
         Self::forget_expiry(shard, map.remove(hash, key));
         let (entry, _) = map.insert(hash, key, Entry::new(value, 0));
         let result = f(&mut entry.value_mut(), true);
+        self.waits.signal(key);
         Ok(result)
     }
 
@@ -235,6 +262,7 @@ impl Db {
             return false;
         }
         Self::forget_expiry(shard, map.insert(hash, key, Entry::new(value, 0)).1);
+        self.waits.signal(key);
         true
     }
 
@@ -249,6 +277,7 @@ impl Db {
             shard,
             map.insert(hash, key, Entry::new(value, expires_at)).1,
         );
+        self.waits.signal(key);
     }
 
     fn forget_expiry(shard: &Shard, old: Option<Entry>) {

@@ -13,6 +13,7 @@ mod set;
 mod summary;
 mod table;
 mod value;
+mod waits;
 mod zset;
 
 pub use collection::{Bytes, List};
