@@ -132,35 +132,73 @@ pub(super) fn parse_count(arg: &[u8]) -> Result<usize, CmdError> {
     usize::try_from(count).map_err(|_| NOT_POSITIVE.into())
 }
 
-/// SSCAN, HSCAN and ZSCAN read their cursor first, then look the key up, then read MATCH and
-/// COUNT (`scan_options`), as Redis does. These collections are answered in one page (cursor
-/// 0), as Redis answers its compact encodings: COUNT is checked but needs no honouring, and
-/// every element present throughout is returned, as a scan promises.
-pub(super) fn check_cursor(request: Request) -> CmdResult {
+/// SSCAN, HSCAN and ZSCAN read their cursor first, then look the key up, then read the options
+/// (`scan_options`), as Redis does. A small collection, packed as Redis's listpacks and intsets
+/// are, is answered in one page (cursor 0); a larger one a page of about COUNT elements at a
+/// time, with Redis's promise that an element present throughout is returned at least once
+/// (see `store/dense.rs`).
+pub(super) fn parse_cursor(request: Request) -> Result<u64, CmdError> {
     let cursor = std::str::from_utf8(request.arg(2))
         .ok()
         .and_then(|text| text.parse::<u64>().ok());
-    cursor.map(drop).ok_or_else(|| "ERR invalid cursor".into())
+    cursor.ok_or_else(|| "ERR invalid cursor".into())
 }
 
-/// The MATCH pattern, if any.
-pub(super) fn scan_options<'a>(request: Request<'a>) -> Result<Option<&'a [u8]>, CmdError> {
-    let mut pattern = None;
-    let mut options = Cursor::new(request, 3);
-    while let Some(option) = options.next() {
-        let value = options.next_or(SYNTAX)?;
+/// What a collection scan's options ask for.
+pub(super) struct ScanOptions<'a> {
+    pub(super) pattern: Option<&'a [u8]>,
+    pub(super) count: usize,
+    /// HSCAN's NOVALUES (Redis 7.4) or ZSCAN's NOSCORES (Redis 8): the members alone.
+    pub(super) members_only: bool,
+}
+
+/// Which scan reads the options: HSCAN takes NOVALUES and ZSCAN NOSCORES.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Scanned {
+    Set,
+    Hash,
+    ZSet,
+}
+
+/// Redis's COUNT when none is given.
+const SCAN_COUNT: usize = 10;
+
+pub(super) fn scan_options(request: Request, scanned: Scanned) -> Result<ScanOptions, CmdError> {
+    let mut options = ScanOptions {
+        pattern: None,
+        count: SCAN_COUNT,
+        members_only: false,
+    };
+    let mut words = Cursor::new(request, 3);
+    while let Some(option) = words.next() {
+        if is(option, "NOVALUES") {
+            if scanned != Scanned::Hash {
+                return Err("ERR NOVALUES option can only be used in HSCAN".into());
+            }
+            options.members_only = true;
+            continue;
+        }
+        if is(option, "NOSCORES") {
+            if scanned != Scanned::ZSet {
+                return Err("ERR NOSCORES option can only be used in ZSCAN".into());
+            }
+            options.members_only = true;
+            continue;
+        }
+        let value = words.next_or(SYNTAX)?;
         if is(option, "MATCH") {
-            pattern = Some(value).filter(|p| *p != b"*");
+            options.pattern = Some(value).filter(|p| *p != b"*");
         } else if is(option, "COUNT") {
             let count = parse_i64(value).ok_or(NOT_INTEGER)?;
             if count < 1 {
                 return Err(SYNTAX.into());
             }
+            options.count = usize::try_from(count).unwrap_or(usize::MAX);
         } else {
             return Err(SYNTAX.into());
         }
     }
-    Ok(pattern)
+    Ok(options)
 }
 
 pub(super) fn matches(pattern: Option<&[u8]>, member: &[u8]) -> bool {

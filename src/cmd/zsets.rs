@@ -617,26 +617,30 @@ pub(super) fn bzpopmax(ctx: &mut Ctx, request: Request) -> CmdResult {
     blocking_pop(ctx, request, true)
 }
 
+/// ZSCAN key cursor [MATCH pattern] [COUNT count] [NOSCORES].
 pub(super) fn zscan(ctx: &mut Ctx, request: Request) -> CmdResult {
-    check_cursor(request)?;
-    let found = read_zset(ctx, request.arg(1), |zset| {
+    let cursor = parse_cursor(request)?;
+    let (next, found, members_only) = read_zset(ctx, request.arg(1), |zset| {
         let Some(zset) = zset else {
-            return Ok(Vec::new());
+            return Ok((0, Vec::new(), false));
         };
-        let pattern = scan_options(request)?;
-        Ok::<_, CmdError>(
-            zset.iter()
-                .filter(|(member, _)| matches(pattern, member))
-                .map(|(member, score)| (member.to_vec(), stored_score(score)))
-                .collect::<Vec<_>>(),
-        )
+        let options = scan_options(request, Scanned::ZSet)?;
+        let (next, entries) = zset.scan(cursor, options.count);
+        let found = entries
+            .filter(|(member, _)| matches(options.pattern, member))
+            .map(|(member, score)| (member.to_vec(), stored_score(score)))
+            .collect::<Vec<_>>();
+        Ok::<_, CmdError>((next, found, options.members_only))
     })??;
     ctx.reply.array(2);
-    ctx.reply.bulk(b"0");
-    ctx.reply.array(found.len() * 2);
+    ctx.reply.bulk(next.to_string().as_bytes());
+    ctx.reply
+        .array(found.len() * if members_only { 1 } else { 2 });
     for (member, score) in &found {
         ctx.reply.bulk(member);
-        ctx.reply.bulk(score.as_bytes());
+        if !members_only {
+            ctx.reply.bulk(score.as_bytes());
+        }
     }
     Ok(())
 }
@@ -805,6 +809,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
             integer("cursor"),
             super::spec::pattern("pattern").token("MATCH").optional(),
             integer("count").token("COUNT").optional(),
+            pure_token("noscores", "NOSCORES").optional().since("8.0.0"),
         ])
         .tips(&["nondeterministic_output"]),
 ];

@@ -41,12 +41,6 @@ pub(super) fn list_memory(list: &List) -> u64 {
     slots + list.iter().map(|m| boxed(m.len()) - 16).sum::<u64>()
 }
 
-/// A hash table slot per entry plus one control byte, at std's 7/8 load.
-pub(super) fn table_memory(capacity: usize, entry: usize) -> u64 {
-    let buckets = (capacity * 8 / 7).next_power_of_two() as u64;
-    buckets * (entry as u64 + 1)
-}
-
 /// Snapshot encoding: a count, then each element as a 4-byte length and its bytes (a sorted
 /// set's member followed by its score's 8 bytes; a hash's field then its value), all
 /// little-endian. Sets and hashes are written in byte order, so that equal contents always

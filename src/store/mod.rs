@@ -7,6 +7,7 @@
 
 mod collection;
 mod db;
+mod dense;
 mod glob;
 mod hash;
 mod set;
