@@ -37,12 +37,11 @@ fn change_list<R>(
 }
 
 fn push_all(list: &mut List, end: End, request: Request) -> usize {
-    // Room for exactly these: a new list of ten elements then takes ten slots, not sixteen.
-    list.reserve(request.len() - 2);
+    list.reserve(end == End::Head, request.args().skip(2).map(<[u8]>::len));
     for item in request.args().skip(2) {
         match end {
-            End::Head => list.push_front(Bytes::from(item)),
-            End::Tail => list.push_back(Bytes::from(item)),
+            End::Head => list.push_front(item),
+            End::Tail => list.push_back(item),
         }
     }
     list.len()
@@ -97,7 +96,7 @@ fn pop(ctx: &mut Ctx, request: Request, end: End) -> CmdResult {
     let popped = change_list(ctx, request.arg(1), |list| {
         let take = count.unwrap_or(1).min(list.len());
         let popped: Vec<Bytes> = match end {
-            End::Head => list.drain(..take).collect(),
+            End::Head => (0..take).filter_map(|_| list.pop_front()).collect(),
             End::Tail => (0..take).filter_map(|_| list.pop_back()).collect(),
         };
         Ok(popped)
@@ -192,7 +191,7 @@ pub(super) fn lrange(ctx: &mut Ctx, request: Request) -> CmdResult {
                 None => reply.array(0),
                 Some((first, last)) => {
                     reply.array(last - first + 1);
-                    list.range(first..=last).for_each(|item| reply.bulk(item));
+                    list.range(first, last).for_each(|item| reply.bulk(item));
                 }
             }
             Ok(())
@@ -209,7 +208,7 @@ pub(super) fn ltrim(ctx: &mut Ctx, request: Request) -> CmdResult {
             None => list.clear(),
             Some((first, last)) => {
                 list.truncate(last + 1);
-                list.drain(..first);
+                list.remove_front(first);
             }
         }
         Ok(())
@@ -255,7 +254,7 @@ pub(super) fn lset(ctx: &mut Ctx, request: Request) -> CmdResult {
     change_list(ctx, request.arg(1), |list| {
         let index = parse_rank(request.arg(2))?;
         let at = position(index, list.len()).ok_or(INDEX_RANGE)?;
-        list[at] = Bytes::from(item);
+        list.set(at, item);
         Ok(())
     })?
     .ok_or(NO_SUCH_KEY)?;
@@ -274,27 +273,27 @@ pub(super) fn lrem(ctx: &mut Ctx, request: Request) -> CmdResult {
         } else {
             usize::try_from(count.unsigned_abs()).unwrap_or(usize::MAX)
         };
-        let mut removed = 0;
-        let mut kept: Vec<bool> = vec![true; list.len()];
-        let positions: Box<dyn Iterator<Item = usize>> = if count < 0 {
-            Box::new((0..list.len()).rev())
+        // The positions of the matches to remove, found from the head or from the tail.
+        let last = list.len().saturating_sub(1);
+        let doomed: std::collections::HashSet<usize> = if count < 0 {
+            let from_tail = list.iter().rev().enumerate();
+            from_tail
+                .filter(|(_, element)| *element == item)
+                .take(limit)
+                .map(|(back, _)| last - back)
+                .collect()
         } else {
-            Box::new(0..list.len())
+            let from_head = list.iter().enumerate();
+            from_head
+                .filter(|(_, element)| *element == item)
+                .take(limit)
+                .map(|(at, _)| at)
+                .collect()
         };
-        for at in positions {
-            if removed == limit {
-                break;
-            }
-            if *list[at] == *item {
-                kept[at] = false;
-                removed += 1;
-            }
+        if !doomed.is_empty() {
+            list.retain(|at, _| !doomed.contains(&at));
         }
-        if removed > 0 {
-            let mut flags = kept.into_iter();
-            list.retain(|_| flags.next().unwrap_or(true));
-        }
-        Ok(removed)
+        Ok(doomed.len())
     })?;
     ctx.reply.int(removed.unwrap_or(0) as i64);
     Ok(())

@@ -10,6 +10,7 @@ mod db;
 mod dense;
 mod glob;
 mod hash;
+mod list;
 mod set;
 mod summary;
 mod table;
