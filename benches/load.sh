@@ -5,20 +5,26 @@
 # per call against MSET of 100 keys. Each pair is run ROUNDS times, alternating which server goes
 # first so that noise from the rest of the machine falls on both; the table gives medians.
 #
+# Besides throughput and latency, which on a small machine mostly measure the load generator
+# sharing its cores, each row gives what the server itself spent: its CPU time (utime + stime
+# from /proc/PID/stat, every thread included) over the run, per request and per item. That
+# figure does not depend on the client's speed, and is what the comparison rests on.
+#
 # Usage: benches/load.sh                 (release build, then the full run)
 # Environment: REQUESTS (default 1000000), BATCH_REQUESTS (BF.MADD / MSET calls, default
 # REQUESTS / 10), ROUNDS (default 3), PIPELINES (default "1 32"), CLIENTS (default 50),
-# SIEVED_THREADS (default: number of cores), SKIP_BUILD=1 to use the existing release binary,
-# SIEVED_BIN to run another sieved binary (implies SKIP_BUILD), APPENDFSYNC=always|everysec|no
-# to run both servers with an append-only file synced that way (default: none).
+# THREADS: sieved's --threads values to sweep, one set of rows each (default: the number of
+# cores; e.g. THREADS="1 2"), SKIP_BUILD=1 to use the existing release binary, SIEVED_BIN to run
+# another sieved binary (implies SKIP_BUILD), APPENDFSYNC=always|everysec|no to run both servers
+# with an append-only file synced that way (default: none), LAYOUTS (default "classic blocked").
 #
 # sieved's filter is reserved for the whole range first (BF.RESERVE bench 0.01 100000000), as a
 # de-duplicating client would size it; a filter created by the first BF.ADD would start at 100
 # items and grow a link each time it doubles.
 #
-# The "(blocked)" rows run the same commands on a second sieved started with --bf-layout blocked,
-# whose filter keeps each item's bits in one cache line. They run only with pipelines of more than
-# one request: one request per round trip measures the network, not the filter.
+# The "(blocked)" rows run the same commands on a sieved started with --bf-layout blocked, whose
+# filter keeps each item's bits in one cache line. They run only with pipelines of more than one
+# request: one request per round trip measures the network, not the filter.
 set -euo pipefail
 
 REQUESTS=${REQUESTS:-1000000}
@@ -26,6 +32,8 @@ BATCH_REQUESTS=${BATCH_REQUESTS:-$((REQUESTS / 10))}
 ROUNDS=${ROUNDS:-3}
 PIPELINES=${PIPELINES:-"1 32"}
 CLIENTS=${CLIENTS:-50}
+THREADS=${THREADS:-$(nproc)}
+LAYOUTS=${LAYOUTS:-"classic blocked"}
 RANGE=100000000
 BATCH=100
 HOST=127.0.0.1
@@ -46,47 +54,57 @@ sieved_bin=${SIEVED_BIN:-"$root/target/release/sieved"}
 source "$root/benches/common.sh"
 
 redis_port=$(free_port)
-mkdir -p "$work/redis" "$work/sieved"
+mkdir -p "$work/redis"
 durability=(--appendonly no)
 if [[ -n ${APPENDFSYNC:-} ]]; then durability=(--appendonly yes --appendfsync "$APPENDFSYNC"); fi
 redis-server --bind "$HOST" --port "$redis_port" --dir "$work/redis" --save '' \
     "${durability[@]}" --daemonize no --logfile "$work/redis.log" &
 pids+=($!)
-sieved_port=$(free_port)
-while [[ $sieved_port == "$redis_port" ]]; do sieved_port=$(free_port); done
-threads_flag=()
-if [[ -n ${SIEVED_THREADS:-} ]]; then threads_flag=(--threads "$SIEVED_THREADS"); fi
-"$sieved_bin" --bind "$HOST" --port "$sieved_port" --dir "$work/sieved" --save "" \
-    --log-level warn "${threads_flag[@]}" "${durability[@]}" 2>"$work/sieved.log" &
-pids+=($!)
-blocked_port=$(free_port)
-while [[ $blocked_port == "$redis_port" || $blocked_port == "$sieved_port" ]]; do
-    blocked_port=$(free_port)
-done
-mkdir -p "$work/blocked"
-"$sieved_bin" --bind "$HOST" --port "$blocked_port" --dir "$work/blocked" --save "" \
-    --log-level warn --bf-layout blocked "${threads_flag[@]}" 2>"$work/blocked.log" &
-pids+=($!)
+redis_pid=$!
 wait_ready "$redis_port"
-wait_ready "$sieved_port"
-wait_ready "$blocked_port"
 
-reset_servers() {
-    redis-cli -h "$HOST" -p "$redis_port" FLUSHALL >/dev/null
-    local sieved
-    for sieved in "$sieved_port" "$blocked_port"; do
-        redis-cli -h "$HOST" -p "$sieved" FLUSHALL >/dev/null
-        redis-cli -h "$HOST" -p "$sieved" BF.RESERVE bench 0.01 "$RANGE" >/dev/null
-    done
+# One sieved per thread count and layout, started as its rows come; "threads layout" -> port, pid.
+declare -A sieved_ports sieved_pids
+start_sieved() {
+    local threads=$1 layout=$2 port
+    port=$(free_port)
+    while [[ $port == "$redis_port" ]]; do port=$(free_port); done
+    mkdir -p "$work/sieved-$threads-$layout"
+    "$sieved_bin" --bind "$HOST" --port "$port" --dir "$work/sieved-$threads-$layout" --save "" \
+        --log-level warn --threads "$threads" --bf-layout "$layout" "${durability[@]}" \
+        2>"$work/sieved-$threads-$layout.log" &
+    pids+=($!)
+    sieved_pids["$threads $layout"]=$!
+    sieved_ports["$threads $layout"]=$port
+    wait_ready "$port"
 }
 
-# Runs one redis-benchmark and prints "rps p50_ms p99_ms".
+# The CPU time process `pid` has used so far, in clock ticks (utime + stime, fields 14 and 15
+# of /proc/PID/stat; the name in field 2 has no spaces for these servers).
+cpu_ticks() {
+    awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+ticks_per_second=$(getconf CLK_TCK)
+
+reset_servers() {
+    local sieved=$1
+    redis-cli -h "$HOST" -p "$redis_port" FLUSHALL >/dev/null
+    redis-cli -h "$HOST" -p "$sieved" FLUSHALL >/dev/null
+    redis-cli -h "$HOST" -p "$sieved" BF.RESERVE bench 0.01 "$RANGE" >/dev/null
+}
+
+# Runs one redis-benchmark against the server on `port`, process `pid`, and prints
+# "rps p50_ms p99_ms cpu_us_per_request".
 bench() {
-    local port=$1 requests=$2 pipeline=$3
-    shift 3
+    local port=$1 pid=$2 requests=$3 pipeline=$4 before after
+    shift 4
+    before=$(cpu_ticks "$pid")
     redis-benchmark -h "$HOST" -p "$port" -c "$CLIENTS" -n "$requests" -r "$RANGE" \
         -P "$pipeline" --csv "$@" |
-        awk -F, 'NR == 2 { gsub(/"/, ""); print $2, $5, $7 }'
+        awk -F, 'NR == 2 { gsub(/"/, ""); printf "%s %s %s ", $2, $5, $7 }'
+    after=$(cpu_ticks "$pid")
+    awk -v t=$((after - before)) -v hz="$ticks_per_second" -v n="$requests" \
+        'BEGIN { printf "%.3f\n", t * 1e6 / hz / n }'
 }
 
 median() {
@@ -102,7 +120,7 @@ done
 
 # name | requests | items per request | sieved command | redis command | sieved layout
 tests=()
-for layout in classic blocked; do
+for layout in $LAYOUTS; do
     suffix=""
     if [[ $layout == blocked ]]; then suffix=" (blocked)"; fi
     tests+=(
@@ -112,38 +130,48 @@ for layout in classic blocked; do
     )
 done
 
+column() {
+    cut -d' ' -f"$1" "$2" | median
+}
+
 echo "$sieved_bin (work tree at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')) vs $(redis-server --version | cut -d' ' -f1-3)" >&2
 echo "$(nproc) cores, $(uptime)" >&2
-printf '| command | -P | sieved rps | redis rps | ratio | sieved p50 ms | redis p50 ms | sieved p99 ms | redis p99 ms | sieved items/s |\n'
-printf '|---|---|---|---|---|---|---|---|---|---|\n'
-for pipeline in $PIPELINES; do
-    for test in "${tests[@]}"; do
-        IFS='|' read -r name requests items sieved_cmd redis_cmd layout <<<"$test"
-        if [[ $layout == blocked && $pipeline == 1 ]]; then continue; fi
-        port=$sieved_port
-        if [[ $layout == blocked ]]; then port=$blocked_port; fi
-        : >"$work/s" && : >"$work/r"
-        for round in $(seq "$ROUNDS"); do
-            # Reads need something to find: the writes of the row before are left in place.
-            if [[ $name != BF.EXISTS* ]]; then reset_servers; fi
-            if ((round % 2)); then order="s r"; else order="r s"; fi
-            for server in $order; do
-                if [[ $server == s ]]; then
-                    # shellcheck disable=SC2086
-                    bench "$port" "$requests" "$pipeline" $sieved_cmd >>"$work/s"
-                else
-                    # shellcheck disable=SC2086
-                    bench "$redis_port" "$requests" "$pipeline" $redis_cmd >>"$work/r"
-                fi
+printf '| command | -P | threads | sieved rps | redis rps | sieved CPU us/req | redis CPU us/req | CPU ratio | sieved CPU us/item | sieved p50 / p99 ms | redis p50 / p99 ms |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|---|\n'
+for threads in $THREADS; do
+    for pipeline in $PIPELINES; do
+        for test in "${tests[@]}"; do
+            IFS='|' read -r name requests items sieved_cmd redis_cmd layout <<<"$test"
+            if [[ $layout == blocked && $pipeline == 1 ]]; then continue; fi
+            if [[ -z ${sieved_ports["$threads $layout"]:-} ]]; then start_sieved "$threads" "$layout"; fi
+            port=${sieved_ports["$threads $layout"]}
+            pid=${sieved_pids["$threads $layout"]}
+            : >"$work/s" && : >"$work/r"
+            for round in $(seq "$ROUNDS"); do
+                # Reads need something to find: the writes of the row before are left in place.
+                if [[ $name != BF.EXISTS* ]]; then reset_servers "$port"; fi
+                if ((round % 2)); then order="s r"; else order="r s"; fi
+                for server in $order; do
+                    if [[ $server == s ]]; then
+                        # shellcheck disable=SC2086
+                        bench "$port" "$pid" "$requests" "$pipeline" $sieved_cmd >>"$work/s"
+                    else
+                        # shellcheck disable=SC2086
+                        bench "$redis_port" "$redis_pid" "$requests" "$pipeline" $redis_cmd >>"$work/r"
+                    fi
+                done
             done
+            s_rps=$(column 1 "$work/s")
+            r_rps=$(column 1 "$work/r")
+            s_cpu=$(column 4 "$work/s")
+            r_cpu=$(column 4 "$work/r")
+            printf '| %s | %s | %s | %.0f | %.0f | %.3f | %.3f | %.2f | %.4f | %s / %s | %s / %s |\n' \
+                "$name" "$pipeline" "$threads" "$s_rps" "$r_rps" "$s_cpu" "$r_cpu" \
+                "$(awk -v a="$s_cpu" -v b="$r_cpu" 'BEGIN { print a / b }')" \
+                "$(awk -v a="$s_cpu" -v n="$items" 'BEGIN { print a / n }')" \
+                "$(column 2 "$work/s")" "$(column 3 "$work/s")" \
+                "$(column 2 "$work/r")" "$(column 3 "$work/r")"
         done
-        s_rps=$(cut -d' ' -f1 "$work/s" | median)
-        r_rps=$(cut -d' ' -f1 "$work/r" | median)
-        printf '| %s | %s | %.0f | %.0f | %.2f | %s | %s | %s | %s | %.0f |\n' \
-            "$name" "$pipeline" "$s_rps" "$r_rps" "$(awk -v a="$s_rps" -v b="$r_rps" 'BEGIN { print a / b }')" \
-            "$(cut -d' ' -f2 "$work/s" | median)" "$(cut -d' ' -f2 "$work/r" | median)" \
-            "$(cut -d' ' -f3 "$work/s" | median)" "$(cut -d' ' -f3 "$work/r" | median)" \
-            "$(awk -v a="$s_rps" -v n="$items" 'BEGIN { print a * n }')"
     done
 done
 echo "after: $(uptime)" >&2

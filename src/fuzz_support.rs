@@ -3,11 +3,11 @@
 
 use crate::cmd::{self, Ctx, Session};
 use crate::config::Config;
-use crate::filter::{BloomChain, CountingChain};
+use crate::filter::{BloomChain, CountingChain, CuckooFilter};
 use crate::persist::{aof, snapshot};
 use crate::protocol::{Limits, Protocol, Reply, RequestParser};
 use crate::server::Shared;
-use crate::store::{now_ms, Store};
+use crate::store::{now_ms, rdb, Store};
 use std::sync::Arc;
 
 /// Small enough that the fuzzer reaches the limits, large enough for real requests.
@@ -103,8 +103,9 @@ pub fn commands(data: &[u8]) {
     }
 }
 
-/// Reads the bytes as a dump: a header, then chunks (iterator, length, data), for both filter
-/// types; a filter that loads is then dumped again and queried.
+/// Reads the bytes as a dump: a header, then chunks (iterator, length, data), for every filter
+/// type that dumps (Bloom, counting, cuckoo); a filter that loads is then dumped again, queried
+/// and written to.
 pub fn filter_dumps(data: &[u8]) {
     let Some((length, rest)) = data.split_first_chunk::<2>() else {
         return;
@@ -113,6 +114,7 @@ pub fn filter_dumps(data: &[u8]) {
     let (header, mut chunks) = rest.split_at(header_len);
     let mut bloom = BloomChain::from_header(header, FUZZ_FILTER_LIMIT).ok();
     let mut counting = CountingChain::from_header(header, FUZZ_FILTER_LIMIT).ok();
+    let mut cuckoo = CuckooFilter::from_header(header, FUZZ_FILTER_LIMIT).ok();
     while let Some((head, tail)) = chunks.split_first_chunk::<10>() {
         let iterator = i64::from_le_bytes(head[..8].try_into().expect("eight bytes"));
         let len = usize::from(u16::from_le_bytes([head[8], head[9]])).min(tail.len());
@@ -122,6 +124,9 @@ pub fn filter_dumps(data: &[u8]) {
         }
         if let Some(chain) = counting.as_mut() {
             let _ = chain.load_chunk(iterator, chunk);
+        }
+        if let Some(filter) = cuckoo.as_mut() {
+            let _ = filter.load_chunk(iterator, chunk);
         }
         chunks = tail;
     }
@@ -134,6 +139,19 @@ pub fn filter_dumps(data: &[u8]) {
         chain.contains(b"probe");
         chain.count(b"probe");
         chain.delete(b"probe");
+    }
+    if let Some(mut filter) = cuckoo {
+        // A cuckoo filter's walk starts at 1, as RedisBloom's does.
+        dump_all(|iterator| {
+            filter
+                .dump_chunk(iterator.max(1))
+                .map_or(0, |(next, _)| next)
+        });
+        filter.contains(b"probe");
+        filter.count(b"probe");
+        filter.delete(b"probe");
+        let _ = filter.insert(b"probe", FUZZ_FILTER_LIMIT);
+        filter.compact();
     }
 }
 
@@ -173,6 +191,27 @@ pub fn snapshot_file(data: &[u8]) {
                 assert!(args.iter().all(|range| range.end <= record.body.len()));
             }
         }
+    }
+}
+
+/// RESTORE's decoder on the bytes as they are, and sealed with a valid trailer so that the fuzzer
+/// reaches the value itself: nothing may panic or pass the limits, and whatever restores must
+/// dump and restore again to the same value.
+pub fn restore_payload(data: &[u8]) {
+    let limits = rdb::Limits {
+        string_bytes: FUZZ_LIMITS.max_bulk_len as u64,
+        filter_bytes: FUZZ_FILTER_LIMIT,
+    };
+    let _ = rdb::restore(data, &limits);
+    let mut sealed = data.to_vec();
+    sealed.extend_from_slice(&rdb::DUMP_VERSION.to_le_bytes());
+    let crc = rdb::crc64::update(0, &sealed);
+    sealed.extend_from_slice(&crc.to_le_bytes());
+    if let Ok(value) = rdb::restore(&sealed, &limits) {
+        let payload = rdb::dump(&value);
+        let copy = rdb::restore(&payload, &limits).expect("a dump restores");
+        assert_eq!(copy.snapshot_header(), value.snapshot_header());
+        assert_eq!(copy.payload_len(), value.payload_len());
     }
 }
 
@@ -220,6 +259,12 @@ mod regressions {
     fn filter_dumps_regressions() {
         replay("filter_dumps", super::filter_dumps);
         super::filter_dumps(&[0, 0]);
+    }
+
+    #[test]
+    fn restore_payload_regressions() {
+        replay("restore_payload", super::restore_payload);
+        super::restore_payload(b"\x00\x05hello");
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod filter;
 /// tests replay every input the fuzzers kept through them.
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzz_support;
+pub mod import_rdb;
 pub mod memory;
 pub mod notify;
 pub(crate) mod observe;

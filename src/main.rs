@@ -12,6 +12,12 @@ use std::process::ExitCode;
 static ALLOCATOR: sieved::memory::CountingAllocator = sieved::memory::CountingAllocator;
 
 fn main() -> ExitCode {
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|arg| arg == "import-rdb")
+    {
+        return sieved::import_rdb::main(std::env::args_os().skip(1));
+    }
     let config = match Config::from_matches(&config::command().get_matches()) {
         Ok(config) => config,
         Err(error) => {

@@ -67,3 +67,23 @@ pub fn rss_bytes() -> u64 {
         .unwrap_or(0);
     pages * 4096
 }
+
+/// The machine's physical memory in bytes, asked once; 2 GiB where the system cannot say.
+pub fn physical_bytes() -> u64 {
+    static PHYSICAL: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *PHYSICAL.get_or_init(|| {
+        // SAFETY: sysconf only reads a system parameter; a failure is -1, handled below.
+        let (pages, page_size) = unsafe {
+            (
+                libc::sysconf(libc::_SC_PHYS_PAGES),
+                libc::sysconf(libc::_SC_PAGESIZE),
+            )
+        };
+        match (u64::try_from(pages), u64::try_from(page_size)) {
+            (Ok(pages), Ok(page_size)) if pages > 0 && page_size > 0 => {
+                pages.saturating_mul(page_size)
+            }
+            _ => 2 << 30,
+        }
+    })
+}

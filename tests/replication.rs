@@ -416,3 +416,241 @@ fn replica_with_a_wrong_masterauth_keeps_its_data() {
     let (node, digest) = node_with_data("auth-replica", &["--masterauth", "wrong"]);
     keeps_data_when_pointed_at(&node, &digest, primary.port);
 }
+
+/// The processes `pid` has started and not yet reaped, from /proc.
+fn children(pid: &str) -> Vec<String> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("children")).ok())
+        .flat_map(|list| {
+            list.split_whitespace()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// A replica's handshake on a raw connection, up to the start of the full sync's payload;
+/// returns the connection, which then reads nothing unless asked.
+fn raw_replica_until_payload(primary: &Node) -> std::net::TcpStream {
+    use std::io::{BufRead, BufReader, Write};
+    let mut link = std::net::TcpStream::connect(("127.0.0.1", primary.port)).expect("connect");
+    link.set_read_timeout(Some(ha::GUARD)).expect("timeout");
+    let encode = |args: &[&str]| {
+        let args: Vec<&[u8]> = args.iter().map(|arg| arg.as_bytes()).collect();
+        common::encode_command(&args)
+    };
+    link.write_all(
+        &[
+            encode(&["REPLCONF", "listening-port", "1"]),
+            encode(&["REPLCONF", "capa", "eof", "capa", "psync2"]),
+            encode(&["PSYNC", "?", "-1"]),
+        ]
+        .concat(),
+    )
+    .expect("handshake");
+    let mut reader = BufReader::new(link.try_clone().expect("clone"));
+    let mut lines = Vec::new();
+    while !lines.iter().any(|line: &String| line.starts_with("$EOF:")) {
+        let mut line = String::new();
+        reader
+            .read_line(&mut line)
+            .expect("read the handshake's replies");
+        assert!(!line.is_empty(), "the primary closed the link: {lines:?}");
+        lines.push(line);
+    }
+    assert!(
+        lines.iter().any(|line| line.starts_with("+FULLRESYNC")),
+        "{lines:?}"
+    );
+    link
+}
+
+/// A full sync's snapshot is written by a child forked at the cut, with the log on or off.
+/// Writes that do not repeat (counting deletions) keep coming while the child writes a filter of
+/// tens of megabytes; an inexact cut would count some of them twice on the replica.
+#[test]
+fn a_full_sync_under_writes_is_exact() {
+    for appendonly in ["no", "yes"] {
+        full_sync_under_writes_is_exact(appendonly);
+    }
+}
+
+fn full_sync_under_writes_is_exact(appendonly: &str) {
+    let name = format!("forked-primary-aof-{appendonly}");
+    let primary = Node::start(&name, &["--appendonly", appendonly]);
+    let mut con = ha::connect(primary.port).expect("connect");
+    ha::command(&["CBF.RESERVE", "cbf", "0.0001", "10000000"])
+        .query::<()>(&mut con)
+        .expect("CBF.RESERVE");
+    write_items(&mut con, 0..2 * BATCH);
+    let port = primary.port;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut con = ha::connect(port).expect("connect");
+            let mut next = 2 * BATCH;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                write_items(&mut con, next..next + 100);
+                next += 100;
+            }
+            next
+        })
+    };
+    let name = format!("forked-replica-aof-{appendonly}");
+    let replica = Node::replica_of(&name, &primary, &[]);
+    primary.wait_online(&[&replica]);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let written = writer.join().expect("the writer");
+    wait_replicas(&mut con, 1);
+    wait_same_data(&primary, &[&replica]);
+    eprintln!("appendonly {appendonly}: {written} items written around the full sync");
+    wait_for("the snapshot child to be reaped", || {
+        children(&primary.pid()).is_empty().then_some(())
+    });
+}
+
+/// A snapshot child killed mid-payload ends that sync, and only that: the primary goes on
+/// serving, leaves no child behind, and the next sync works.
+#[test]
+fn a_snapshot_child_killed_mid_sync_fails_only_that_sync() {
+    use std::io::Read;
+    let primary = Node::start("child-killed-primary", &["--appendonly", "no"]);
+    // 240 MB of payload: far more than the pipe and the sockets hold while nobody reads.
+    query::<()>(primary.port, &["BF.RESERVE", "big", "0.0001", "100000000"]).expect("reserve");
+    let mut con = ha::connect(primary.port).expect("connect");
+    write_items(&mut con, 0..BATCH);
+    let digest = primary.digest();
+
+    let mut link = raw_replica_until_payload(&primary);
+    let child = wait_for("the snapshot child", || {
+        children(&primary.pid()).into_iter().next()
+    });
+    signal(&child, "KILL");
+    // The primary ends the link: what it had sent, then the end of the stream.
+    let mut rest = Vec::new();
+    let _ = link.read_to_end(&mut rest);
+    assert!(rest.len() < 240_000_000, "the whole payload arrived");
+    wait_for("the killed child to be reaped", || {
+        children(&primary.pid()).is_empty().then_some(())
+    });
+    assert_eq!(primary.digest(), digest);
+
+    let replica = Node::replica_of("child-killed-replica", &primary, &[]);
+    primary.wait_online(&[&replica]);
+    wait_same_data(&primary, &[&replica]);
+}
+
+/// A replica that goes away in the middle of its full sync takes its snapshot child with it.
+#[test]
+fn a_replica_gone_mid_sync_leaves_no_child() {
+    let primary = Node::start("gone-primary", &["--appendonly", "no"]);
+    query::<()>(primary.port, &["BF.RESERVE", "big", "0.0001", "100000000"]).expect("reserve");
+    let link = raw_replica_until_payload(&primary);
+    wait_for("the snapshot child", || {
+        children(&primary.pid()).into_iter().next()
+    });
+    drop(link);
+    wait_for("the snapshot child to be ended and reaped", || {
+        children(&primary.pid()).is_empty().then_some(())
+    });
+    assert_eq!(
+        query::<String>(primary.port, &["PING"]).expect("PING"),
+        "PONG"
+    );
+}
+
+/// A primary that speaks the handshake, answers PSYNC with +FULLRESYNC and then sends
+/// `payload` as it is, and closes: the test's stand-in for a primary whose sync payload is
+/// damaged or cut short. Serves one link and ends.
+fn fake_primary(payload: Vec<u8>) -> (u16, std::thread::JoinHandle<()>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    let serve = std::thread::spawn(move || {
+        let (mut link, _) = listener.accept().expect("the replica connects");
+        link.set_read_timeout(Some(ha::GUARD)).expect("timeout");
+        let mut seen = Vec::new();
+        let mut chunk = [0u8; 4096];
+        // Each request is answered as it is complete; the replica sends one at a time.
+        let mut answered = 0;
+        loop {
+            let read = link.read(&mut chunk).expect("read the handshake");
+            assert!(read > 0, "the replica left during the handshake");
+            seen.extend_from_slice(&chunk[..read]);
+            let text = String::from_utf8_lossy(&seen).to_ascii_uppercase();
+            let requests = text.matches("\r\n*").count() + 1;
+            while answered < requests && text.ends_with("\r\n") {
+                answered += 1;
+                if text.contains("$5\r\nPSYNC\r\n") && answered == requests {
+                    link.write_all(format!("+FULLRESYNC {} 0\r\n", "f".repeat(40)).as_bytes())
+                        .expect("answer PSYNC");
+                    link.write_all(&payload).expect("send the payload");
+                    return;
+                }
+                let answer: &[u8] = if answered == 1 {
+                    b"+PONG\r\n"
+                } else {
+                    b"+OK\r\n"
+                };
+                link.write_all(answer).expect("answer");
+            }
+        }
+    });
+    (port, serve)
+}
+
+/// Points a replica holding data at a primary whose full sync fails as `payload` makes it fail,
+/// and checks that INFO names the reason (`expected`) while the data stays as it was.
+fn keeps_data_through_a_bad_payload(name: &str, payload: Vec<u8>, expected: &str) {
+    let (node, digest) = node_with_data(name, &[]);
+    let (port, primary) = fake_primary(payload);
+    let mut raw = node.raw();
+    assert_eq!(
+        raw.cmd(&["REPLICAOF", "127.0.0.1", &port.to_string()]),
+        b"+OK\r\n"
+    );
+    primary.join().expect("the fake primary");
+    let error = wait_for("the link's error in INFO", || {
+        info_field(node.port, "replication", "master_link_last_error")
+            .filter(|error| !error.is_empty())
+    });
+    assert!(error.contains(expected), "{name}: {error}");
+    assert_eq!(
+        info_field(node.port, "replication", "master_link_status").as_deref(),
+        Some("down")
+    );
+    assert_eq!(node.digest(), digest, "{name}: the replica's data changed");
+    assert_eq!(raw.cmd(&["BF.EXISTS", "bf", &item(1)]), b":1\r\n");
+}
+
+/// A real snapshot of a small data set, as a full sync's payload carries it.
+fn a_snapshot(name: &str) -> Vec<u8> {
+    let (node, _) = node_with_data(name, &[]);
+    assert_eq!(node.raw().cmd(&["SAVE"]), b"+OK\r\n");
+    std::fs::read(node.dir.0.join("sieved.snap")).expect("the snapshot")
+}
+
+#[test]
+fn a_corrupted_sync_payload_keeps_the_replicas_data() {
+    let mark = "m".repeat(40);
+    let mut snapshot = a_snapshot("corrupted-source");
+    let middle = snapshot.len() / 2;
+    snapshot[middle] ^= 0x55;
+    let mut payload = format!("$EOF:{mark}\r\n").into_bytes();
+    payload.extend_from_slice(&snapshot);
+    payload.extend_from_slice(mark.as_bytes());
+    keeps_data_through_a_bad_payload("corrupted", payload, "cannot be loaded");
+}
+
+#[test]
+fn a_truncated_sync_payload_keeps_the_replicas_data() {
+    let snapshot = a_snapshot("truncated-source");
+    // Announced whole, cut off half-way by the primary closing the link.
+    let mut payload = format!("${}\r\n", snapshot.len()).into_bytes();
+    payload.extend_from_slice(&snapshot[..snapshot.len() / 2]);
+    keeps_data_through_a_bad_payload("truncated", payload, "closed the link");
+}

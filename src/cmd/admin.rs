@@ -16,7 +16,10 @@ const SECTIONS: &[(&str, bool)] = &[
     ("persistence", true),
     ("stats", true),
     ("replication", true),
+    ("cpu", true),
+    ("modules", true),
     ("commandstats", false),
+    ("cluster", true),
     ("keyspace", true),
     ("bloom", false),
 ];

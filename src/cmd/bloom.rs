@@ -4,7 +4,7 @@ use super::args::{is, parse_f64, parse_i64, Cursor};
 use super::errors::*;
 use super::filters::{self, InsertOption};
 use super::spec::{
-    bits, double, integer, key, one_of, pure_token, string, Arg, CommandSpec, Group, KeySpec,
+    bits, block, double, integer, key, one_of, pure_token, string, Arg, CommandSpec, Group, KeySpec,
 };
 use super::Ctx;
 use crate::config::{MAX_CAPACITY, MAX_EXPANSION};
@@ -166,14 +166,16 @@ pub(super) const SPECS: &[CommandSpec] = &[
         reserve,
     )
     .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(FILTER_KEY)
+    .key_specs(WRITE_KEY)
     .acl(bits![Acl: WRITE, FAST, BLOOM])
     .complexity("O(1)")
     .args(&[
         key("key"),
         double("error_rate"),
         integer("capacity"),
-        integer("expansion").token("EXPANSION").optional(),
+        block("expansion", &[integer("expansion")])
+            .token("EXPANSION")
+            .optional(),
         pure_token("nonscaling", "NONSCALING").optional(),
     ]),
     CommandSpec::new(
@@ -184,7 +186,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         filters::add::<BloomChain>,
     )
     .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(FILTER_KEY)
+    .key_specs(WRITE_KEY)
     .acl(bits![Acl: WRITE, BLOOM])
     .complexity(HASHES_OF_LAST_LINK)
     .args(KEY_ITEM),
@@ -196,20 +198,24 @@ pub(super) const SPECS: &[CommandSpec] = &[
         filters::madd::<BloomChain>,
     )
     .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(FILTER_KEY)
+    .key_specs(WRITE_KEY)
     .acl(bits![Acl: WRITE, BLOOM])
     .complexity(HASHES_TIMES_ITEMS)
     .args(KEY_ITEMS),
     CommandSpec::new("bf.insert", -4, Group::Bloom, ADD_MANY, insert)
         .flags(bits![Flags: WRITE, DENYOOM])
-        .key_specs(FILTER_KEY)
+        .key_specs(WRITE_KEY)
         .acl(bits![Acl: WRITE, BLOOM])
         .complexity(HASHES_TIMES_ITEMS)
         .args(&[
             key("key"),
-            integer("capacity").token("CAPACITY").optional(),
-            double("error").token("ERROR").optional(),
-            integer("expansion").token("EXPANSION").optional(),
+            block("capacity", &[integer("capacity")])
+                .token("CAPACITY")
+                .optional(),
+            block("error", &[double("error")]).token("ERROR").optional(),
+            block("expansion", &[integer("expansion")])
+                .token("EXPANSION")
+                .optional(),
             pure_token("nocreate", "NOCREATE").optional(),
             pure_token("nonscaling", "NONSCALING").optional(),
             pure_token("items", "ITEMS"),
@@ -223,7 +229,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         filters::exists::<BloomChain>,
     )
     .flags(bits![Flags: READONLY, FAST])
-    .key_specs(FILTER_KEY)
+    .key_specs(READ_KEY)
     .acl(bits![Acl: READ, BLOOM])
     .complexity(HASHES_OF_LAST_LINK)
     .args(KEY_ITEM),
@@ -235,7 +241,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         filters::mexists::<BloomChain>,
     )
     .flags(bits![Flags: READONLY, FAST])
-    .key_specs(FILTER_KEY)
+    .key_specs(READ_KEY)
     .acl(bits![Acl: READ, BLOOM])
     .complexity(HASHES_TIMES_ITEMS)
     .args(KEY_ITEMS),
@@ -247,19 +253,20 @@ pub(super) const SPECS: &[CommandSpec] = &[
         filters::info::<BloomChain>,
     )
     .flags(bits![Flags: READONLY, FAST])
-    .key_specs(FILTER_KEY)
+    .key_specs(READ_KEY)
     .acl(bits![Acl: READ, FAST, BLOOM])
     .complexity("O(1)")
     .args(&[
         key("key"),
         one_of(
             "single_value",
+            // RedisBloom's names, its misspelling included.
             &[
-                pure_token("capacity", "CAPACITY"),
-                pure_token("size", "SIZE"),
-                pure_token("filters", "FILTERS"),
-                pure_token("items", "ITEMS"),
-                pure_token("expansion", "EXPANSION"),
+                pure_token("capcaity", "CAPACITY"),
+                pure_token("SIZE", "SIZE"),
+                pure_token("FILTERS", "FILTERS"),
+                pure_token("ITEMS", "ITEMS"),
+                pure_token("EXPANSION", "EXPANSION"),
             ],
         )
         .optional(),
@@ -272,7 +279,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         filters::card::<BloomChain>,
     )
     .flags(bits![Flags: READONLY, FAST])
-    .key_specs(FILTER_KEY)
+    .key_specs(READ_KEY)
     .acl(bits![Acl: READ, FAST, BLOOM])
     .since("2.4.4")
     .complexity("O(1)")
@@ -285,7 +292,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         filters::scandump::<BloomChain>,
     )
     .flags(bits![Flags: READONLY, FAST])
-    .key_specs(FILTER_KEY)
+    .key_specs(WRITE_KEY)
     .acl(bits![Acl: READ, BLOOM])
     .complexity("O(n), where n is the capacity")
     .args(&[key("key"), integer("iterator")]),
@@ -297,23 +304,17 @@ pub(super) const SPECS: &[CommandSpec] = &[
         filters::loadchunk::<BloomChain>,
     )
     .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(FILTER_KEY)
+    .key_specs(WRITE_KEY)
     .acl(bits![Acl: WRITE, BLOOM])
     .complexity("O(n), where n is the capacity")
     .args(&[key("key"), integer("iterator"), string("data")]),
-    // Undocumented by RedisBloom, which declares arity -1 and checks for exactly one key itself.
-    CommandSpec::new(
-        "bf.debug",
-        -1,
-        Group::Bloom,
-        "Describes each sub-filter of a Bloom filter",
-        debug,
-    )
-    .flags(bits![Flags: READONLY, FAST])
-    .key_specs(FILTER_KEY)
-    .acl(bits![Acl: READ, BLOOM])
-    .complexity("O(n), where n is the number of sub-filters")
-    .args(&[key("key")]),
+    // Undocumented by RedisBloom, which declares arity -1 and checks for exactly one key itself,
+    // and gives it no documentation: COMMAND DOCS has only its group and module.
+    CommandSpec::new("bf.debug", -1, Group::Bloom, "", debug)
+        .flags(bits![Flags: READONLY, FAST])
+        .key_specs(FILTER_KEY)
+        .acl(bits![Acl: READ, BLOOM])
+        .undocumented(),
 ];
 
 const ADD_MANY: &str =
@@ -323,8 +324,13 @@ const HASHES_OF_LAST_LINK: &str =
 const HASHES_TIMES_ITEMS: &str =
     "O(k * n), where k is the number of hash functions and n is the number of items";
 /// A module command declared with a first key gets this key specification from Redis, which
-/// cannot know better: read-write, full access.
+/// cannot know better: read-write, full access. RedisBloom 8.8 declares its own for the
+/// documented BF.* and CF.* commands (below); the others keep this one.
 pub(super) const FILTER_KEY: &[KeySpec] =
     &[KeySpec::range(bits![KeyFlags: RW, ACCESS, UPDATE], 1, 0, 1)];
+/// The key specifications RedisBloom 8.8 declares: read-only for lookups, read-write for the
+/// rest (SCANDUMP included).
+pub(super) const READ_KEY: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RO], 1, 0, 1)];
+pub(super) const WRITE_KEY: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RW], 1, 0, 1)];
 pub(super) const KEY_ITEM: &[Arg] = &[key("key"), string("item")];
 pub(super) const KEY_ITEMS: &[Arg] = &[key("key"), string("item").multiple()];

@@ -67,15 +67,19 @@ fn write_names(reply: &mut Reply, names: impl Iterator<Item = &'static str> + Cl
 fn write_docs(reply: &mut Reply, spec: &CommandSpec) {
     reply.bulk(spec.name.as_bytes());
     let module = spec.group.module();
-    let fields = 3
+    let fields = 1
+        + !spec.summary.is_empty() as usize
+        + !spec.since.is_empty() as usize
         + spec.complexity.is_some() as usize
         + module.is_some() as usize
         + !spec.args.is_empty() as usize;
     reply.map(fields);
-    reply.bulk(b"summary");
-    reply.bulk(spec.summary.as_bytes());
-    reply.bulk(b"since");
-    reply.bulk(spec.since.as_bytes());
+    for (name, text) in [(&b"summary"[..], spec.summary), (b"since", spec.since)] {
+        if !text.is_empty() {
+            reply.bulk(name);
+            reply.bulk(text.as_bytes());
+        }
+    }
     reply.bulk(b"group");
     reply.bulk(spec.group.name().as_bytes());
     if let Some(complexity) = spec.complexity {

@@ -163,6 +163,8 @@ pub trait Server: Send + Sync {
     fn slowlog_reset(&self);
     /// CONFIG RESETSTAT.
     fn reset_stats(&self);
+    /// Counts keys evicted for `maxmemory` (INFO stats evicted_keys).
+    fn count_evictions(&self, keys: u64);
     /// Called after CONFIG SET changed settings, for whatever caches one.
     fn settings_changed(&self);
     /// SAVE: blocks the calling thread until the snapshot is on disk.

@@ -9,7 +9,7 @@
 //! the settings are by then.
 
 use super::args::{is, parse_i64};
-use super::bloom::{FILTER_KEY, KEY_ITEM, KEY_ITEMS};
+use super::bloom::{FILTER_KEY, KEY_ITEM, KEY_ITEMS, READ_KEY, WRITE_KEY};
 use super::errors::*;
 use super::spec::{bits, block, integer, key, pure_token, string, Arg, CommandSpec, Group};
 use super::Ctx;
@@ -546,11 +546,15 @@ const ADD_COMPLEXITY: &str =
 const INSERT_COMPLEXITY: &str = "O(n * (k + i)), where n is the number of items, k is the number \
                                  of sub-filters and i is maxIterations";
 const LOOKUP_COMPLEXITY: &str = "O(k), where k is the number of sub-filters";
+/// As RedisBloom 8.8 declares them, for CF.INSERTNX too: the CAPACITY block holds its token as
+/// a pure token rather than carrying it.
 const INSERT_ARGS: &[Arg] = &[
     key("key"),
-    block("capacity", &[integer("capacity")])
-        .token("CAPACITY")
-        .optional(),
+    block(
+        "capacity",
+        &[pure_token("capacity", "CAPACITY"), integer("capacity")],
+    )
+    .optional(),
     pure_token("nocreate", "NOCREATE").optional(),
     pure_token("items", "ITEMS"),
     string("item").multiple(),
@@ -568,7 +572,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         reserve,
     )
     .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(FILTER_KEY)
+    .key_specs(WRITE_KEY)
     .acl(bits![Acl: WRITE, FAST, CUCKOO])
     .complexity("O(1)")
     .args(&[
@@ -592,7 +596,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         add,
     )
     .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(FILTER_KEY)
+    .key_specs(WRITE_KEY)
     .acl(bits![Acl: WRITE, CUCKOO])
     .complexity(ADD_COMPLEXITY)
     .args(KEY_ITEM),
@@ -604,7 +608,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         addnx,
     )
     .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(FILTER_KEY)
+    .key_specs(WRITE_KEY)
     .acl(bits![Acl: WRITE, CUCKOO])
     .complexity(ADD_COMPLEXITY)
     .args(KEY_ITEM),
@@ -616,7 +620,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         insert,
     )
     .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(FILTER_KEY)
+    .key_specs(WRITE_KEY)
     .acl(bits![Acl: WRITE, CUCKOO])
     .complexity(INSERT_COMPLEXITY)
     .args(INSERT_ARGS),
@@ -629,7 +633,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         insertnx,
     )
     .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(FILTER_KEY)
+    .key_specs(WRITE_KEY)
     .acl(bits![Acl: WRITE, CUCKOO])
     .complexity(INSERT_COMPLEXITY)
     .args(INSERT_ARGS),
@@ -641,7 +645,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         exists,
     )
     .flags(bits![Flags: READONLY, FAST])
-    .key_specs(FILTER_KEY)
+    .key_specs(READ_KEY)
     .acl(bits![Acl: READ, CUCKOO])
     .complexity(LOOKUP_COMPLEXITY)
     .args(KEY_ITEM),
@@ -653,7 +657,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         mexists,
     )
     .flags(bits![Flags: READONLY, FAST])
-    .key_specs(FILTER_KEY)
+    .key_specs(READ_KEY)
     .acl(bits![Acl: READ, CUCKOO])
     .complexity("O(k * n), where k is the number of sub-filters and n is the number of items")
     .args(KEY_ITEMS),
@@ -665,7 +669,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         del,
     )
     .flags(bits![Flags: WRITE, FAST])
-    .key_specs(FILTER_KEY)
+    .key_specs(WRITE_KEY)
     .acl(bits![Acl: WRITE, CUCKOO])
     .complexity(LOOKUP_COMPLEXITY)
     .args(KEY_ITEM),
@@ -677,7 +681,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         count,
     )
     .flags(bits![Flags: READONLY, FAST])
-    .key_specs(FILTER_KEY)
+    .key_specs(READ_KEY)
     .acl(bits![Acl: READ, CUCKOO])
     .complexity(LOOKUP_COMPLEXITY)
     .args(KEY_ITEM),
@@ -689,34 +693,21 @@ pub(super) const SPECS: &[CommandSpec] = &[
         info,
     )
     .flags(bits![Flags: READONLY, FAST])
-    .key_specs(FILTER_KEY)
+    .key_specs(READ_KEY)
     .acl(bits![Acl: READ, FAST, CUCKOO])
     .complexity("O(1)")
     .args(&[key("key")]),
-    CommandSpec::new(
-        "cf.compact",
-        -1,
-        Group::Bloom,
-        "Moves items into older sub-filters of a Cuckoo Filter, dropping emptied ones",
-        compact,
-    )
-    .flags(bits![Flags: WRITE, FAST])
-    .key_specs(FILTER_KEY)
-    .acl(bits![Acl: WRITE, CUCKOO])
-    .complexity("O(n), where n is the capacity")
-    .args(&[key("key")]),
-    CommandSpec::new(
-        "cf.debug",
-        -1,
-        Group::Bloom,
-        "Returns internal debug information about a Cuckoo Filter",
-        debug,
-    )
-    .flags(bits![Flags: READONLY, FAST])
-    .key_specs(FILTER_KEY)
-    .acl(bits![Acl: READ, CUCKOO])
-    .complexity("O(1)")
-    .args(&[key("key")]),
+    // RedisBloom documents neither: COMMAND DOCS has only their group and module.
+    CommandSpec::new("cf.compact", -1, Group::Bloom, "", compact)
+        .flags(bits![Flags: WRITE, FAST])
+        .key_specs(FILTER_KEY)
+        .acl(bits![Acl: WRITE, CUCKOO])
+        .undocumented(),
+    CommandSpec::new("cf.debug", -1, Group::Bloom, "", debug)
+        .flags(bits![Flags: READONLY, FAST])
+        .key_specs(FILTER_KEY)
+        .acl(bits![Acl: READ, CUCKOO])
+        .undocumented(),
     CommandSpec::new(
         "cf.scandump",
         3,
@@ -725,7 +716,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         scandump,
     )
     .flags(bits![Flags: READONLY, FAST])
-    .key_specs(FILTER_KEY)
+    .key_specs(WRITE_KEY)
     .acl(bits![Acl: READ, CUCKOO])
     .complexity("O(n), where n is the capacity")
     .args(&[key("key"), integer("iterator")]),
@@ -737,7 +728,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         loadchunk,
     )
     .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(FILTER_KEY)
+    .key_specs(WRITE_KEY)
     .acl(bits![Acl: WRITE, CUCKOO])
     .complexity("O(n), where n is the capacity")
     .args(&[key("key"), integer("iterator"), string("data")]),

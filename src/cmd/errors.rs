@@ -44,6 +44,20 @@ pub const INDEX_RANGE: &str = "ERR index out of range";
 pub const MIN_MAX_FLOAT: &str = "ERR min or max is not a float";
 pub const HASH_NOT_INTEGER: &str = "ERR hash value is not an integer";
 pub const HASH_NOT_FLOAT: &str = "ERR hash value is not a float";
+/// OBJECT FREQ without an LFU `maxmemory-policy`, and OBJECT IDLETIME with one.
+pub const NOT_LFU: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+pub const LFU: &str = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+pub const BUSYKEY: &str = "BUSYKEY Target key name already exists.";
+pub const RESTORE_BAD_TTL: &str = "ERR Invalid TTL value, must be >= 0";
+pub const RESTORE_BAD_IDLETIME: &str = "ERR Invalid IDLETIME value, must be >= 0";
+pub const RESTORE_BAD_FREQ: &str = "ERR Invalid FREQ value, must be >= 0 and <= 255";
+pub const RESTORE_PAYLOAD_CHECK: &str = "ERR DUMP payload version or checksum are wrong";
+pub const RESTORE_BAD_DATA: &str = "ERR Bad data format";
+pub const MIGRATE_KEYS_WITH_KEY: &str =
+    "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string";
+pub const MIGRATE_CONNECTING: &str = "IOERR error or timeout connecting to the client";
+pub const MIGRATE_WRITING: &str = "IOERR error or timeout writing to target instance";
+pub const MIGRATE_READING: &str = "IOERR error or timeout reading to target instance";
 pub const CLIENT_NAME_SPACES: &str =
     "ERR Client names cannot contain spaces, newlines or special characters.";
 

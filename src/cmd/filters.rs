@@ -245,30 +245,10 @@ fn create_filter<F: Filter>(options: F::Options, limit_bytes: u64) -> Result<F, 
 /// grow to hold, and half leaves room for the rest of the keyspace.
 pub(super) fn per_filter_limit(configured: u64, maxmemory: u64) -> u64 {
     match (configured, maxmemory) {
-        (0, 0) => physical_memory() / 2,
+        (0, 0) => crate::memory::physical_bytes() / 2,
         (0, maxmemory) => maxmemory,
         (configured, _) => configured,
     }
-}
-
-/// The machine's physical memory in bytes, asked once; 2 GiB where the system cannot say.
-fn physical_memory() -> u64 {
-    static PHYSICAL: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *PHYSICAL.get_or_init(|| {
-        // SAFETY: sysconf only reads a system parameter; a failure is -1, handled below.
-        let (pages, page_size) = unsafe {
-            (
-                libc::sysconf(libc::_SC_PHYS_PAGES),
-                libc::sysconf(libc::_SC_PAGESIZE),
-            )
-        };
-        match (u64::try_from(pages), u64::try_from(page_size)) {
-            (Ok(pages), Ok(page_size)) if pages > 0 && page_size > 0 => {
-                pages.saturating_mul(page_size)
-            }
-            _ => 2 << 30,
-        }
-    })
 }
 
 pub(super) fn default_options<F: Filter>(ctx: &Ctx) -> F::Options {
@@ -681,7 +661,7 @@ mod tests {
     fn the_default_limit_follows_the_machine() {
         assert_eq!(per_filter_limit(4096, 1 << 30), 4096);
         assert_eq!(per_filter_limit(0, 1 << 30), 1 << 30);
-        let physical = physical_memory();
+        let physical = crate::memory::physical_bytes();
         assert!(physical >= 64 << 20, "{physical} bytes of memory");
         assert_eq!(per_filter_limit(0, 0), physical / 2);
     }

@@ -54,7 +54,7 @@ pub(super) fn memory(ctx: &mut Ctx, request: Request) -> CmdResult {
             });
         }
         let key = request.arg(2);
-        match ctx.db().get(key, ctx.now, |v| v.map(Value::memory_bytes)) {
+        match ctx.db().peek(key, ctx.now, |v| v.map(Value::memory_bytes)) {
             Some(bytes) => ctx.reply.int((bytes + key_overhead(key)) as i64),
             None => ctx.reply.null(),
         }
@@ -83,13 +83,17 @@ pub(super) fn object(ctx: &mut Ctx, request: Request) -> CmdResult {
             "ENCODING <key>",
             "    Return the kind of internal representation used in order to store the value",
             "    associated with a <key>.",
+            "FREQ <key>",
+            "    Return the access frequency index of the <key>. The returned integer is",
+            "    proportional to the logarithm of the recent access frequency of the key.",
             "IDLETIME <key>",
-            "    Return the idle time of the key.",
+            "    Return the idle time of the <key>, that is the approximated number of",
+            "    seconds elapsed since the last access to the key.",
             "REFCOUNT <key>",
             "    Return the number of references of the value associated with the specified",
             "    <key>.",
             "HELP",
-            "    Print this help.",
+            "    Prints this help.",
         ];
         ctx.reply.array(lines.len());
         lines.iter().for_each(|line| ctx.reply.simple(line));
@@ -103,7 +107,8 @@ pub(super) fn object(ctx: &mut Ctx, request: Request) -> CmdResult {
         let name = String::from_utf8_lossy(sub).to_ascii_lowercase();
         return Err(CmdError::arity(&format!("object|{name}")));
     }
-    let encoding = ctx.db().get(request.arg(2), ctx.now, |value| {
+    // OBJECT looks without counting an access, as Redis's does.
+    let encoding = ctx.db().peek(request.arg(2), ctx.now, |value| {
         value.map(|value| match value {
             Value::String(bytes) if parse_i64(bytes).is_some() && bytes.len() <= 20 => "int",
             Value::String(bytes) if bytes.len() <= 44 => "embstr",
@@ -114,12 +119,22 @@ pub(super) fn object(ctx: &mut Ctx, request: Request) -> CmdResult {
         ctx.reply.null();
         return Ok(());
     };
+    let tracking = ctx.db().tracking();
+    let bits = || ctx.db().access_bits(request.arg(2), ctx.now).unwrap_or(0);
     if is(sub, "ENCODING") {
         ctx.reply.bulk(encoding.as_bytes());
     } else if is(sub, "FREQ") {
-        return Err("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.".into());
+        if !tracking.is_lfu() {
+            return Err(NOT_LFU.into());
+        }
+        ctx.reply.int(i64::from(tracking.frequency(bits())));
+    } else if is(sub, "IDLETIME") {
+        if tracking.is_lfu() {
+            return Err(LFU.into());
+        }
+        ctx.reply.int(tracking.idle_secs(bits()) as i64);
     } else {
-        ctx.reply.int(i64::from(is(sub, "REFCOUNT")));
+        ctx.reply.int(1);
     }
     Ok(())
 }
@@ -146,8 +161,20 @@ pub(super) fn exists(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
+/// TOUCH: counts an access to each key, as a read would; the number of keys that exist.
+pub(super) fn touch(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let db = ctx.db();
+    let found = request
+        .args()
+        .skip(1)
+        .filter(|key| db.touch(key, ctx.now))
+        .count();
+    ctx.reply.int(found as i64);
+    Ok(())
+}
+
 pub(super) fn type_of(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let name = ctx.db().get(request.arg(1), ctx.now, |v| {
+    let name = ctx.db().peek(request.arg(1), ctx.now, |v| {
         v.map_or("none", Value::type_name)
     });
     ctx.reply.simple(name);
@@ -488,7 +515,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         -2,
         Group::Generic,
         "Returns the number of existing keys out of those specified",
-        exists,
+        touch,
     )
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(&[KeySpec::range(bits![KeyFlags: RO], 1, -1, 1)])

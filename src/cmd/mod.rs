@@ -19,11 +19,14 @@ mod counting;
 mod cuckoo;
 mod diagnostics;
 pub mod errors;
+mod eviction;
 mod extended;
 mod filters;
 mod hashes;
 mod keys;
 mod lists;
+mod migration;
+mod module;
 mod pubsub;
 mod replication;
 mod sets;
@@ -75,8 +78,10 @@ const FAMILIES: &[&[CommandSpec]] = &[
     connection::SPECS,
     command::SPECS,
     admin::SPECS,
+    module::SPECS,
     transaction::SPECS,
     keys::SPECS,
+    migration::SPECS,
     strings::SPECS,
     counters::SPECS,
     bits::SPECS,
@@ -168,8 +173,9 @@ fn dispatch(ctx: &mut Ctx, request: Request) -> Outcome {
 }
 
 /// The checks every command passes before it runs or is queued, in Redis's order: arity,
-/// authentication (unless flagged `no_auth`), memory (if flagged `denyoom`), a disk that cannot
-/// keep writes (MISCONF), and MULTI's refusal of `no_multi` commands.
+/// authentication (unless flagged `no_auth`), memory (over `maxmemory`, keys are evicted as the
+/// policy says; if none can go, a command flagged `denyoom` is refused), a disk that cannot keep
+/// writes (MISCONF), and MULTI's refusal of `no_multi` commands.
 fn admit(ctx: &Ctx, spec: &CommandSpec, request: Request) -> CmdResult {
     if !spec.arity_fits(request.len()) {
         return Err(CmdError::arity(spec.name));
@@ -177,9 +183,15 @@ fn admit(ctx: &Ctx, spec: &CommandSpec, request: Request) -> CmdResult {
     if !spec.flags.contains(Flags::NO_AUTH) && ctx.session.must_authenticate(ctx.config()) {
         return Err(errors::NOAUTH.into());
     }
-    if spec.flags.contains(Flags::DENYOOM) {
-        let limit = ctx.config().maxmemory();
-        if limit > 0 && crate::memory::allocated() as u64 > limit {
+    let limit = ctx.config().maxmemory();
+    if limit > 0 && eviction::over(limit) {
+        // Inside EXEC the log's order is held for the whole transaction: its commands run on
+        // what EXEC's own turn left, as in Redis.
+        let room = match ctx.session.in_exec {
+            true => eviction::Room::Exhausted,
+            false => eviction::make_room(ctx, limit),
+        };
+        if room == eviction::Room::Exhausted && spec.flags.contains(Flags::DENYOOM) {
             return Err(errors::OOM.into());
         }
     }

@@ -349,6 +349,7 @@ pub struct CommandSpec {
     /// Declared categories; `acl_categories` adds those Redis derives from the flags.
     pub acl: Acl,
     pub group: Group,
+    /// Empty when undocumented (and then left out of COMMAND DOCS, as `since`).
     pub summary: &'static str,
     pub since: &'static str,
     pub complexity: Option<&'static str>,
@@ -418,6 +419,13 @@ impl CommandSpec {
     }
     pub(crate) const fn args(mut self, args: &'static [Arg]) -> CommandSpec {
         self.args = args;
+        self
+    }
+    /// A module command its module gives no documentation: COMMAND DOCS then has only its
+    /// group and module, as Redis reports such a command.
+    pub(crate) const fn undocumented(mut self) -> CommandSpec {
+        self.summary = "";
+        self.since = "";
         self
     }
     pub(crate) const fn tips(mut self, tips: &'static [&'static str]) -> CommandSpec {

@@ -7,7 +7,7 @@ use super::spec::{
 };
 use super::Ctx;
 use crate::protocol::Request;
-use crate::store::Value;
+use crate::store::{EvictionPolicy, Value};
 
 enum Condition {
     Always,
@@ -122,6 +122,9 @@ pub(super) fn strlen(ctx: &mut Ctx, request: Request) -> CmdResult {
 pub(super) struct Limits {
     pub(super) max_len: u64,
     max_memory: u64,
+    /// An eviction policy is set: keys can go to make room, so only an allocation larger than
+    /// `maxmemory` itself is refused up front.
+    evicting: bool,
 }
 
 impl Limits {
@@ -130,11 +133,14 @@ impl Limits {
             return Limits {
                 max_len: u64::MAX,
                 max_memory: 0,
+                evicting: false,
             };
         }
+        let settings = ctx.config().settings();
         Limits {
-            max_len: ctx.config().settings().proto_max_bulk_len,
+            max_len: settings.proto_max_bulk_len,
             max_memory: ctx.config().maxmemory(),
+            evicting: settings.maxmemory_policy != EvictionPolicy::NoEviction,
         }
     }
 
@@ -148,9 +154,13 @@ impl Limits {
 
     /// Refuses an allocation of `bytes` that would take the process past `maxmemory`. Redis
     /// checks only before a `denyoom` command runs, so one command can overshoot by a whole
-    /// 512 MB string; this refuses that command instead.
+    /// 512 MB string; this refuses that command instead. Under an eviction policy the next
+    /// command's evictions make room, as in Redis, unless no eviction could.
     fn check_memory(self, bytes: usize) -> CmdResult {
-        let after = (crate::memory::allocated() as u64).saturating_add(bytes as u64);
+        let mut after = bytes as u64;
+        if !self.evicting {
+            after = after.saturating_add(crate::memory::allocated() as u64);
+        }
         if self.max_memory > 0 && after > self.max_memory {
             return Err(OOM.into());
         }

@@ -68,6 +68,7 @@ impl Server for Stub {
     fn slowlog_reset(&self) {}
     fn reset_stats(&self) {}
     fn settings_changed(&self) {}
+    fn count_evictions(&self, _keys: u64) {}
     fn save(&self) -> Result<(), SaveError> {
         Err(SaveError::InProgress)
     }

@@ -20,6 +20,7 @@
 use super::values::{any, within, Invalid, Value};
 use super::{ClientAuth, Config, Fsync, ReplicaOf, SaveRules, MAX_CAPACITY, MAX_EXPANSION};
 use crate::filter::{HashScheme, Layout};
+use crate::store::EvictionPolicy;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -285,8 +286,31 @@ parameters! {
     }
     runtime maxmemory: u64 {
         name: "maxmemory", default: "0", check: |n| within(*n, 0, u64::MAX / 2),
-        help: "Refuse writes that may allocate once the server uses this many bytes; 0 for no \
-               limit.",
+        help: "Once the server uses more than this many bytes, evict keys as maxmemory-policy \
+               says before each command, and refuse commands that may allocate when none can go; \
+               0 for no limit.",
+    }
+    runtime maxmemory_policy: EvictionPolicy {
+        name: "maxmemory-policy", default: "noeviction", check: any,
+        help: "What goes when memory is over maxmemory, before each command: noeviction \
+               (nothing; commands that may allocate are refused), allkeys-lru, allkeys-lfu, \
+               allkeys-random (any key: least recently used, least frequently used, random), \
+               volatile-lru, volatile-lfu, volatile-random, volatile-ttl (keys with an expiry \
+               time only; volatile-ttl the nearest to expire). As in Redis.",
+    }
+    runtime maxmemory_samples: u64 {
+        name: "maxmemory-samples", default: "5", check: |n| within(*n, 1, i32::MAX as u64),
+        help: "Keys sampled per database each time an LRU, LFU or TTL policy picks a key to \
+               evict: more is closer to the exact order and costs more.",
+    }
+    runtime lfu_log_factor: u64 {
+        name: "lfu-log-factor", default: "10", check: |n| within(*n, 0, i32::MAX as u64),
+        help: "How slowly a key's LFU counter grows: an access increments a counter c with a \
+               chance of 1 / ((c - 5) * factor + 1).",
+    }
+    runtime lfu_decay_time: u64 {
+        name: "lfu-decay-time", default: "1", check: |n| within(*n, 0, i32::MAX as u64),
+        help: "Minutes without access after which a key's LFU counter loses one; 0 never.",
     }
     runtime maxclients: u64 {
         name: "maxclients", default: "10000", check: |n| within(*n, 1, 1_000_000),

@@ -4,6 +4,7 @@
 
 use super::{ClientAuth, Fsync, ReplicaOf, SaveRules};
 use crate::filter::{HashScheme, Layout};
+use crate::store::EvictionPolicy;
 use std::fmt::Display;
 use std::path::PathBuf;
 
@@ -183,6 +184,9 @@ named_values! {
     Layout: "classic|blocked", "argument must be 'classic' or 'blocked'";
     HashScheme: "murmur|xxh3", "argument must be 'murmur' or 'xxh3'";
     Fsync: "always|everysec|no", "argument must be one of 'always', 'everysec' or 'no'";
+    EvictionPolicy: "policy", "argument(s) must be one of the following: volatile-lru, \
+        volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, \
+        noeviction";
 }
 
 impl Value for ClientAuth {
@@ -239,6 +243,7 @@ mod tests {
         round_trips::<Layout>(&["classic", "Blocked"]);
         round_trips::<Fsync>(&["always", "everysec", "no"]);
         round_trips::<ClientAuth>(&["yes", "optional", "no"]);
+        round_trips::<EvictionPolicy>(&["noeviction", "ALLKEYS-LFU", "volatile-ttl"]);
     }
 
     #[test]

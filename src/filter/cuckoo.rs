@@ -578,6 +578,14 @@ impl CuckooFilter {
         Ok(())
     }
 
+    /// Each sub-filter's bucket count and slots, in order: RedisBloom's RDB encoding lists them
+    /// so.
+    pub fn sub_filters(&self) -> impl Iterator<Item = (u64, &[u8])> {
+        self.filters
+            .iter()
+            .map(|sub| (sub.buckets, sub.slots.as_slice()))
+    }
+
     /// Appends payload bytes `offset..offset + len` (the slots end to end); false if out of range.
     pub fn read_payload(&self, offset: u64, len: u64, out: &mut Vec<u8>) -> bool {
         let mut position = 0u64;

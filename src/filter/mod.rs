@@ -30,6 +30,7 @@ pub(crate) use dump::DumpStep;
 pub use dump::MAX_CHUNK_BYTES;
 pub use hash::HashScheme;
 pub(crate) use health::Health;
+pub use redisbloom_dump::{RedisBloomLink, RedisBloomShape};
 pub(crate) use sizing::format_g;
 pub use sizing::Layout;
 

@@ -175,6 +175,101 @@ pub(super) fn parse(data: &[u8], limit_bytes: u64) -> Result<BloomChain, FilterE
     })
 }
 
+/// A chain as RedisBloom's RDB encoding (module type `MBbloom--`, encoding version 4) lists
+/// it: what DUMP, RESTORE and RDB files carry. The same fields as the SCANDUMP header, wider.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RedisBloomShape {
+    pub items: u64,
+    pub options: u64,
+    pub expansion: u64,
+    pub links: Vec<RedisBloomLink>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RedisBloomLink {
+    pub capacity: u64,
+    pub error_rate: f64,
+    pub hashes: u64,
+    pub bits_per_element: f64,
+    pub bits: u64,
+    /// The power-of-two exponent of legacy filters; 0 for every filter sieved can hold.
+    pub exponent: u64,
+    /// The bit array's length, which the RDB encoding gives as its string's.
+    pub bytes: u64,
+    pub items: u64,
+}
+
+impl BloomChain {
+    /// The chain as RedisBloom's RDB encoding describes it; None for a filter RedisBloom
+    /// cannot represent (blocked, or hashed with xxh3). Its bit arrays are the payload, link
+    /// after link.
+    pub fn redisbloom_shape(&self) -> Option<RedisBloomShape> {
+        if self.kind().hash() != HashScheme::Murmur {
+            return None;
+        }
+        let options = if self.is_scaling() {
+            OPTIONS_ALWAYS
+        } else {
+            OPTIONS_ALWAYS | OPTION_NON_SCALING
+        };
+        let links = self
+            .links
+            .iter()
+            .map(|link| RedisBloomLink {
+                capacity: link.capacity(),
+                error_rate: link.error_rate(),
+                hashes: u64::from(link.hashes()),
+                bits_per_element: bits_per_element(link.error_rate()),
+                bits: link.bits(),
+                exponent: 0,
+                bytes: link.bytes(),
+                items: link.items(),
+            })
+            .collect();
+        Some(RedisBloomShape {
+            items: self.items,
+            options: u64::from(options),
+            expansion: u64::from(self.stated_expansion),
+            links,
+        })
+    }
+
+    /// An empty chain of the shape RedisBloom's RDB encoding describes, checked exactly as its
+    /// SCANDUMP header is (and against `limit_bytes`) before anything is allocated.
+    pub fn from_redisbloom_shape(
+        shape: &RedisBloomShape,
+        limit_bytes: u64,
+    ) -> Result<BloomChain, FilterError> {
+        let narrow = |value: u64| u32::try_from(value).map_err(|_| FilterError::BadDump);
+        let mut header = Vec::new();
+        header
+            .try_reserve_exact(
+                shape
+                    .links
+                    .len()
+                    .checked_mul(LINK_LEN)
+                    .and_then(|len| len.checked_add(FIXED_LEN))
+                    .ok_or(FilterError::BadDump)?,
+            )
+            .map_err(|_| FilterError::OutOfMemory)?;
+        header.extend_from_slice(&shape.items.to_le_bytes());
+        header.extend_from_slice(&narrow(shape.links.len() as u64)?.to_le_bytes());
+        header.extend_from_slice(&narrow(shape.options)?.to_le_bytes());
+        header.extend_from_slice(&narrow(shape.expansion)?.to_le_bytes());
+        for link in &shape.links {
+            header.extend_from_slice(&link.bytes.to_le_bytes());
+            header.extend_from_slice(&link.bits.to_le_bytes());
+            header.extend_from_slice(&link.items.to_le_bytes());
+            header.extend_from_slice(&link.error_rate.to_le_bytes());
+            header.extend_from_slice(&link.bits_per_element.to_le_bytes());
+            header.extend_from_slice(&narrow(link.hashes)?.to_le_bytes());
+            header.extend_from_slice(&link.capacity.to_le_bytes());
+            header.push(u8::try_from(link.exponent).map_err(|_| FilterError::BadDump)?);
+        }
+        parse(&header, limit_bytes)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::bloom::ChainOptions;
@@ -263,6 +358,25 @@ mod tests {
         for len in 0..header.len() {
             assert!(BloomChain::from_header(&header[..len], u64::MAX).is_err());
         }
+    }
+
+    #[test]
+    fn the_rdb_shape_round_trips_and_is_checked() {
+        let original = chain(100, 2, false, 500);
+        let shape = original.redisbloom_shape().unwrap();
+        assert_eq!(shape.links.len(), 3);
+        assert_eq!(shape.options, 5);
+        let copy = BloomChain::from_redisbloom_shape(&shape, u64::MAX).unwrap();
+        assert_eq!(copy.dump_header(), original.dump_header());
+        let mut wide = shape.clone();
+        wide.expansion = 1 << 32;
+        assert!(BloomChain::from_redisbloom_shape(&wide, u64::MAX).is_err());
+        let mut legacy = shape.clone();
+        legacy.links[0].exponent = 256;
+        assert!(BloomChain::from_redisbloom_shape(&legacy, u64::MAX).is_err());
+        let mut short = shape;
+        short.links[1].bytes -= 8;
+        assert!(BloomChain::from_redisbloom_shape(&short, u64::MAX).is_err());
     }
 
     #[test]

@@ -4,6 +4,10 @@ use super::{Report, Stats};
 use crate::store::summarize;
 use std::fmt::Write;
 
+/// How often a second the server's periodic work runs (expiry, the access clock, the rates),
+/// as Redis's `hz`.
+const HZ: u32 = 10;
+
 /// The sections named, in the order given, separated by blank lines as Redis does.
 pub(crate) fn render(report: &Report, sections: &[&str]) -> String {
     let mut text = String::new();
@@ -40,10 +44,12 @@ fn section(report: &Report, name: &str, out: &mut String) {
     let _ = match name {
         "server" => write!(
             out,
-            "# Server\r\nredis_version:{}\r\nsieved_version:{}\r\nredis_mode:standalone\r\nos:{} {}\r\n\
+            "# Server\r\nredis_version:{}\r\nsieved_version:{}\r\nredis_git_sha1:00000000\r\n\
+             redis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\nos:{} {}\r\n\
              arch_bits:{}\r\nmultiplexing_api:epoll\r\nprocess_id:{}\r\nrun_id:{}\r\ntcp_port:{}\r\n\
-             server_time_usec:{}\r\nuptime_in_seconds:{uptime}\r\nuptime_in_days:{}\r\nio_threads_active:{}\r\n\
-             executable:{}\r\nconfig_file:{}\r\n",
+             server_time_usec:{}\r\nuptime_in_seconds:{uptime}\r\nuptime_in_days:{}\r\nhz:{HZ}\r\n\
+             configured_hz:{HZ}\r\nlru_clock:{}\r\nio_threads_active:{}\r\nexecutable:{}\r\n\
+             config_file:{}\r\n",
             crate::REDIS_VERSION,
             crate::VERSION,
             std::env::consts::OS,
@@ -54,6 +60,7 @@ fn section(report: &Report, name: &str, out: &mut String) {
             report.tcp_port,
             report.now_ms * 1000,
             uptime / 86400,
+            report.lru_clock,
             report.threads,
             std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
             report.config_file.as_deref().map(|p| p.display().to_string()).unwrap_or_default(),
@@ -77,13 +84,20 @@ fn section(report: &Report, name: &str, out: &mut String) {
             write!(
                 out,
                 "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{}\r\n\
-                 used_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nmaxmemory:{}\r\n\
-                 maxmemory_human:{}\r\nmaxmemory_policy:noeviction\r\nmem_query_buffers:{}\r\n",
+                 used_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\n\
+                 total_system_memory:{}\r\ntotal_system_memory_human:{}\r\nmaxmemory:{}\r\n\
+                 maxmemory_human:{}\r\nmaxmemory_policy:{}\r\nmem_fragmentation_ratio:{:.2}\r\n\
+                 mem_allocator:libc\r\nmem_query_buffers:{}\r\n",
                 human_bytes(used),
                 memory.rss,
+                human_bytes(memory.rss),
                 human_bytes(peak),
+                memory.total_system,
+                human_bytes(memory.total_system),
                 memory.maxmemory,
                 human_bytes(memory.maxmemory),
+                memory.policy,
+                memory.rss as f64 / used.max(1) as f64,
                 Stats::get(&report.stats.query_buffers),
             )
         }
@@ -110,29 +124,55 @@ fn section(report: &Report, name: &str, out: &mut String) {
             aof.map_or(0, |aof| aof.current_size),
             aof.map_or(0, |aof| aof.base_size),
         ),
-        "stats" => write!(
-            out,
-            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
-             instantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\n\
-             rejected_connections:{}\r\nsync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\n\
-             expired_keys:{}\r\nevicted_keys:0\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\n\
-             pubsubshard_channels:0\r\n",
-            Stats::get(&stats.connections_received),
-            Stats::get(&stats.commands_processed),
-            stats.instantaneous_ops_per_sec(),
-            Stats::get(&stats.net_input_bytes),
-            Stats::get(&stats.net_output_bytes),
-            Stats::get(&stats.rejected_connections),
-            report.replication.sync_full,
-            report.replication.sync_partial_ok,
-            report.replication.sync_partial_err,
-            Stats::get(&stats.expired_keys),
-            report.pubsub_channels,
-            report.pubsub_patterns,
-        ),
+        "stats" => {
+            let (input_kbps, output_kbps) = stats.instantaneous_kbps();
+            write!(
+                out,
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
+                 instantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\n\
+                 instantaneous_input_kbps:{input_kbps:.2}\r\ninstantaneous_output_kbps:{output_kbps:.2}\r\n\
+                 rejected_connections:{}\r\nsync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\n\
+                 expired_keys:{}\r\nevicted_keys:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\n\
+                 pubsubshard_channels:0\r\n",
+                Stats::get(&stats.connections_received),
+                Stats::get(&stats.commands_processed),
+                stats.instantaneous_ops_per_sec(),
+                Stats::get(&stats.net_input_bytes),
+                Stats::get(&stats.net_output_bytes),
+                Stats::get(&stats.rejected_connections),
+                report.replication.sync_full,
+                report.replication.sync_partial_ok,
+                report.replication.sync_partial_err,
+                Stats::get(&stats.expired_keys),
+                Stats::get(&stats.evicted_keys),
+                report.pubsub_channels,
+                report.pubsub_patterns,
+            )
+        }
         "replication" => {
             out.push_str("# Replication\r\n");
             out.push_str(&report.replication.fields);
+            Ok(())
+        }
+        "cpu" => {
+            let cpu = &report.cpu;
+            write!(
+                out,
+                "# CPU\r\nused_cpu_sys:{:.6}\r\nused_cpu_user:{:.6}\r\nused_cpu_sys_children:{:.6}\r\n\
+                 used_cpu_user_children:{:.6}\r\n",
+                cpu.sys, cpu.user, cpu.sys_children, cpu.user_children,
+            )
+        }
+        // What a server with RedisBloom loaded lists, so that tools which look for the module
+        // find it (see MODULE LIST).
+        "modules" => write!(
+            out,
+            "# Modules\r\nmodule:name=bf,ver={},api=1,filters=0,usedby=[],using=[],\
+             options=[handle-io-errors]\r\n",
+            crate::BLOOM_MODULE_VERSION
+        ),
+        "cluster" => {
+            out.push_str("# Cluster\r\ncluster_enabled:0\r\n");
             Ok(())
         }
         "keyspace" => {

@@ -12,6 +12,6 @@ mod stats;
 pub(crate) use commandstats::{Call, CommandStats, CommandTotals, Tally, LATENCY_BOUNDS_US};
 pub(crate) use info::render as info;
 pub(crate) use metrics::render as metrics;
-pub(crate) use report::{AofState, Memory, ReplicationState, Report, Snapshots};
+pub(crate) use report::{AofState, CpuTimes, Memory, ReplicationState, Report, Snapshots};
 pub(crate) use slowlog::SlowLog;
 pub(crate) use stats::{Stats, SAMPLE_EVERY};

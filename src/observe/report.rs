@@ -12,12 +12,15 @@ pub struct Report<'a> {
     pub tcp_port: u16,
     pub uptime_secs: u64,
     pub threads: usize,
+    /// The keyspace's access clock (Redis's `lru_clock`): seconds, in 24 bits.
+    pub lru_clock: u32,
     pub config_file: Option<PathBuf>,
     pub connected_clients: usize,
     pub maxclients: u64,
     /// Clients parked by blocking commands.
     pub blocked_clients: usize,
     pub memory: Memory,
+    pub cpu: CpuTimes,
     pub snapshots: Snapshots,
     /// None while the append-only file is off.
     pub aof: Option<AofState>,
@@ -41,6 +44,17 @@ pub struct Memory {
     pub peak: u64,
     pub rss: u64,
     pub maxmemory: u64,
+    /// `maxmemory-policy`, as Redis names it.
+    pub policy: &'static str,
+    pub total_system: u64,
+}
+
+/// CPU time the process has used, in seconds: its own threads, and children it waited for.
+pub struct CpuTimes {
+    pub user: f64,
+    pub sys: f64,
+    pub user_children: f64,
+    pub sys_children: f64,
 }
 
 pub struct Snapshots {

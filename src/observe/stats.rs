@@ -17,18 +17,45 @@ pub struct Stats {
     pub net_input_bytes: AtomicU64,
     pub net_output_bytes: AtomicU64,
     pub expired_keys: AtomicU64,
+    /// Keys removed to bring memory under `maxmemory`.
+    pub evicted_keys: AtomicU64,
     pub rejected_connections: AtomicU64,
     /// Bytes the connections' request buffers hold now: a gauge, which RESETSTAT leaves alone.
     pub query_buffers: AtomicU64,
     ops_samples: Mutex<OpsSamples>,
 }
 
+/// The last samples of the counters INFO gives instantaneous rates of, as Redis keeps them.
 #[derive(Default)]
 struct OpsSamples {
+    commands: Series,
+    input_bytes: Series,
+    output_bytes: Series,
+    last_ms: u64,
+}
+
+/// One counter's rates per second over the last `SAMPLES` samples.
+#[derive(Default)]
+struct Series {
     rates: [u64; SAMPLES],
     next: usize,
-    last_ms: u64,
     last_total: u64,
+}
+
+impl Series {
+    /// Notes the counter's `total` now, `elapsed_ms` after the previous sample (0: the first).
+    fn sample(&mut self, total: u64, elapsed_ms: u64) {
+        let grown = total.saturating_sub(self.last_total) * 1000;
+        if let Some(rate) = grown.checked_div(elapsed_ms) {
+            self.rates[self.next] = rate;
+            self.next = (self.next + 1) % SAMPLES;
+        }
+        self.last_total = total;
+    }
+
+    fn mean(&self) -> u64 {
+        self.rates.iter().sum::<u64>() / SAMPLES as u64
+    }
 }
 
 impl Stats {
@@ -43,21 +70,39 @@ impl Stats {
     }
 
     pub fn sample_ops(&self, now_ms: u64) {
-        let total = Self::get(&self.commands_processed);
         let mut samples = self.ops_samples.lock().unwrap_or_else(|p| p.into_inner());
-        if samples.last_ms != 0 && now_ms > samples.last_ms {
-            let ops = total.saturating_sub(samples.last_total);
-            let index = samples.next;
-            samples.rates[index] = ops * 1000 / (now_ms - samples.last_ms);
-            samples.next = (index + 1) % SAMPLES;
+        let elapsed_ms = match samples.last_ms {
+            0 => 0,
+            last => now_ms.saturating_sub(last),
+        };
+        if samples.last_ms != 0 && elapsed_ms == 0 {
+            return;
         }
+        samples
+            .commands
+            .sample(Self::get(&self.commands_processed), elapsed_ms);
+        samples
+            .input_bytes
+            .sample(Self::get(&self.net_input_bytes), elapsed_ms);
+        samples
+            .output_bytes
+            .sample(Self::get(&self.net_output_bytes), elapsed_ms);
         samples.last_ms = now_ms;
-        samples.last_total = total;
+    }
+
+    fn samples(&self) -> std::sync::MutexGuard<'_, OpsSamples> {
+        self.ops_samples.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub fn instantaneous_ops_per_sec(&self) -> u64 {
-        let samples = self.ops_samples.lock().unwrap_or_else(|p| p.into_inner());
-        samples.rates.iter().sum::<u64>() / SAMPLES as u64
+        self.samples().commands.mean()
+    }
+
+    /// Network input and output in KiB per second, as INFO's instantaneous_*_kbps.
+    pub fn instantaneous_kbps(&self) -> (f64, f64) {
+        let samples = self.samples();
+        let kbps = |series: &Series| series.mean() as f64 / 1024.0;
+        (kbps(&samples.input_bytes), kbps(&samples.output_bytes))
     }
 
     /// CONFIG RESETSTAT: the counters start again from zero.
@@ -68,6 +113,7 @@ impl Stats {
             &self.net_input_bytes,
             &self.net_output_bytes,
             &self.expired_keys,
+            &self.evicted_keys,
             &self.rejected_connections,
         ] {
             counter.store(0, Ordering::Relaxed);
@@ -89,6 +135,7 @@ mod tests {
             stats.sample_ops(1_000 + step * 100);
         }
         assert_eq!(stats.instantaneous_ops_per_sec(), 500);
+        assert_eq!(stats.instantaneous_kbps(), (0.0, 0.0));
         stats.reset();
         assert_eq!(stats.instantaneous_ops_per_sec(), 0);
     }

@@ -66,7 +66,12 @@ impl cmd::Server for Arc<Shared> {
         self.commands.reset();
     }
 
+    fn count_evictions(&self, keys: u64) {
+        observe::Stats::add(&self.stats.evicted_keys, keys);
+    }
+
     fn settings_changed(&self) {
+        self.apply_eviction_settings();
         if let Some(aof) = self.aof.as_ref() {
             aof.set_fsync(self.config.settings().appendfsync);
         }

@@ -20,6 +20,9 @@ pub(super) async fn run(shared: Arc<Shared>) {
         }
         // A replica removes only what its primary's clock says expired: see `expiry_clock`.
         let now = shared.replication.expiry_clock(now_ms());
+        // Writes to the keyspace happen inside a batch's isolation, so that pausing every
+        // command pauses every write (a full sync's fork relies on it).
+        let _batch = shared.isolation.shared();
         for db in shared.store.dbs() {
             let removed = db.sweep_expired(now, next_shard, SHARDS_PER_TICK);
             Stats::add(&shared.stats.expired_keys, removed as u64);

@@ -112,7 +112,7 @@ impl Shared {
         let started_ms = now_ms();
         let run_id = replication::random_id();
         let backlog_size = config.settings().repl_backlog_size;
-        Shared {
+        let shared = Shared {
             config,
             addr,
             store,
@@ -135,11 +135,24 @@ impl Shared {
             replication: Replication::new(backlog_size),
             stream_order: Mutex::new(Vec::new()),
             blocking: blocking::Blocking::default(),
-        }
+        };
+        shared.apply_eviction_settings();
+        shared
     }
 }
 
 impl Shared {
+    /// Makes the keyspace keep LFU counters or access times, as `maxmemory-policy` says.
+    pub(crate) fn apply_eviction_settings(&self) {
+        let settings = self.config.settings();
+        let clamp = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
+        self.store.tracking().configure(
+            settings.maxmemory_policy.is_lfu(),
+            clamp(settings.lfu_log_factor),
+            clamp(settings.lfu_decay_time),
+        );
+    }
+
     /// Everything INFO and /metrics print, read now.
     pub fn report(&self) -> observe::Report<'_> {
         let settings = self.config.settings();
@@ -150,6 +163,7 @@ impl Shared {
             tcp_port: self.addr.port(),
             uptime_secs: self.started.elapsed().as_secs(),
             threads: self.config.threads,
+            lru_clock: self.store.tracking().lru_clock(),
             config_file: self.config.file.clone(),
             connected_clients: self.clients.count(),
             blocked_clients: self.blocking.parked(),
@@ -159,7 +173,10 @@ impl Shared {
                 peak: crate::memory::peak() as u64,
                 rss: crate::memory::rss_bytes(),
                 maxmemory: settings.maxmemory,
+                policy: settings.maxmemory_policy.name(),
+                total_system: crate::memory::physical_bytes(),
             },
+            cpu: stats::cpu_times(),
             snapshots: observe::Snapshots {
                 changes_since_last: self.saver.changes(),
                 in_progress: self.saver.in_progress(),

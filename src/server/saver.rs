@@ -3,7 +3,6 @@
 
 use super::logged_writes::LoggedWrites;
 use super::Shared;
-use crate::persist::aof::Aof;
 use crate::persist::compaction;
 use crate::persist::snapshot::{self, Expired, SnapshotStats};
 use crate::store::{now_ms, Store};
@@ -159,28 +158,6 @@ impl Saver {
                 Expired::Drop,
             ),
         })
-    }
-
-    /// A compaction (the append-only file is on) whose cut is where a replica's stream starts:
-    /// `cut` rotates the log with writes held back, and places the replica there. Returns the
-    /// keyspace the compaction rebuilt, exactly as the writes before the cut left it, for the
-    /// replica's full sync; no command waits while it is rebuilt. Claims the saver first,
-    /// waiting for a save in progress. Blocks the calling thread.
-    pub(super) fn compact_for_replica<T>(
-        &self,
-        shared: &Arc<Shared>,
-        aof: &Aof,
-        cut: impl FnOnce() -> (u64, T),
-    ) -> Result<(Store, T), SaveError> {
-        self.claim_waiting();
-        let (fs, dir) = (shared.fs.as_ref(), &shared.config.dir);
-        let scratch = Store::new(shared.config.databases, shared.config.shards);
-        let mut applier = LoggedWrites::new(shared);
-        let (ended, at_cut) = cut();
-        self.record(shared, || {
-            compaction::compact(fs, dir, aof, ended, &scratch, &mut applier)
-        })?;
-        Ok((scratch, at_cut))
     }
 
     /// Claims the saver, waiting while a save is in progress.

@@ -1,3 +1,4 @@
+use super::access::{AccessBits, Tracking};
 use super::table::{KeyTable, ScanBudget};
 use super::waits::Waits;
 use super::{glob_match, read, write, Value};
@@ -15,11 +16,12 @@ fn random_seed() -> u64 {
 pub type ValueHandle = Arc<RwLock<Value>>;
 
 /// One key's slot. `expires_at` is Unix milliseconds, 0 for none. `version` counts the writes
-/// to this entry, for WATCH.
+/// to this entry, for WATCH. `access` is when it was last used, or how often (see `access.rs`).
 pub(super) struct Entry {
     value: ValueHandle,
     expires_at: AtomicU64,
     version: AtomicU64,
+    access: AccessBits,
 }
 
 /// What WATCH remembers of a key: the entry it saw (held, so that its identity cannot be reused
@@ -27,11 +29,12 @@ pub(super) struct Entry {
 pub struct WatchToken(Option<(ValueHandle, u64)>);
 
 impl Entry {
-    fn new(value: Value, expires_at: u64) -> Entry {
+    fn new(value: Value, expires_at: u64, access: u32) -> Entry {
         Entry {
             value: Arc::new(RwLock::new(value)),
             expires_at: AtomicU64::new(expires_at),
             version: AtomicU64::new(0),
+            access: AccessBits::new(access),
         }
     }
 
@@ -81,6 +84,8 @@ pub struct Db {
     /// unpredictable. One hash serves twice: its high half picks the shard, its low half the
     /// bucket within the shard's table.
     seed: u64,
+    /// The access clock and policy, shared by every database of the store.
+    tracking: Arc<Tracking>,
     /// The keys blocked clients wait on: a key created or replaced is signalled ready.
     waits: Waits,
 }
@@ -100,6 +105,10 @@ const RANDOM_KEY_PICKS: usize = 100;
 
 impl Db {
     pub fn new(shards: usize) -> Db {
+        Db::with_tracking(shards, Arc::new(Tracking::new(super::now_ms())))
+    }
+
+    pub(super) fn with_tracking(shards: usize, tracking: Arc<Tracking>) -> Db {
         let count = shards.max(1).next_power_of_two();
         Db {
             shards: (0..count)
@@ -109,13 +118,14 @@ impl Db {
                 })
                 .collect(),
             seed: random_seed(),
+            tracking,
             waits: Waits::default(),
         }
     }
 
     /// An empty database of the same shape and seed (see `Store::empty_like`).
     pub(super) fn empty_like(&self) -> Db {
-        let mut db = Db::new(self.shards.len());
+        let mut db = Db::with_tracking(self.shards.len(), self.tracking.clone());
         db.seed = self.seed;
         db
     }
@@ -159,14 +169,62 @@ impl Db {
         (&self.shards[index], hash)
     }
 
-    /// Calls `f` with the live value at `key`, if any, read-locked.
+    /// Calls `f` with the live value at `key`, if any, read-locked, and counts an access to it.
     pub fn get<R>(&self, key: &[u8], now: u64, f: impl FnOnce(Option<&Value>) -> R) -> R {
+        self.read_value(key, now, true, f)
+    }
+
+    /// `get` without counting an access: for commands that only inspect a key (TYPE, OBJECT,
+    /// MEMORY USAGE), which Redis's LOOKUP_NOTOUCH leaves its access time alone for.
+    pub fn peek<R>(&self, key: &[u8], now: u64, f: impl FnOnce(Option<&Value>) -> R) -> R {
+        self.read_value(key, now, false, f)
+    }
+
+    fn read_value<R>(
+        &self,
+        key: &[u8],
+        now: u64,
+        touch: bool,
+        f: impl FnOnce(Option<&Value>) -> R,
+    ) -> R {
         let (shard, hash) = self.locate(key);
         let map = read(&shard.map);
         match map.get(hash, key).filter(|entry| entry.is_live(now)) {
-            Some(entry) => f(Some(&read(&entry.value))),
+            Some(entry) => {
+                if touch {
+                    entry.access.touch(&self.tracking);
+                }
+                f(Some(&read(&entry.value)))
+            }
             None => f(None),
         }
+    }
+
+    /// Counts an access to `key` (TOUCH); false if there is no live key.
+    pub fn touch(&self, key: &[u8], now: u64) -> bool {
+        self.read_value(key, now, true, |value| value.is_some())
+    }
+
+    /// The access bits of the live key (see `access.rs`), without counting an access.
+    pub fn access_bits(&self, key: &[u8], now: u64) -> Option<u32> {
+        let (shard, hash) = self.locate(key);
+        let map = read(&shard.map);
+        map.get(hash, key)
+            .filter(|entry| entry.is_live(now))
+            .map(|entry| entry.access.get())
+    }
+
+    /// Sets the live key's access bits (RESTORE's IDLETIME and FREQ, `Tracking::restored`).
+    pub fn set_access_bits(&self, key: &[u8], now: u64, bits: u32) {
+        let (shard, hash) = self.locate(key);
+        let map = read(&shard.map);
+        if let Some(entry) = map.get(hash, key).filter(|entry| entry.is_live(now)) {
+            entry.access.set(bits);
+        }
+    }
+
+    pub fn tracking(&self) -> &Tracking {
+        &self.tracking
     }
 
     /// The live entry at `key`: its expiry time (0 for none) and a handle on its value, for a
@@ -191,6 +249,7 @@ impl Db {
         match map.get(hash, key).filter(|entry| entry.is_live(now)) {
             Some(entry) => {
                 entry.touch();
+                entry.access.touch(&self.tracking);
                 f(Some(&mut write(&entry.value)))
             }
             None => f(None),
@@ -236,6 +295,7 @@ impl Db {
             let map = read(&shard.map);
             if let Some(entry) = map.get(hash, key).filter(|entry| entry.is_live(now)) {
                 entry.touch();
+                entry.access.touch(&self.tracking);
                 return Ok(f(&mut write(&entry.value), false));
             }
         }
@@ -243,12 +303,14 @@ impl Db {
         if let Some(entry) = map.get_mut(hash, key) {
             if entry.is_live(now) {
                 entry.touch();
+                entry.access.touch(&self.tracking);
                 return Ok(f(&mut entry.value_mut(), false));
             }
         }
         let value = create()?;
         Self::forget_expiry(shard, map.remove(hash, key));
-        let (entry, _) = map.insert(hash, key, Entry::new(value, 0));
+        let fresh = Entry::new(value, 0, self.tracking.fresh());
+        let (entry, _) = map.insert(hash, key, fresh);
         let result = f(&mut entry.value_mut(), true);
         self.waits.signal(key);
         Ok(result)
@@ -261,22 +323,27 @@ impl Db {
         if map.get(hash, key).is_some_and(|entry| entry.is_live(now)) {
             return false;
         }
-        Self::forget_expiry(shard, map.insert(hash, key, Entry::new(value, 0)).1);
+        let entry = Entry::new(value, 0, self.tracking.fresh());
+        Self::forget_expiry(shard, map.insert(hash, key, entry).1);
         self.waits.signal(key);
         true
     }
 
-    /// Stores `value`, replacing whatever was there.
+    /// Stores `value`, replacing whatever was there. Under an LFU policy a replaced key's
+    /// counter carries over, as Redis's overwrite keeps it (the lookup before the write, which
+    /// counts the access, is the caller's).
     pub fn insert(&self, key: &[u8], value: Value, expires_at: u64) {
         let (shard, hash) = self.locate(key);
         let mut map = write(&shard.map);
         if expires_at != 0 {
             shard.volatile.fetch_add(1, Ordering::Relaxed);
         }
-        Self::forget_expiry(
-            shard,
-            map.insert(hash, key, Entry::new(value, expires_at)).1,
-        );
+        let access = match map.get(hash, key) {
+            Some(old) if self.tracking.is_lfu() => old.access.get(),
+            _ => self.tracking.fresh(),
+        };
+        let entry = Entry::new(value, expires_at, access);
+        Self::forget_expiry(shard, map.insert(hash, key, entry).1);
         self.waits.signal(key);
     }
 
@@ -349,6 +416,7 @@ impl Db {
             return false;
         };
         entry.touch();
+        entry.access.touch(&self.tracking);
         let before = entry.expires_at.swap(at, Ordering::Relaxed);
         match (before == 0, at == 0) {
             (true, false) => _ = shard.volatile.fetch_add(1, Ordering::Relaxed),
@@ -491,6 +559,101 @@ impl Db {
         (expired, RANDOM_KEY_PICKS)
     }
 
+    /// Offers `f` up to `count` live keys picked at random for eviction (only keys with an
+    /// expiry time, if `volatile_only`), with their expiry time and access bits. A pick is a
+    /// random entry of a random shard, as RANDOMKEY's; should a few picks per key wanted find
+    /// nothing to offer (volatile keys few among many), one shard's entries are walked from a
+    /// random one instead, so that a volatile key is found if there is one.
+    pub(super) fn sample(
+        &self,
+        volatile_only: bool,
+        count: usize,
+        now: u64,
+        random: &mut u64,
+        mut f: impl FnMut(&[u8], u64, u32),
+    ) {
+        let mask = self.shards.len() - 1;
+        let eligible = |entry: &Entry, now| {
+            entry.is_live(now) && (!volatile_only || entry.expires_at.load(Ordering::Relaxed) != 0)
+        };
+        let mut offer = |key: &[u8], entry: &Entry| {
+            f(
+                key,
+                entry.expires_at.load(Ordering::Relaxed),
+                entry.access.get(),
+            )
+        };
+        let has_candidates = |shard: &Shard| {
+            if volatile_only {
+                shard.volatile.load(Ordering::Relaxed) > 0
+            } else {
+                read(&shard.map).len() > 0
+            }
+        };
+        let mut offered = 0;
+        for _ in 0..count.saturating_mul(3) {
+            if offered == count {
+                return;
+            }
+            let pick = split_mix(random);
+            let first = (pick >> 32) as usize & mask;
+            let Some(shard) = (0..self.shards.len())
+                .map(|step| &self.shards[(first + step) & mask])
+                .find(|shard| has_candidates(shard))
+            else {
+                return;
+            };
+            let map = read(&shard.map);
+            if let Some((key, entry)) = map.at(pick as usize % map.len().max(1)) {
+                if eligible(entry, now) {
+                    offer(key, entry);
+                    offered += 1;
+                }
+            }
+        }
+        if offered > 0 || count == 0 {
+            return;
+        }
+        let pick = split_mix(random);
+        let first = (pick >> 32) as usize & mask;
+        for step in 0..self.shards.len() {
+            let shard = &self.shards[(first + step) & mask];
+            if !has_candidates(shard) {
+                continue;
+            }
+            let map = read(&shard.map);
+            let start = pick as usize % map.len().max(1);
+            for index in (start..map.len()).chain(0..start) {
+                if let Some((key, entry)) = map.at(index).filter(|(_, e)| eligible(e, now)) {
+                    offer(key, entry);
+                    offered += 1;
+                    if offered == count {
+                        return;
+                    }
+                }
+            }
+            if offered > 0 {
+                return;
+            }
+        }
+    }
+
+    /// Removes the live key for eviction (if `volatile_only`, only if it has an expiry time);
+    /// false if there is no such key. The value is dropped here, not copied out, even if a
+    /// snapshot shares it.
+    pub(super) fn evict(&self, key: &[u8], now: u64, volatile_only: bool) -> bool {
+        let (shard, hash) = self.locate(key);
+        let mut map = write(&shard.map);
+        let evictable = map.get(hash, key).is_some_and(|entry| {
+            entry.is_live(now) && (!volatile_only || entry.expires_at.load(Ordering::Relaxed) != 0)
+        });
+        if evictable {
+            let entry = map.remove(hash, key);
+            Self::forget_expiry(shard, entry);
+        }
+        evictable
+    }
+
     /// Removes expired keys from at most `max_shards` shards that have volatile keys, starting at
     /// `start`; returns how many keys were removed.
     pub fn sweep_expired(&self, now: u64, start: usize, max_shards: usize) -> usize {
@@ -545,7 +708,7 @@ impl Db {
 
 /// The next number of a SplitMix64 sequence: cheap, and good enough to spread RANDOMKEY's
 /// picks from one seed.
-fn split_mix(state: &mut u64) -> u64 {
+pub(super) fn split_mix(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
     let mut z = *state;
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -559,6 +722,46 @@ mod tests {
 
     fn string(s: &str) -> Value {
         Value::String(s.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn reads_and_writes_count_as_accesses_but_inspecting_does_not() {
+        let db = Db::new(4);
+        let idle = |db: &Db| {
+            let bits = db.access_bits(b"k", 0).expect("the key");
+            db.tracking().idle_secs(bits)
+        };
+        let clock = AtomicU64::new(1_000_000);
+        let wait = |db: &Db| {
+            let now = clock.fetch_add(30_000, Ordering::Relaxed) + 30_000;
+            db.tracking().tick(now);
+        };
+        db.tracking().tick(1_000_000);
+        db.insert(b"k", string("v"), 0);
+        wait(&db);
+        // What TYPE, OBJECT, EXISTS and TTL use leaves the access time alone.
+        db.peek(b"k", 0, |v| assert!(v.is_some()));
+        assert!(db.contains(b"k", 0));
+        assert_eq!(db.expires_at(b"k", 0), Some(0));
+        assert_eq!(idle(&db), 30);
+        db.get(b"k", 0, |_| ());
+        assert_eq!(idle(&db), 0);
+        for access in [
+            &|db: &Db| db.get_mut(b"k", 0, |_| ()),
+            &|db: &Db| _ = db.set_expires_at(b"k", 0, 0),
+            &|db: &Db| _ = db.touch(b"k", 0),
+            &|db: &Db| {
+                db.get_or_create(b"k", 0, || Ok::<_, ()>(string("x")), |_, _| ())
+                    .unwrap()
+            },
+            &|db: &Db| db.insert(b"k", string("w"), 0),
+        ] as [&dyn Fn(&Db); 5]
+        {
+            wait(&db);
+            assert_eq!(idle(&db), 30);
+            access(&db);
+            assert_eq!(idle(&db), 0);
+        }
     }
 
     #[test]

@@ -179,17 +179,61 @@ impl PartialEq for List {
     }
 }
 
-impl<'a> FromIterator<&'a [u8]> for List {
-    fn from_iter<I: IntoIterator<Item = &'a [u8]>>(elements: I) -> List {
+impl<E: AsRef<[u8]>> FromIterator<E> for List {
+    fn from_iter<I: IntoIterator<Item = E>>(elements: I) -> List {
         let mut list = List::default();
-        elements
-            .into_iter()
-            .for_each(|element| list.push_back(element));
+        list.extend(elements);
         list
     }
 }
 
+impl<E: AsRef<[u8]>> Extend<E> for List {
+    fn extend<I: IntoIterator<Item = E>>(&mut self, elements: I) {
+        elements
+            .into_iter()
+            .for_each(|element| self.push_back(element));
+    }
+}
+
+/// A list's elements, by value, in order.
+pub struct IntoIter {
+    chunks: std::collections::vec_deque::IntoIter<Chunk>,
+    chunk: Chunk,
+    at: usize,
+}
+
+impl Iterator for IntoIter {
+    type Item = Bytes;
+
+    fn next(&mut self) -> Option<Bytes> {
+        while self.at == self.chunk.bytes.len() {
+            self.chunk = self.chunks.next()?;
+            self.at = 0;
+        }
+        let (element, next) = read_forward(&self.chunk.bytes, self.at);
+        self.at = next;
+        Some(Bytes::from(element))
+    }
+}
+
+impl IntoIterator for List {
+    type Item = Bytes;
+    type IntoIter = IntoIter;
+
+    fn into_iter(self) -> IntoIter {
+        IntoIter {
+            chunks: self.chunks.into_iter(),
+            chunk: Chunk::default(),
+            at: 0,
+        }
+    }
+}
+
 impl List {
+    pub fn new() -> List {
+        List::default()
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }
@@ -294,7 +338,8 @@ impl List {
         }
     }
 
-    pub fn push_back(&mut self, element: &[u8]) {
+    pub fn push_back(&mut self, element: impl AsRef<[u8]>) {
+        let element = element.as_ref();
         let len = entry_len(element.len());
         if !self.chunks.back().is_some_and(|chunk| chunk.has_room(len)) {
             self.new_chunk(false);
@@ -306,7 +351,8 @@ impl List {
         self.len += 1;
     }
 
-    pub fn push_front(&mut self, element: &[u8]) {
+    pub fn push_front(&mut self, element: impl AsRef<[u8]>) {
+        let element = element.as_ref();
         let len = entry_len(element.len());
         if !self.chunks.front().is_some_and(|chunk| chunk.has_room(len)) {
             self.new_chunk(true);
@@ -513,6 +559,9 @@ mod tests {
         }
         check(&list, &model);
         assert!(list.get(model.len()).is_none());
+        let copy: List = list.clone().into_iter().collect();
+        assert_eq!(copy, list);
+        assert!(list.into_iter().map(Vec::from).eq(model));
     }
 
     #[test]

@@ -5,12 +5,15 @@
 //! only to add or remove keys. Each entry has its own lock around its value, so commands on
 //! different keys never wait for each other, and many clients can read one filter at once.
 
+mod access;
 mod collection;
 mod db;
 mod dense;
+mod eviction;
 mod glob;
 mod hash;
 mod list;
+pub mod rdb;
 mod set;
 mod summary;
 mod table;
@@ -18,8 +21,10 @@ mod value;
 mod waits;
 mod zset;
 
+pub use access::{Tracking, LFU_INIT_VAL, LRU_CLOCK_MAX};
 pub use collection::{Bytes, List};
 pub use db::{Db, ScanFilter, ValueHandle, WatchToken};
+pub use eviction::EvictionPolicy;
 pub use glob::glob_match;
 pub use hash::Hash;
 pub use set::Set;
@@ -27,18 +32,36 @@ pub use summary::{summarize, DbKeys, FilterTotals, Summary};
 pub use value::{Value, ValueKind};
 pub use zset::{Score, ZSet};
 
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use eviction::Evictor;
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub struct Store {
     dbs: Vec<Db>,
+    /// The access clock and policy every database's keys are stamped by.
+    tracking: Arc<Tracking>,
+    evictor: Evictor,
 }
 
 impl Store {
     pub fn new(databases: usize, shards: usize) -> Store {
+        let tracking = Arc::new(Tracking::new(now_ms()));
         Store {
-            dbs: (0..databases).map(|_| Db::new(shards)).collect(),
+            dbs: (0..databases)
+                .map(|_| Db::with_tracking(shards, tracking.clone()))
+                .collect(),
+            tracking,
+            evictor: Evictor::default(),
         }
+    }
+
+    pub fn tracking(&self) -> &Tracking {
+        &self.tracking
+    }
+
+    /// Moves the access clock to `now_ms`; the server calls it ten times a second.
+    pub fn tick(&self, now_ms: u64) {
+        self.tracking.tick(now_ms);
     }
 
     pub fn db(&self, index: usize) -> &Db {
@@ -58,6 +81,8 @@ impl Store {
     pub fn empty_like(&self) -> Store {
         Store {
             dbs: self.dbs.iter().map(Db::empty_like).collect(),
+            tracking: self.tracking.clone(),
+            evictor: Evictor::default(),
         }
     }
 

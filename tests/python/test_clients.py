@@ -280,6 +280,47 @@ def test_ping_echo_info(ctx):
     assert "used_memory" in r.info("memory")
 
 
+def test_redis_py_test_fixtures(ctx):
+    """What redis-py's own tests/conftest.py does before its first test, so that redis-py's suite
+    starts against sieved: pytest_sessionstart reads INFO (_get_info: redis_version, arch_bits,
+    cluster_enabled, and DPING to tell Redis Enterprise apart), then INFO's modules from the
+    modules URL (skip_ifmodversion_lt compares their versions); each test gets a client from
+    _get_client, a single connection from a pool built by parse_url, and flushes its database
+    when done. Database 9, which no other check uses, stands in for the URL's."""
+    url = f"redis://{ctx.host}:{ctx.port}/9"
+    client = redis.Redis.from_url(url, **ctx.options)
+    info = client.info()
+    try:
+        client.execute_command("DPING")
+        enterprise = True
+    except redis.ResponseError:
+        enterprise = False
+    client.connection_pool.disconnect()
+    assert not enterprise
+    version = tuple(int(part) for part in info["redis_version"].split("."))
+    assert version >= (7, 0, 0), f"redis_version {info['redis_version']}"
+    assert info["arch_bits"] == 64
+    # A standalone server: the suite does not wait for a cluster to form.
+    assert info["cluster_enabled"] == 0, f"cluster_enabled {info.get('cluster_enabled')!r}"
+    # RedisBloom's module, at a version skip_ifmodversion_lt("2.8.0", "bf") lets through.
+    modules = {module["name"]: module for module in info["modules"]}
+    wanted = int("".join("%02d" % int(segment) for segment in "2.8.0".split(".")))
+    assert modules["bf"]["ver"] >= wanted, f"modules {info['modules']}"
+    listed = ctx.r.module_list()
+    assert [(m["name"], m["ver"]) for m in listed] == [("bf", 80800)], f"MODULE LIST {listed}"
+
+    pool = redis.ConnectionPool(**{**redis.connection.parse_url(url), **ctx.options})
+    fixture = redis.Redis(connection_pool=pool).client()
+    try:
+        fixture.bf().add(ctx.key("seen"), "x")
+        assert fixture.dbsize() == 1
+    finally:
+        fixture.flushdb()
+        fixture.close()
+        pool.disconnect()
+    assert ctx.connect(db=9).dbsize() == 0
+
+
 def test_set_get_type(ctx):
     r = ctx.r
     text, bloom = ctx.key("text"), ctx.key("bloom")

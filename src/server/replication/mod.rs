@@ -3,6 +3,8 @@
 //! its backlog, the replicas and their acknowledgements) and renders INFO replication;
 //! `primary.rs` serves a replica's PSYNC, `replica.rs` runs the link to a primary.
 
+#[cfg(target_os = "linux")]
+mod forked;
 mod primary;
 mod replica;
 mod stream;

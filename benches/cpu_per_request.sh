@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Server CPU per request: what one BF.ADD or BF.EXISTS costs the server, whatever else runs on
+# the machine. The server's utime + stime (from /proc/<pid>/stat) are read before and after a
+# redis-benchmark run of REQUESTS requests (50 clients, pipelines of 32, random items from a
+# range of 1e8 into a filter reserved for it); the difference over REQUESTS is the cost. Wall
+# time is noisy on a shared machine; CPU time per request is much less so.
+#
+# Usage: benches/cpu_per_request.sh [SIEVED_BIN ...]   (default: target/release/sieved)
+# Several binaries (a build before and after a change) run in turns, ROUNDS times each, so that
+# noise falls on all of them; the table gives each one's median.
+# Environment: REQUESTS (default 2000000), ROUNDS (default 5), SIEVED_ARGS (extra flags for every
+# server, e.g. "--maxmemory-policy allkeys-lfu").
+set -euo pipefail
+
+REQUESTS=${REQUESTS:-2000000}
+ROUNDS=${ROUNDS:-5}
+HOST=127.0.0.1
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+binaries=("$@")
+if [[ ${#binaries[@]} -eq 0 ]]; then binaries=("$root/target/release/sieved"); fi
+
+# shellcheck source=benches/common.sh
+source "$root/benches/common.sh"
+
+ticks_per_sec=$(getconf CLK_TCK)
+
+# utime + stime of a process, in clock ticks (fields 14 and 15 of /proc/<pid>/stat, counted after
+# the command name, which may hold spaces).
+cpu_ticks() {
+    local stat
+    stat=$(<"/proc/$1/stat")
+    stat=${stat##*) }
+    read -r -a fields <<<"$stat"
+    echo $((fields[11] + fields[12]))
+}
+
+ports=()
+server_pids=()
+for i in "${!binaries[@]}"; do
+    port=$(free_port)
+    mkdir -p "$work/$i"
+    # shellcheck disable=SC2086
+    "${binaries[$i]}" --bind "$HOST" --port "$port" --dir "$work/$i" --save "" --log-level warn \
+        ${SIEVED_ARGS:-} 2>"$work/$i.log" &
+    pids+=($!)
+    server_pids+=($!)
+    ports+=("$port")
+    wait_ready "$port"
+done
+
+declare -A samples
+for round in $(seq "$ROUNDS"); do
+    for command in BF.ADD BF.EXISTS; do
+        for i in "${!binaries[@]}"; do
+            port=${ports[$i]}
+            if [[ $command == BF.ADD ]]; then
+                redis-cli -h "$HOST" -p "$port" FLUSHALL >/dev/null
+                redis-cli -h "$HOST" -p "$port" BF.RESERVE bench 0.01 100000000 >/dev/null
+            fi
+            before=$(cpu_ticks "${server_pids[$i]}")
+            redis-benchmark -h "$HOST" -p "$port" -c 50 -P 32 -n "$REQUESTS" -r 100000000 -q \
+                "$command" bench __rand_int__ >/dev/null
+            after=$(cpu_ticks "${server_pids[$i]}")
+            ns=$(((after - before) * 1000000000 / ticks_per_sec / REQUESTS))
+            samples["$i $command"]+="$ns "
+            echo "round $round: ${binaries[$i]} $command: $ns ns CPU per request" >&2
+        done
+    done
+done
+
+median() {
+    tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+}
+
+printf '%-60s %-10s %s\n' binary command "median ns CPU per request (${ROUNDS} rounds)"
+for i in "${!binaries[@]}"; do
+    for command in BF.ADD BF.EXISTS; do
+        printf '%-60s %-10s %s\n' "${binaries[$i]}" "$command" "$(median "${samples["$i $command"]}")"
+    done
+done

@@ -1,0 +1,414 @@
+//! DUMP, RESTORE and MIGRATE: a value as Redis serializes it (`store::rdb`), so that keys move
+//! between sieved and Redis (with RedisBloom's filters) in both directions.
+
+use super::args::{is, parse_i64};
+use super::errors::*;
+use super::spec::{
+    bits, block, integer, key, one_of, pure_token, string, CommandSpec, Group, KeySpec,
+};
+use super::Ctx;
+use crate::protocol::Request;
+use crate::store::rdb::{self, Limits, RestoreError};
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+pub(super) fn dump(ctx: &mut Ctx, request: Request) -> CmdResult {
+    match ctx.db().get(request.arg(1), ctx.now, |v| v.map(rdb::dump)) {
+        Some(payload) => ctx.reply.bulk(&payload),
+        None => ctx.reply.null(),
+    }
+    Ok(())
+}
+
+/// RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency],
+/// checked in Redis's order. IDLETIME sets the key's idle time under an LRU policy and FREQ its
+/// access counter under an LFU one, as in Redis. A relative TTL is logged as the absolute time
+/// it gave, as Redis propagates it.
+pub(super) fn restore(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let key = request.arg(1);
+    let (mut replace, mut absttl) = (false, false);
+    let (mut idle, mut freq): (Option<u64>, Option<u8>) = (None, None);
+    let mut at = 4;
+    while at < request.len() {
+        let option = request.arg(at);
+        let more = request.len() - at - 1;
+        if is(option, "REPLACE") {
+            replace = true;
+        } else if is(option, "ABSTTL") {
+            absttl = true;
+        } else if is(option, "IDLETIME") && more >= 1 && freq.is_none() {
+            at += 1;
+            let seconds = parse_i64(request.arg(at)).ok_or(NOT_INTEGER)?;
+            idle = Some(u64::try_from(seconds).map_err(|_| RESTORE_BAD_IDLETIME)?);
+        } else if is(option, "FREQ") && more >= 1 && idle.is_none() {
+            at += 1;
+            let frequency = parse_i64(request.arg(at)).ok_or(NOT_INTEGER)?;
+            freq = Some(u8::try_from(frequency).map_err(|_| RESTORE_BAD_FREQ)?);
+        } else {
+            return Err(SYNTAX.into());
+        }
+        at += 1;
+    }
+    if !replace && ctx.db().contains(key, ctx.now) {
+        return Err(BUSYKEY.into());
+    }
+    let ttl = parse_i64(request.arg(2)).ok_or(NOT_INTEGER)?;
+    if ttl < 0 {
+        return Err(RESTORE_BAD_TTL.into());
+    }
+    let limits = if ctx.session.replaying {
+        Limits::NONE
+    } else {
+        Limits {
+            string_bytes: ctx.config().settings().proto_max_bulk_len,
+            filter_bytes: ctx.filter_memory_limit(),
+        }
+    };
+    let value = rdb::restore(request.arg(3), &limits).map_err(|error| match error {
+        RestoreError::VersionOrChecksum => RESTORE_PAYLOAD_CHECK,
+        RestoreError::BadData(_) => RESTORE_BAD_DATA,
+    })?;
+    let expires_at = match ttl as u64 {
+        0 => 0,
+        ttl if absttl => ttl,
+        ttl => ttl.saturating_add(ctx.now),
+    };
+    let db = ctx.db();
+    let deleted = replace && db.remove(key, ctx.now);
+    let logged = ctx.server.write_log().is_some();
+    if expires_at != 0 && expires_at <= ctx.now {
+        // Already expired: nothing is created, and a replaced key is gone.
+        ctx.session.effects_only = true;
+        if deleted && logged {
+            let number = ctx.session.db;
+            ctx.session.effects.push_args(number, [&b"DEL"[..], key]);
+        }
+        ctx.reply.ok();
+        return Ok(());
+    }
+    db.insert(key, value, expires_at);
+    if let Some(bits) = db.tracking().restored(idle, freq) {
+        db.set_access_bits(key, ctx.now, bits);
+    }
+    if expires_at != 0 && !absttl && logged {
+        let number = ctx.session.db;
+        let when = itoa::Buffer::new().format(expires_at).as_bytes().to_vec();
+        let mut args: Vec<&[u8]> = vec![b"RESTORE", key, &when, request.arg(3), b"ABSTTL"];
+        if replace {
+            args.push(b"REPLACE");
+        }
+        ctx.session.effects.push_args(number, args);
+        ctx.session.effects_only = true;
+    }
+    ctx.reply.ok();
+    Ok(())
+}
+
+/// What MIGRATE was asked to do.
+struct Migration<'a> {
+    copy: bool,
+    replace: bool,
+    auth: Option<(Option<&'a [u8]>, &'a [u8])>,
+    keys: Vec<&'a [u8]>,
+}
+
+fn migration_options(request: Request) -> Result<Migration, CmdError> {
+    let mut migration = Migration {
+        copy: false,
+        replace: false,
+        auth: None,
+        keys: vec![request.arg(3)],
+    };
+    let mut at = 6;
+    while at < request.len() {
+        let option = request.arg(at);
+        let more = request.len() - at - 1;
+        if is(option, "COPY") {
+            migration.copy = true;
+        } else if is(option, "REPLACE") {
+            migration.replace = true;
+        } else if is(option, "AUTH") {
+            if more < 1 {
+                return Err(SYNTAX.into());
+            }
+            migration.auth = Some((None, request.arg(at + 1)));
+            at += 1;
+        } else if is(option, "AUTH2") {
+            if more < 2 {
+                return Err(SYNTAX.into());
+            }
+            migration.auth = Some((Some(request.arg(at + 1)), request.arg(at + 2)));
+            at += 2;
+        } else if is(option, "KEYS") {
+            if !request.arg(3).is_empty() {
+                return Err(MIGRATE_KEYS_WITH_KEY.into());
+            }
+            migration.keys = request.args().skip(at + 1).collect();
+            break;
+        } else {
+            return Err(SYNTAX.into());
+        }
+        at += 1;
+    }
+    Ok(migration)
+}
+
+fn push_command(out: &mut Vec<u8>, args: &[&[u8]]) {
+    out.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
+    for arg in args {
+        out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+        out.extend_from_slice(arg);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// Where a migration's connection failed, as Redis's IOERR names it.
+enum LinkError {
+    Connecting,
+    Writing,
+    Reading,
+}
+
+fn connect(host: &[u8], port: &[u8], timeout: Duration) -> Result<TcpStream, LinkError> {
+    let host = std::str::from_utf8(host).map_err(|_| LinkError::Connecting)?;
+    let port = std::str::from_utf8(port)
+        .ok()
+        .and_then(|port| port.parse::<u16>().ok())
+        .ok_or(LinkError::Connecting)?;
+    let addresses = (host, port)
+        .to_socket_addrs()
+        .map_err(|_| LinkError::Connecting)?;
+    let mut failure = LinkError::Connecting;
+    for address in addresses {
+        match TcpStream::connect_timeout(&address, timeout) {
+            Ok(stream) => {
+                let _ = stream.set_nodelay(true);
+                stream
+                    .set_write_timeout(Some(timeout))
+                    .and_then(|()| stream.set_read_timeout(Some(timeout)))
+                    .map_err(|_| LinkError::Connecting)?;
+                return Ok(stream);
+            }
+            // Redis connects without blocking and learns of a refusal only when it writes.
+            Err(error) if error.kind() != std::io::ErrorKind::TimedOut => {
+                failure = LinkError::Writing;
+            }
+            Err(_) => failure = LinkError::Connecting,
+        }
+    }
+    Err(failure)
+}
+
+/// MIGRATE host port key|"" destination-db timeout [COPY] [REPLACE] [AUTH password |
+/// AUTH2 username password] [KEYS key ...], as Redis runs it: each key's DUMP is sent as a
+/// RESTORE (with its remaining TTL), and without COPY each key the target accepted is deleted
+/// here, which the log records as a DEL. The connection is made for the one command (Redis
+/// keeps it for ten seconds); the command holds this connection, and the write log's order
+/// while it runs, for at most a few timeouts.
+pub(super) fn migrate(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let migration = migration_options(request)?;
+    let timeout = parse_i64(request.arg(5)).ok_or(NOT_INTEGER)?;
+    let db_index = parse_i64(request.arg(4)).ok_or(NOT_INTEGER)?;
+    let timeout = Duration::from_millis(if timeout <= 0 { 1000 } else { timeout as u64 });
+    ctx.session.effects_only = true;
+    let db = ctx.db();
+    let mut found = Vec::new();
+    for key in &migration.keys {
+        let Some(payload) = db.get(key, ctx.now, |v| v.map(rdb::dump)) else {
+            continue;
+        };
+        let ttl = match db.expires_at(key, ctx.now) {
+            Some(0) | None => 0,
+            Some(at) => at.saturating_sub(ctx.now).max(1),
+        };
+        found.push((*key, ttl, payload));
+    }
+    if found.is_empty() {
+        ctx.reply.simple("NOKEY");
+        return Ok(());
+    }
+    let mut stream = connect(request.arg(1), request.arg(2), timeout).map_err(link_error)?;
+    let mut out = Vec::new();
+    if let Some((user, password)) = migration.auth {
+        match user {
+            Some(user) => push_command(&mut out, &[b"AUTH", user, password]),
+            None => push_command(&mut out, &[b"AUTH", password]),
+        }
+    }
+    push_command(
+        &mut out,
+        &[b"SELECT", itoa::Buffer::new().format(db_index).as_bytes()],
+    );
+    for (key, ttl, payload) in &found {
+        let ttl = itoa::Buffer::new().format(*ttl).as_bytes().to_vec();
+        let mut args: Vec<&[u8]> = vec![b"RESTORE", key, &ttl, payload];
+        if migration.replace {
+            args.push(b"REPLACE");
+        }
+        push_command(&mut out, &args);
+    }
+    let sent: Vec<&[u8]> = found.iter().map(|(key, _, _)| *key).collect();
+    drop(found);
+    stream
+        .write_all(&out)
+        .map_err(|_| link_error(LinkError::Writing))?;
+    drop(out);
+    let mut replies = BufReader::new(stream);
+    let mut read_line = || {
+        let mut line = Vec::new();
+        match replies.read_until(b'\n', &mut line) {
+            Ok(n) if n > 0 && line.ends_with(b"\r\n") => Ok(line),
+            _ => Err(LinkError::Reading),
+        }
+    };
+    // The replies to AUTH and SELECT: an error there fails every key, as in Redis.
+    let mut target_error = None;
+    for _ in 0..1 + usize::from(migration.auth.is_some()) {
+        let line = read_line().map_err(link_error)?;
+        if line.starts_with(b"-") {
+            target_error.get_or_insert(line);
+        }
+    }
+    let setup_failed = target_error.is_some();
+    let mut moved: Vec<&[u8]> = Vec::new();
+    let mut link_failure = None;
+    for key in sent {
+        let line = match read_line() {
+            Ok(line) => line,
+            Err(error) => {
+                link_failure = Some(error);
+                break;
+            }
+        };
+        if line.starts_with(b"-") {
+            target_error.get_or_insert(line);
+        } else if !setup_failed && !migration.copy {
+            db.remove(key, ctx.now);
+            moved.push(key);
+        }
+    }
+    if !moved.is_empty() && ctx.server.write_log().is_some() {
+        let number = ctx.session.db;
+        let mut args: Vec<&[u8]> = vec![b"DEL"];
+        args.extend(&moved);
+        ctx.session.effects.push_args(number, args);
+    }
+    if let Some(line) = target_error {
+        let text = String::from_utf8_lossy(&line[1..line.len() - 2]).into_owned();
+        return Err(CmdError::Owned(format!(
+            "ERR Target instance replied with error: {text}"
+        )));
+    }
+    if let Some(error) = link_failure {
+        return Err(link_error(error));
+    }
+    ctx.reply.ok();
+    Ok(())
+}
+
+fn link_error(error: LinkError) -> CmdError {
+    match error {
+        LinkError::Connecting => MIGRATE_CONNECTING.into(),
+        LinkError::Writing => MIGRATE_WRITING.into(),
+        LinkError::Reading => MIGRATE_READING.into(),
+    }
+}
+
+/// The serialization commands as Redis 7 declares them.
+pub(super) const SPECS: &[CommandSpec] = &[
+    CommandSpec::new(
+        "dump",
+        2,
+        Group::Generic,
+        "Returns a serialized representation of the value stored at a key.",
+        dump,
+    )
+    .flags(bits![Flags: READONLY])
+    .key_specs(&[KeySpec::range(bits![KeyFlags: RO, ACCESS], 1, 0, 1)])
+    .acl(bits![Acl: KEYSPACE])
+    .since("2.6.0")
+    .complexity(
+        "O(1) to access the key and additional O(N*M) to serialize it, where N is the number \
+        of Redis objects composing the value and M their average size. For small string values \
+        the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1).",
+    )
+    .tips(&["nondeterministic_output"])
+    .args(&[key("key")]),
+    CommandSpec::new(
+        "restore",
+        -4,
+        Group::Generic,
+        "Creates a key from the serialized representation of a value.",
+        restore,
+    )
+    .flags(bits![Flags: WRITE, DENYOOM])
+    .key_specs(&[KeySpec::range(bits![KeyFlags: OW, UPDATE], 1, 0, 1)])
+    .acl(bits![Acl: KEYSPACE, DANGEROUS])
+    .since("2.6.0")
+    .complexity(
+        "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, \
+        where N is the number of Redis objects composing the value and M their average size. \
+        For small string values the time complexity is thus O(1)+O(1*M) where M is small, so \
+        simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because \
+        inserting values into sorted sets is O(log(N)).",
+    )
+    .args(&[
+        key("key"),
+        integer("ttl"),
+        string("serialized-value"),
+        pure_token("replace", "REPLACE").since("3.0.0").optional(),
+        pure_token("absttl", "ABSTTL").since("5.0.0").optional(),
+        integer("seconds")
+            .token("IDLETIME")
+            .since("5.0.0")
+            .optional(),
+        integer("frequency").token("FREQ").since("5.0.0").optional(),
+    ]),
+    // Redis finds MIGRATE's keys after KEYS with a keyword search, which sieved's key
+    // specifications do not express: COMMAND reports the single-key form's.
+    CommandSpec::new(
+        "migrate",
+        -6,
+        Group::Generic,
+        "Atomically transfers a key from one Redis instance to another.",
+        migrate,
+    )
+    .flags(bits![Flags: WRITE])
+    .key_specs(&[KeySpec::range(bits![KeyFlags: RW, ACCESS, DELETE], 3, 0, 1)])
+    .acl(bits![Acl: KEYSPACE, DANGEROUS])
+    .since("2.6.0")
+    .complexity(
+        "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in \
+        the target instance. See the pages of these commands for time complexity. Also an O(N) \
+        data transfer between the two instances is performed.",
+    )
+    .tips(&["nondeterministic_output"])
+    .args(&[
+        string("host"),
+        integer("port"),
+        one_of(
+            "key-selector",
+            &[key("key"), pure_token("empty-string", "\"\"")],
+        ),
+        integer("destination-db"),
+        integer("timeout"),
+        pure_token("copy", "COPY").since("3.0.0").optional(),
+        pure_token("replace", "REPLACE").since("3.0.0").optional(),
+        one_of(
+            "authentication",
+            &[
+                string("auth").token("AUTH").since("4.0.7"),
+                block("auth2", &[string("username"), string("password")])
+                    .token("AUTH2")
+                    .since("6.0.0"),
+            ],
+        )
+        .optional(),
+        key("keys")
+            .token("KEYS")
+            .since("3.0.6")
+            .optional()
+            .multiple(),
+    ]),
+];

@@ -1,0 +1,95 @@
+//! MODULE: what a server with RedisBloom loaded answers, so that tools which look for RedisBloom
+//! by its module name `bf` (RedisInsight, client libraries, redis-py's test suite) find it. sieved
+//! loads no modules: the BF.* and CF.* commands are its own, so MODULE LIST names `bf` at the
+//! RedisBloom version whose behaviour they follow, and LOAD and UNLOAD refuse, saying why.
+
+use super::args::is;
+use super::errors::*;
+use super::spec::{CommandSpec, Group};
+use super::Ctx;
+use crate::protocol::Request;
+
+/// Each subcommand's name and arity, for Redis's `module|<sub>` arity error.
+const SUBCOMMANDS: &[(&str, i32)] = &[
+    ("list", 2),
+    ("load", -3),
+    ("loadex", -3),
+    ("unload", 3),
+    ("help", 2),
+];
+
+const HELP: &[&str] = &[
+    "MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "LIST",
+    "    Return a list of loaded modules.",
+    "LOAD <path> [<arg> ...]",
+    "    Load a module library from <path>, passing to it any optional arguments.",
+    "LOADEX <path> [[CONFIG NAME VALUE] [CONFIG NAME VALUE]] [ARGS ...]",
+    "    Load a module library from <path>, while passing it module configurations and optional arguments.",
+    "UNLOAD <name>",
+    "    Unload a module.",
+    "HELP",
+    "    Prints this help.",
+];
+
+/// The module RedisBloom registers, as Redis describes a loaded module.
+const BLOOM_MODULE: &str = "bf";
+
+pub(super) fn module(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let sub = request.arg(1);
+    let (name, arity) = SUBCOMMANDS
+        .iter()
+        .find(|(name, _)| is(sub, name))
+        .ok_or_else(|| CmdError::unknown_subcommand(sub, "MODULE"))?;
+    if !super::spec::arity_fits(*arity, request.len()) {
+        return Err(CmdError::arity(&format!("module|{name}")));
+    }
+    let reply = &mut *ctx.reply;
+    match *name {
+        "list" => {
+            // Redis's shape: one map per module (a flat array in RESP2) of its name, version,
+            // the path it was loaded from (none here) and its load arguments (none).
+            reply.array(1);
+            reply.map(4);
+            reply.bulk(b"name");
+            reply.bulk(BLOOM_MODULE.as_bytes());
+            reply.bulk(b"ver");
+            reply.int(crate::BLOOM_MODULE_VERSION);
+            reply.bulk(b"path");
+            reply.bulk(b"");
+            reply.bulk(b"args");
+            reply.array(0);
+        }
+        "load" | "loadex" => {
+            return Err(
+                "ERR Error loading the extension: sieved does not load modules; \
+                        RedisBloom's commands (module bf) are built in"
+                    .into(),
+            )
+        }
+        "unload" if is(request.arg(2), BLOOM_MODULE) => {
+            return Err(
+                "ERR Error unloading module: bf is built into sieved, not a loaded \
+                        module"
+                    .into(),
+            )
+        }
+        "unload" => return Err("ERR Error unloading module: no such module with that name".into()),
+        _ => {
+            reply.array(HELP.len());
+            HELP.iter().for_each(|line| reply.simple(line));
+        }
+    }
+    Ok(())
+}
+
+/// MODULE as Redis 7 declares the container; its subcommands are not listed apart.
+pub(super) const SPECS: &[CommandSpec] = &[CommandSpec::new(
+    "module",
+    -2,
+    Group::Server,
+    "A container for module commands",
+    module,
+)
+.since("4.0.0")
+.complexity("Depends on subcommand.")];
