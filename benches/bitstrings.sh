@@ -7,6 +7,10 @@
 # servers get the same files; each phase runs ROUNDS times, alternating which server goes
 # first so that noise from the rest of the machine falls on both; the table gives medians.
 #
+# Beside throughput, each server's CPU time per request (user + system, from /proc/PID/stat
+# before and after each phase): what a request costs the server, whatever the load generator
+# and the rest of the machine take.
+#
 # The 2^30-bit (128 MB) string is made first on both servers by one SETBIT at its last bit, as
 # a crawler's first insert would.
 #
@@ -76,6 +80,7 @@ mkdir -p "$work/redis" "$work/sieved"
 redis-server --bind "$HOST" --port "$redis_port" --dir "$work/redis" --save '' \
     --appendonly no --daemonize no --logfile "$work/redis.log" &
 pids+=($!)
+redis_pid=$!
 sieved_port=$(free_port)
 while [[ $sieved_port == "$redis_port" ]]; do sieved_port=$(free_port); done
 threads_flag=()
@@ -83,6 +88,7 @@ if [[ -n ${SIEVED_THREADS:-} ]]; then threads_flag=(--threads "$SIEVED_THREADS")
 "$sieved_bin" --bind "$HOST" --port "$sieved_port" --dir "$work/sieved" --save "" \
     --log-level warn "${threads_flag[@]}" 2>"$work/sieved.log" &
 pids+=($!)
+sieved_pid=$!
 wait_ready "$redis_port"
 wait_ready "$sieved_port"
 
@@ -92,10 +98,18 @@ reset() {
     redis-cli -h "$HOST" -p "$port" SETBIT bloomfilter0 $(((1 << 30) - 1)) 0 >/dev/null
 }
 
-# Sends every client's file of `kind` at once; prints the requests per second.
+# The process's CPU time so far (user + system), in clock ticks.
+cpu_ticks() {
+    awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+ticks_per_second=$(getconf CLK_TCK)
+
+# Sends every client's file of `kind` at once to the server `pid` on `port`; prints the
+# requests per second and the server's CPU microseconds per request.
 run() {
-    local port=$1 kind=$2 start end c pipes=()
+    local port=$1 pid=$2 kind=$3 start end c pipes=() cpu_before cpu_after
     rm -f "$work"/out-*
+    cpu_before=$(cpu_ticks "$pid")
     start=$(date +%s.%N)
     for c in $(seq 0 $((CLIENTS - 1))); do
         redis-cli -h "$HOST" -p "$port" --pipe <"$work/$kind-$c" >"$work/out-$c" 2>&1 &
@@ -103,16 +117,19 @@ run() {
     done
     wait "${pipes[@]}"
     end=$(date +%s.%N)
+    cpu_after=$(cpu_ticks "$pid")
     if grep -L 'errors: 0,' "$work"/out-* | grep -q .; then
         echo "bitstrings.sh: errors from port $port:" >&2
         cat "$work"/out-* >&2
         exit 1
     fi
-    awk -v n=$((URLS * CLIENTS * 6)) -v s="$start" -v e="$end" 'BEGIN { print n / (e - s) }'
+    awk -v n=$((URLS * CLIENTS * 6)) -v s="$start" -v e="$end" -v c=$((cpu_after - cpu_before)) \
+        -v hz="$ticks_per_second" 'BEGIN { print n / (e - s), c / hz * 1e6 / n }'
 }
 
+# The median of column `col` (1: requests per second, 2: CPU microseconds per request).
 median() {
-    sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+    cut -d' ' -f"$1" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
 echo "$sieved_bin (work tree at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')) vs $(redis-server --version | cut -d' ' -f1-3)" >&2
@@ -121,11 +138,11 @@ echo "$(nproc) cores, $CLIENTS clients x $URLS URLs x 6 bits, $(uptime)" >&2
 for round in $(seq "$ROUNDS"); do
     if ((round % 2)); then order="s r"; else order="r s"; fi
     for server in $order; do
-        port=$sieved_port
-        if [[ $server == r ]]; then port=$redis_port; fi
+        port=$sieved_port pid=$sieved_pid
+        if [[ $server == r ]]; then port=$redis_port pid=$redis_pid; fi
         reset "$port"
-        run "$port" set >>"$work/$server-set"
-        run "$port" get >>"$work/$server-get"
+        run "$port" "$pid" set >>"$work/$server-set"
+        run "$port" "$pid" get >>"$work/$server-get"
     done
 done
 # Both servers hold the same bits: the same count of set bits.
@@ -135,13 +152,16 @@ if [[ $s_count != "$r_count" ]]; then
     echo "bitstrings.sh: BITCOUNT differs: sieved $s_count, redis-server $r_count" >&2
     exit 1
 fi
-printf '| command (k=6 per URL, pipelined) | sieved ops/s | redis ops/s | ratio | sieved URLs/s | redis URLs/s |\n'
-printf '|---|---|---|---|---|---|\n'
+printf '| command (k=6 per URL, pipelined) | sieved ops/s | redis ops/s | ratio | sieved URLs/s | redis URLs/s | sieved CPU µs/op | redis CPU µs/op |\n'
+printf '|---|---|---|---|---|---|---|---|\n'
 for kind in set get; do
-    s=$(median <"$work/s-$kind")
-    r=$(median <"$work/r-$kind")
-    printf '| %s | %.0f | %.0f | %.2f | %.0f | %.0f |\n' "${kind^^}BIT" "$s" "$r" \
+    s=$(median 1 <"$work/s-$kind")
+    r=$(median 1 <"$work/r-$kind")
+    s_cpu=$(median 2 <"$work/s-$kind")
+    r_cpu=$(median 2 <"$work/r-$kind")
+    printf '| %s | %.0f | %.0f | %.2f | %.0f | %.0f | %.3f | %.3f |\n' "${kind^^}BIT" "$s" "$r" \
         "$(awk -v a="$s" -v b="$r" 'BEGIN { print a / b }')" \
-        "$(awk -v a="$s" 'BEGIN { print a / 6 }')" "$(awk -v a="$r" 'BEGIN { print a / 6 }')"
+        "$(awk -v a="$s" 'BEGIN { print a / 6 }')" "$(awk -v a="$r" 'BEGIN { print a / 6 }')" \
+        "$s_cpu" "$r_cpu"
 done
 echo "set bits after the last round: $s_count on both; after: $(uptime)" >&2

@@ -107,6 +107,8 @@ pub struct ClientInfo {
     /// once the batch it is running ends.
     killed: AtomicBool,
     kill_notice: Notify,
+    /// Parked by a blocking command (CLIENT LIST's flag `b`).
+    blocked: AtomicBool,
 }
 
 impl ClientInfo {
@@ -127,6 +129,7 @@ impl ClientInfo {
             queued: AtomicI64::new(-1),
             killed: AtomicBool::new(false),
             kill_notice: Notify::new(),
+            blocked: AtomicBool::new(false),
         })
     }
 
@@ -220,6 +223,10 @@ impl ClientInfo {
         self.kill_notice.notify_one();
     }
 
+    pub fn set_blocked(&self, blocked: bool) {
+        self.blocked.store(blocked, Ordering::Relaxed);
+    }
+
     pub fn is_killed(&self) -> bool {
         self.killed.load(Ordering::Acquire)
     }
@@ -232,7 +239,7 @@ impl ClientInfo {
     }
 
     /// CLIENT LIST's flags, as far as they apply, in Redis's order: replica or primary link,
-    /// Pub/Sub, inside MULTI; `N` for none.
+    /// Pub/Sub, inside MULTI, blocked; `N` for none.
     fn flags(&self) -> String {
         let mut flags = String::new();
         match self.kind() {
@@ -245,6 +252,9 @@ impl ClientInfo {
         }
         if self.queued.load(Ordering::Relaxed) >= 0 {
             flags.push('x');
+        }
+        if self.blocked.load(Ordering::Relaxed) {
+            flags.push('b');
         }
         if flags.is_empty() {
             flags.push('N');

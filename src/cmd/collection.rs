@@ -8,6 +8,7 @@ use super::spec::{bits, KeySpec};
 use super::Ctx;
 use crate::protocol::Request;
 use crate::store::Value;
+use std::time::Duration;
 
 pub(super) const RO: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RO], 1, 0, 1)];
 pub(super) const RO_ACCESS: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RO, ACCESS], 1, 0, 1)];
@@ -18,6 +19,51 @@ pub(super) const RW_ACCESS_DELETE: &[KeySpec] =
     &[KeySpec::range(bits![KeyFlags: RW, ACCESS, DELETE], 1, 0, 1)];
 pub(super) const RW_ACCESS_UPDATE: &[KeySpec] =
     &[KeySpec::range(bits![KeyFlags: RW, ACCESS, UPDATE], 1, 0, 1)];
+/// Every argument but the last (a blocking pop's timeout) is a key.
+pub(super) const RW_ACCESS_DELETE_ALL_BUT_LAST: &[KeySpec] = &[KeySpec::range(
+    bits![KeyFlags: RW, ACCESS, DELETE],
+    1,
+    -2,
+    1,
+)];
+
+/// A blocking command's timeout in seconds, as Redis reads it (a float, rounded up to whole
+/// milliseconds); None for 0, which waits for as long as it takes. A timeout that rounds to 0
+/// from below (-0.0001) is 0, as in Redis.
+pub(super) fn parse_timeout(arg: &[u8], now: u64) -> Result<Option<Duration>, CmdError> {
+    let seconds = std::str::from_utf8(arg)
+        .ok()
+        .and_then(|text| text.parse::<f64>().ok())
+        .filter(|seconds| !seconds.is_nan())
+        .ok_or("ERR timeout is not a float or out of range")?;
+    let millis = (seconds * 1000.0).ceil();
+    if millis > i64::MAX as f64 {
+        return Err(TIMEOUT_RANGE.into());
+    }
+    if millis < 0.0 {
+        return Err("ERR timeout is negative".into());
+    }
+    let millis = millis as u64;
+    if millis > (i64::MAX as u64).saturating_sub(now) {
+        return Err(TIMEOUT_RANGE.into());
+    }
+    Ok((millis > 0).then(|| Duration::from_millis(millis)))
+}
+
+const TIMEOUT_RANGE: &str = "ERR timeout is out of range";
+
+/// Logs the running write as `effect` alone (nothing at all for None): a blocking pop is
+/// logged as the plain pop it did, so that the log and replicas never see it wait.
+pub(super) fn log_as<'a>(ctx: &mut Ctx, effect: Option<impl IntoIterator<Item = &'a [u8]>>) {
+    if ctx.server.write_log().is_none() {
+        return;
+    }
+    if let Some(args) = effect {
+        let db = ctx.session.db;
+        ctx.session.effects.push_args(db, args);
+    }
+    ctx.session.effects_only = true;
+}
 
 /// Runs `f` on the live value at `key` (None if there is none), write-locked; if that leaves
 /// an empty collection, the key goes, as in Redis, where no key holds an empty collection.
@@ -86,35 +132,73 @@ pub(super) fn parse_count(arg: &[u8]) -> Result<usize, CmdError> {
     usize::try_from(count).map_err(|_| NOT_POSITIVE.into())
 }
 
-/// SSCAN, HSCAN and ZSCAN read their cursor first, then look the key up, then read MATCH and
-/// COUNT (`scan_options`), as Redis does. These collections are answered in one page (cursor
-/// 0), as Redis answers its compact encodings: COUNT is checked but needs no honouring, and
-/// every element present throughout is returned, as a scan promises.
-pub(super) fn check_cursor(request: Request) -> CmdResult {
+/// SSCAN, HSCAN and ZSCAN read their cursor first, then look the key up, then read the options
+/// (`scan_options`), as Redis does. A small collection, packed as Redis's listpacks and intsets
+/// are, is answered in one page (cursor 0); a larger one a page of about COUNT elements at a
+/// time, with Redis's promise that an element present throughout is returned at least once
+/// (see `store/dense.rs`).
+pub(super) fn parse_cursor(request: Request) -> Result<u64, CmdError> {
     let cursor = std::str::from_utf8(request.arg(2))
         .ok()
         .and_then(|text| text.parse::<u64>().ok());
-    cursor.map(drop).ok_or_else(|| "ERR invalid cursor".into())
+    cursor.ok_or_else(|| "ERR invalid cursor".into())
 }
 
-/// The MATCH pattern, if any.
-pub(super) fn scan_options<'a>(request: Request<'a>) -> Result<Option<&'a [u8]>, CmdError> {
-    let mut pattern = None;
-    let mut options = Cursor::new(request, 3);
-    while let Some(option) = options.next() {
-        let value = options.next_or(SYNTAX)?;
+/// What a collection scan's options ask for.
+pub(super) struct ScanOptions<'a> {
+    pub(super) pattern: Option<&'a [u8]>,
+    pub(super) count: usize,
+    /// HSCAN's NOVALUES (Redis 7.4) or ZSCAN's NOSCORES (Redis 8): the members alone.
+    pub(super) members_only: bool,
+}
+
+/// Which scan reads the options: HSCAN takes NOVALUES and ZSCAN NOSCORES.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Scanned {
+    Set,
+    Hash,
+    ZSet,
+}
+
+/// Redis's COUNT when none is given.
+const SCAN_COUNT: usize = 10;
+
+pub(super) fn scan_options(request: Request, scanned: Scanned) -> Result<ScanOptions, CmdError> {
+    let mut options = ScanOptions {
+        pattern: None,
+        count: SCAN_COUNT,
+        members_only: false,
+    };
+    let mut words = Cursor::new(request, 3);
+    while let Some(option) = words.next() {
+        if is(option, "NOVALUES") {
+            if scanned != Scanned::Hash {
+                return Err("ERR NOVALUES option can only be used in HSCAN".into());
+            }
+            options.members_only = true;
+            continue;
+        }
+        if is(option, "NOSCORES") {
+            if scanned != Scanned::ZSet {
+                return Err("ERR NOSCORES option can only be used in ZSCAN".into());
+            }
+            options.members_only = true;
+            continue;
+        }
+        let value = words.next_or(SYNTAX)?;
         if is(option, "MATCH") {
-            pattern = Some(value).filter(|p| *p != b"*");
+            options.pattern = Some(value).filter(|p| *p != b"*");
         } else if is(option, "COUNT") {
             let count = parse_i64(value).ok_or(NOT_INTEGER)?;
             if count < 1 {
                 return Err(SYNTAX.into());
             }
+            options.count = usize::try_from(count).unwrap_or(usize::MAX);
         } else {
             return Err(SYNTAX.into());
         }
     }
-    Ok(pattern)
+    Ok(options)
 }
 
 pub(super) fn matches(pattern: Option<&[u8]>, member: &[u8]) -> bool {

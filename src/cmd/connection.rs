@@ -189,6 +189,8 @@ const CLIENT_HELP: &[&str] = &[
     "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
     "SETNAME <name>",
     "    Assign the name <name> to the current connection.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
     "HELP",
     "    Print this help.",
 ];
@@ -262,6 +264,26 @@ pub(super) fn client(ctx: &mut Ctx, request: Request) -> CmdResult {
         ctx.reply.verbatim(&text);
     } else if is(sub, "KILL") {
         client_kill(ctx, request)?;
+    } else if is(sub, "UNBLOCK") {
+        if request.len() < 3 {
+            return Err(CmdError::arity("client|unblock"));
+        }
+        if request.len() > 4 {
+            // As Redis words a subcommand whose own arity check fails.
+            return Err(CmdError::Owned(format!(
+                "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
+                String::from_utf8_lossy(sub)
+            )));
+        }
+        let error = match request.len() {
+            4 if is(request.arg(3), "TIMEOUT") => false,
+            4 if is(request.arg(3), "ERROR") => true,
+            4 => return Err("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR".into()),
+            _ => false,
+        };
+        let id = parse_i64(request.arg(2)).ok_or(NOT_INTEGER)?;
+        let unblocked = u64::try_from(id).is_ok_and(|id| ctx.server.unblock_client(id, error));
+        ctx.reply.int(unblocked as i64);
     } else if is(sub, "HELP") {
         ctx.reply.array(CLIENT_HELP.len());
         for line in CLIENT_HELP {

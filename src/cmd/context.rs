@@ -7,9 +7,10 @@ use super::client_info::{ClientFilter, ClientInfo};
 use super::transaction::Transaction;
 use super::{errors::CmdError, Outcome};
 use crate::config::Config;
-use crate::protocol::{Reply, RequestList};
-use crate::store::{Db, Store, WatchToken};
+use crate::protocol::{Reply, Request, RequestList};
+use crate::store::{Db, Store, Value, WatchToken};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Whether to write a snapshot on the way out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,17 +125,25 @@ pub struct WaitForReplicas {
     pub offset: u64,
 }
 
-/// A command that found nothing to answer with and asked to wait (FQ.POP ... BLOCK): once the
-/// replies before it are written, the connection waits, without holding anything, until a write
-/// anywhere or `wake_at_ms`, and runs it again; past `timeout_at_ms` it answers a null array, as
-/// BLPOP does. Another run that asks again keeps the first deadline.
-#[derive(Debug, Default)]
-pub struct BlockFor {
-    /// The command, copied out of the read buffer to run again.
-    pub request: RequestList,
+/// A blocking command that found nothing to serve it: the connection parks the client until a
+/// write makes one of `keys` (in the session's database) hold a value `serves` accepts, then
+/// runs `request` again, with the client's session, right after that write, as Redis does; or
+/// until the timeout passes, when the client gets `timed_out`'s reply. A command run again that
+/// still finds nothing parks again, keeping its place and its original deadline. Nothing is
+/// logged for a parked command: what it does once served is logged then.
+pub struct BlockOn {
+    pub keys: Vec<Vec<u8>>,
     /// None waits for as long as it takes.
-    pub timeout_at_ms: Option<u64>,
-    /// When what it waits for may come without any write (a lease running out, say).
+    pub timeout: Option<Duration>,
+    /// Whether a value can serve the command: the type it pops from, say. A key that holds
+    /// another type when it is signalled leaves the client parked, as in Redis.
+    pub serves: fn(&Value) -> bool,
+    /// The reply when the timeout passes (or CLIENT UNBLOCK ... TIMEOUT).
+    pub timed_out: fn(&mut Reply),
+    /// The command, to run again.
+    pub request: RequestList,
+    /// When what it waits for may come without any write to its keys (a frontier's lease
+    /// running out, a held item coming due): its command is run again then (Unix ms).
     pub wake_at_ms: Option<u64>,
 }
 
@@ -191,6 +200,12 @@ pub trait Server: Send + Sync {
     /// server cannot keep what they would change (Redis's MISCONF).
     fn write_refusal(&self) -> Option<String>;
     fn pubsub(&self) -> &dyn PubSub;
+    /// CLIENT UNBLOCK: ends the wait of a client parked by a blocking command (see `BlockOn`),
+    /// with its timeout reply or, with `error`, Redis's UNBLOCKED error; false if that client
+    /// is not parked.
+    fn unblock_client(&self, _id: u64, _error: bool) -> bool {
+        false
+    }
 }
 
 /// One connection's state, as commands see it.
@@ -237,8 +252,9 @@ pub struct Session {
     pub replica_handshake: Option<Box<ReplicaHandshake>>,
     /// Set by WAIT: once the replies so far are written, the connection waits for replicas.
     pub wait_asked: Option<WaitForReplicas>,
-    /// Set by a command that waits for the keyspace to change (`BlockFor`).
-    pub block_asked: Option<BlockFor>,
+    /// Set by a blocking command that found nothing (see `Ctx::block_on`): once the replies so
+    /// far are written, the client is parked.
+    pub block_asked: Option<Box<BlockOn>>,
     /// Running a write read back from the log or received from a primary: it was admitted
     /// when it first ran, so no limit refuses it now.
     pub replaying: bool,
@@ -308,6 +324,44 @@ pub struct Ctx<'a> {
 impl Ctx<'_> {
     pub fn db(&self) -> &Db {
         self.store.db(self.session.db)
+    }
+
+    /// Whether the running command may park its client: never inside EXEC (where Redis's
+    /// blocking commands answer as if the timeout had passed at once) nor on replay.
+    pub fn may_block(&self) -> bool {
+        !self.session.in_exec && !self.session.replaying
+    }
+
+    /// Parks the client (see `BlockOn`) instead of replying, when `may_block`. The command
+    /// then writes no reply and logs nothing.
+    pub fn block_on(
+        &mut self,
+        request: &Request,
+        keys: Vec<Vec<u8>>,
+        timeout: Option<Duration>,
+        serves: fn(&Value) -> bool,
+        timed_out: fn(&mut Reply),
+    ) {
+        let mut copy = RequestList::default();
+        copy.push(self.session.db, request);
+        self.session.block_asked = Some(Box::new(BlockOn {
+            keys,
+            timeout,
+            serves,
+            timed_out,
+            request: copy,
+            wake_at_ms: None,
+        }));
+        self.session.effects.clear();
+        self.session.effects_only = true;
+    }
+
+    /// For a command that just parked its client (`block_on`): run it again at `at_ms` too,
+    /// whether or not a write signals one of its keys by then.
+    pub fn wake_blocked_at(&mut self, at_ms: Option<u64>) {
+        if let Some(block) = self.session.block_asked.as_mut() {
+            block.wake_at_ms = at_ms;
+        }
     }
 
     pub fn config(&self) -> &Config {

@@ -12,12 +12,13 @@ use super::args::{is, parse_i64};
 use super::bloom::{parse_reserve_capacity, parse_reserve_error_rate, FILTER_KEY};
 use super::errors::*;
 use super::spec::{bits, block, integer, key, pure_token, string, unix_time, CommandSpec, Group};
-use super::{BlockFor, Ctx};
+use super::Ctx;
 use crate::filter::FilterError;
-use crate::protocol::{Request, RequestList};
+use crate::protocol::{Reply, Request};
 use crate::store::{
     group_of, Frontier, FrontierOptions, HostChange, Leased, Nacked, Rules, Value, MAX_URL_LEN,
 };
+use std::time::Duration;
 
 /// The longest lease, delay or pause, in milliseconds: about 31 years, far from overflowing
 /// when added to any time.
@@ -95,6 +96,13 @@ fn creation_error(error: FilterError) -> CmdError {
         FilterError::CannotScale => BF_RATE_UNREACHABLE.into(),
         _ => BF_NO_MEMORY.into(),
     }
+}
+
+/// Wakes the clients parked in FQ.POP ... BLOCK on `key` to look again: a write that may have
+/// made an item due or a host free. A frontier stays when empty, so creating the key is not the
+/// only way work comes, as it is for a list.
+fn may_have_work(ctx: &Ctx, key: &[u8]) {
+    ctx.db().signal_ready(key);
 }
 
 /// Notes a write for the log: the command `args`, in the session's database.
@@ -286,6 +294,7 @@ fn push(ctx: &mut Ctx, request: Request) -> CmdResult {
             Err(error) => reply.error(error.message()),
         }
     }
+    may_have_work(ctx, request.arg(1));
     Ok(())
 }
 
@@ -320,8 +329,11 @@ fn parse_pop(request: Request) -> Result<Pop, CmdError> {
 }
 
 /// FQ.POP key [COUNT n] [LEASE ms] [BLOCK ms]: `[id, url]` pairs, best first. With BLOCK and
-/// nothing due, the connection waits (`BlockFor`) and runs it again; inside MULTI, or past the
-/// timeout, the answer is a null array, as BLPOP's.
+/// nothing due, the client is parked on the key (`Ctx::block_on`), as BLPOP's is, and the pop
+/// runs again when a write to the frontier may have made work (FQ.PUSH, NACK, ACK, REQUEUE,
+/// HOST signal it) or at the frontier's next timed event (a lease running out, a held item
+/// coming due, a host's wait ending); inside MULTI, or past the timeout, the answer is a null
+/// array, as BLPOP's.
 fn pop(ctx: &mut Ctx, request: Request) -> CmdResult {
     let options = parse_pop(request)?;
     let key = request.arg(1);
@@ -346,17 +358,17 @@ fn pop(ctx: &mut Ctx, request: Request) -> CmdResult {
     }
     ctx.session.effects_only = true;
     match options.block_ms {
-        Some(_) if leased.is_empty() && (ctx.session.in_exec || ctx.session.replaying) => {
-            ctx.reply.null_array();
-        }
+        Some(_) if leased.is_empty() && !ctx.may_block() => ctx.reply.null_array(),
         Some(block_ms) if leased.is_empty() => {
-            let mut copy = RequestList::default();
-            copy.push(ctx.session.db, &request);
-            ctx.session.block_asked = Some(BlockFor {
-                request: copy,
-                timeout_at_ms: (block_ms > 0).then(|| now.saturating_add(block_ms)),
-                wake_at_ms: next_event,
-            });
+            let timeout = (block_ms > 0).then(|| Duration::from_millis(block_ms));
+            ctx.block_on(
+                &request,
+                vec![key.to_vec()],
+                timeout,
+                |value| matches!(value, Value::Frontier(_)),
+                Reply::null_array,
+            );
+            ctx.wake_blocked_at(next_event);
         }
         _ => write_leased(ctx, &leased),
     }
@@ -452,6 +464,8 @@ fn ack(ctx: &mut Ctx, request: Request) -> CmdResult {
     }
     ctx.session.effects_only = true;
     ctx.reply.int(acked.len() as i64);
+    // A host's INFLIGHT limit may let another item go now.
+    may_have_work(ctx, key);
     Ok(())
 }
 
@@ -494,6 +508,7 @@ fn nack(ctx: &mut Ctx, request: Request) -> CmdResult {
         nacked,
         Some((Nacked::Requeued | Nacked::Dead, _))
     )));
+    may_have_work(ctx, key);
     Ok(())
 }
 
@@ -606,6 +621,7 @@ fn host(ctx: &mut Ctx, request: Request) -> CmdResult {
     note(ctx, &args);
     ctx.session.effects_only = true;
     ctx.reply.ok();
+    may_have_work(ctx, key);
     Ok(())
 }
 
@@ -670,6 +686,7 @@ fn requeue(ctx: &mut Ctx, request: Request) -> CmdResult {
     }
     ctx.session.effects_only = true;
     ctx.reply.int(requeued.len() as i64);
+    may_have_work(ctx, key);
     Ok(())
 }
 

@@ -240,26 +240,30 @@ pub(super) fn hincrbyfloat(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
+/// HSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES].
 pub(super) fn hscan(ctx: &mut Ctx, request: Request) -> CmdResult {
-    check_cursor(request)?;
-    let found = read_hash(ctx, request.arg(1), |hash| {
+    let cursor = parse_cursor(request)?;
+    let (next, found, fields_only) = read_hash(ctx, request.arg(1), |hash| {
         let Some(hash) = hash else {
-            return Ok(Vec::new());
+            return Ok((0, Vec::new(), false));
         };
-        let pattern = scan_options(request)?;
-        Ok::<_, CmdError>(
-            hash.iter()
-                .filter(|(field, _)| matches(pattern, field))
-                .map(|(field, value)| (field.to_vec(), value.to_vec()))
-                .collect::<Vec<_>>(),
-        )
+        let options = scan_options(request, Scanned::Hash)?;
+        let (next, entries) = hash.scan(cursor, options.count);
+        let found = entries
+            .filter(|(field, _)| matches(options.pattern, field))
+            .map(|(field, value)| (field.to_vec(), value.to_vec()))
+            .collect::<Vec<_>>();
+        Ok::<_, CmdError>((next, found, options.members_only))
     })??;
     ctx.reply.array(2);
-    ctx.reply.bulk(b"0");
-    ctx.reply.array(found.len() * 2);
+    ctx.reply.bulk(next.to_string().as_bytes());
+    ctx.reply
+        .array(found.len() * if fields_only { 1 } else { 2 });
     for (field, value) in &found {
         ctx.reply.bulk(field);
-        ctx.reply.bulk(value);
+        if !fields_only {
+            ctx.reply.bulk(value);
+        }
     }
     Ok(())
 }
@@ -374,6 +378,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
             integer("cursor"),
             pattern("pattern").token("MATCH").optional(),
             integer("count").token("COUNT").optional(),
+            super::spec::pure_token("novalues", "NOVALUES").optional().since("7.4.0"),
         ])
         .tips(&["nondeterministic_output"]),
 ];

@@ -1,11 +1,11 @@
-//! Lists: LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP, LLEN, LRANGE, LTRIM, LINDEX, LREM and LSET,
-//! as Redis has them. A list is a double-ended queue, so both ends are O(1).
+//! Lists: LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP, BLPOP, BRPOP, LLEN, LRANGE, LTRIM, LINDEX,
+//! LREM and LSET, as Redis has them. A list is a double-ended queue, so both ends are O(1).
 
 use super::collection::*;
 use super::errors::*;
-use super::spec::{bits, integer, key, string, CommandSpec, Group};
+use super::spec::{bits, double, integer, key, string, CommandSpec, Group};
 use super::Ctx;
-use crate::protocol::Request;
+use crate::protocol::{Reply, Request};
 use crate::store::{Bytes, List, Value};
 
 #[derive(Clone, Copy, PartialEq)]
@@ -37,12 +37,11 @@ fn change_list<R>(
 }
 
 fn push_all(list: &mut List, end: End, request: Request) -> usize {
-    // Room for exactly these: a new list of ten elements then takes ten slots, not sixteen.
-    list.reserve(request.len() - 2);
+    list.reserve(end == End::Head, request.args().skip(2).map(<[u8]>::len));
     for item in request.args().skip(2) {
         match end {
-            End::Head => list.push_front(Bytes::from(item)),
-            End::Tail => list.push_back(Bytes::from(item)),
+            End::Head => list.push_front(item),
+            End::Tail => list.push_back(item),
         }
     }
     list.len()
@@ -97,7 +96,7 @@ fn pop(ctx: &mut Ctx, request: Request, end: End) -> CmdResult {
     let popped = change_list(ctx, request.arg(1), |list| {
         let take = count.unwrap_or(1).min(list.len());
         let popped: Vec<Bytes> = match end {
-            End::Head => list.drain(..take).collect(),
+            End::Head => (0..take).filter_map(|_| list.pop_front()).collect(),
             End::Tail => (0..take).filter_map(|_| list.pop_back()).collect(),
         };
         Ok(popped)
@@ -125,6 +124,50 @@ pub(super) fn rpop(ctx: &mut Ctx, request: Request) -> CmdResult {
     pop(ctx, request, End::Tail)
 }
 
+fn is_list(value: &Value) -> bool {
+    matches!(value, Value::List(_))
+}
+
+/// BLPOP/BRPOP key [key ...] timeout: the first element of the first non-empty list, with its
+/// key; else the client waits for one (inside EXEC: a null reply at once). A pop is logged as
+/// LPOP/RPOP.
+fn blocking_pop(ctx: &mut Ctx, request: Request, end: End) -> CmdResult {
+    let timeout = parse_timeout(request.arg(request.len() - 1), ctx.now)?;
+    let keys = 1..request.len() - 1;
+    for key in keys.clone().map(|at| request.arg(at)) {
+        let popped = change_list(ctx, key, |list| {
+            Ok(match end {
+                End::Head => list.pop_front(),
+                End::Tail => list.pop_back(),
+            })
+        })?;
+        if let Some(item) = popped.flatten() {
+            let name: &[u8] = if end == End::Head { b"LPOP" } else { b"RPOP" };
+            log_as(ctx, Some([name, key]));
+            ctx.reply.array(2);
+            ctx.reply.bulk(key);
+            ctx.reply.bulk(&item);
+            return Ok(());
+        }
+    }
+    log_as(ctx, None::<[&[u8]; 0]>);
+    if ctx.may_block() {
+        let keys = keys.map(|at| request.arg(at).to_vec()).collect();
+        ctx.block_on(&request, keys, timeout, is_list, Reply::null_array);
+    } else {
+        ctx.reply.null_array();
+    }
+    Ok(())
+}
+
+pub(super) fn blpop(ctx: &mut Ctx, request: Request) -> CmdResult {
+    blocking_pop(ctx, request, End::Head)
+}
+
+pub(super) fn brpop(ctx: &mut Ctx, request: Request) -> CmdResult {
+    blocking_pop(ctx, request, End::Tail)
+}
+
 pub(super) fn llen(ctx: &mut Ctx, request: Request) -> CmdResult {
     let len = read_list(ctx, request.arg(1), List::len)?;
     ctx.reply.int(len.unwrap_or(0) as i64);
@@ -148,7 +191,7 @@ pub(super) fn lrange(ctx: &mut Ctx, request: Request) -> CmdResult {
                 None => reply.array(0),
                 Some((first, last)) => {
                     reply.array(last - first + 1);
-                    list.range(first..=last).for_each(|item| reply.bulk(item));
+                    list.range(first, last).for_each(|item| reply.bulk(item));
                 }
             }
             Ok(())
@@ -165,7 +208,7 @@ pub(super) fn ltrim(ctx: &mut Ctx, request: Request) -> CmdResult {
             None => list.clear(),
             Some((first, last)) => {
                 list.truncate(last + 1);
-                list.drain(..first);
+                list.remove_front(first);
             }
         }
         Ok(())
@@ -211,7 +254,7 @@ pub(super) fn lset(ctx: &mut Ctx, request: Request) -> CmdResult {
     change_list(ctx, request.arg(1), |list| {
         let index = parse_rank(request.arg(2))?;
         let at = position(index, list.len()).ok_or(INDEX_RANGE)?;
-        list[at] = Bytes::from(item);
+        list.set(at, item);
         Ok(())
     })?
     .ok_or(NO_SUCH_KEY)?;
@@ -230,27 +273,27 @@ pub(super) fn lrem(ctx: &mut Ctx, request: Request) -> CmdResult {
         } else {
             usize::try_from(count.unsigned_abs()).unwrap_or(usize::MAX)
         };
-        let mut removed = 0;
-        let mut kept: Vec<bool> = vec![true; list.len()];
-        let positions: Box<dyn Iterator<Item = usize>> = if count < 0 {
-            Box::new((0..list.len()).rev())
+        // The positions of the matches to remove, found from the head or from the tail.
+        let last = list.len().saturating_sub(1);
+        let doomed: std::collections::HashSet<usize> = if count < 0 {
+            let from_tail = list.iter().rev().enumerate();
+            from_tail
+                .filter(|(_, element)| *element == item)
+                .take(limit)
+                .map(|(back, _)| last - back)
+                .collect()
         } else {
-            Box::new(0..list.len())
+            let from_head = list.iter().enumerate();
+            from_head
+                .filter(|(_, element)| *element == item)
+                .take(limit)
+                .map(|(at, _)| at)
+                .collect()
         };
-        for at in positions {
-            if removed == limit {
-                break;
-            }
-            if *list[at] == *item {
-                kept[at] = false;
-                removed += 1;
-            }
+        if !doomed.is_empty() {
+            list.retain(|at, _| !doomed.contains(&at));
         }
-        if removed > 0 {
-            let mut flags = kept.into_iter();
-            list.retain(|_| flags.next().unwrap_or(true));
-        }
-        Ok(removed)
+        Ok(doomed.len())
     })?;
     ctx.reply.int(removed.unwrap_or(0) as i64);
     Ok(())
@@ -296,6 +339,18 @@ pub(super) const SPECS: &[CommandSpec] = &[
         .acl(bits![Acl: LIST])
         .complexity("O(N) where N is the number of elements returned")
         .args(&[key("key"), integer("count").optional().since("6.2.0")]),
+    CommandSpec::new("blpop", -3, Group::List, "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", blpop)
+        .flags(bits![Flags: WRITE, NOSCRIPT, BLOCKING])
+        .key_specs(RW_ACCESS_DELETE_ALL_BUT_LAST)
+        .acl(bits![Acl: LIST])
+        .complexity("O(N) where N is the number of provided keys.")
+        .args(&[key("key").multiple(), double("timeout")]),
+    CommandSpec::new("brpop", -3, Group::List, "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", brpop)
+        .flags(bits![Flags: WRITE, NOSCRIPT, BLOCKING])
+        .key_specs(RW_ACCESS_DELETE_ALL_BUT_LAST)
+        .acl(bits![Acl: LIST])
+        .complexity("O(N) where N is the number of provided keys.")
+        .args(&[key("key").multiple(), double("timeout")]),
     CommandSpec::new("llen", 2, Group::List, "Returns the length of a list.", llen)
         .flags(bits![Flags: READONLY, FAST])
         .key_specs(RO)

@@ -42,7 +42,7 @@ mod zsets;
 
 pub use client_info::{ClientFilter, ClientInfo, ClientKind, ClientType};
 pub use context::{
-    BlockFor, Ctx, ExitSave, LogPosition, PubSub, ReplicaHandshake, Replicating, RoleView,
+    BlockOn, Ctx, ExitSave, LogPosition, PubSub, ReplicaHandshake, Replicating, RoleView,
     SaveError, Server, Session, SubscriptionKind, WaitForReplicas, WriteLog,
 };
 pub use spec::CommandSpec;
@@ -67,6 +67,9 @@ pub enum Outcome {
     Failed(usize),
     /// Queued inside MULTI: counted when EXEC runs it.
     Queued,
+    /// Parked (see `BlockOn`): counted when it is served, times out or is unblocked, as in
+    /// Redis.
+    Blocked,
 }
 
 /// Every family's commands, in one table: dispatch, COMMAND and the transaction rules all read
@@ -156,6 +159,7 @@ fn dispatch(ctx: &mut Ctx, request: Request) -> Outcome {
         _ => run_unlogged(ctx, spec, request),
     };
     match ran {
+        Ok(()) if ctx.session.block_asked.is_some() => Outcome::Blocked,
         Ok(()) => {
             ctx.session.writes += spec.writes() as u64;
             Outcome::Succeeded(index)

@@ -199,21 +199,21 @@ pub(super) fn smembers(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 pub(super) fn sscan(ctx: &mut Ctx, request: Request) -> CmdResult {
-    check_cursor(request)?;
-    let members = read_set(ctx, request.arg(1), |set| {
+    let cursor = parse_cursor(request)?;
+    let (next, members) = read_set(ctx, request.arg(1), |set| {
         let Some(set) = set else {
-            return Ok(Vec::new());
+            return Ok((0, Vec::new()));
         };
-        let pattern = scan_options(request)?;
-        Ok::<_, CmdError>(
-            set.iter()
-                .filter(|member| matches(pattern, member))
-                .map(<[u8]>::to_vec)
-                .collect::<Vec<_>>(),
-        )
+        let options = scan_options(request, Scanned::Set)?;
+        let (next, found) = set.scan(cursor, options.count);
+        let members = found
+            .filter(|member| matches(options.pattern, member))
+            .map(<[u8]>::to_vec)
+            .collect::<Vec<_>>();
+        Ok::<_, CmdError>((next, members))
     })??;
     ctx.reply.array(2);
-    ctx.reply.bulk(b"0");
+    ctx.reply.bulk(next.to_string().as_bytes());
     ctx.reply.array(members.len());
     members.iter().for_each(|member| ctx.reply.bulk(member));
     Ok(())

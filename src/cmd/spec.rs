@@ -55,6 +55,8 @@ bit_set! {
         ADMIN = 3 => "admin",
         PUBSUB = 13 => "pubsub",
         NOSCRIPT = 4 => "noscript",
+        /// May park its client until a key changes (see `BlockOn`).
+        BLOCKING = 14 => "blocking",
         LOADING = 5 => "loading",
         STALE = 6 => "stale",
         SKIP_SLOWLOG = 7 => "skip_slowlog",
@@ -98,6 +100,7 @@ bit_set! {
         ADMIN = 4 => "@admin",
         FAST = 5 => "@fast",
         SLOW = 6 => "@slow",
+        BLOCKING = 18 => "@blocking",
         DANGEROUS = 7 => "@dangerous",
         CONNECTION = 8 => "@connection",
         TRANSACTION = 9 => "@transaction",
@@ -451,6 +454,7 @@ impl CommandSpec {
             (Flags::READONLY, Acl::READ),
             (Flags::ADMIN, Acl::ADMIN.or(Acl::DANGEROUS)),
             (Flags::FAST, Acl::FAST),
+            (Flags::BLOCKING, Acl::BLOCKING),
         ] {
             if self.flags.contains(flag) {
                 acl = acl.or(implied);

@@ -4,7 +4,7 @@
 use super::*;
 use crate::config::Config;
 use crate::protocol::{Protocol, Reply, RequestList};
-use crate::store::Store;
+use crate::store::{Store, Value};
 use std::net::SocketAddr;
 use std::sync::Mutex;
 
@@ -538,4 +538,37 @@ fn a_windowed_filter_replays_into_the_slices_it_filled_live_on_any_day() {
     assert_eq!(replica.run(&["TBF.CARD", "w"]), ":0\r\n");
     assert_eq!(replica.run(&["TBF.EXISTS", "w", "every"]), ":0\r\n");
     assert_eq!(replica.run(&["TBF.ADD", "w", "every"]), ":1\r\n");
+}
+
+#[test]
+fn blocking_pops_are_logged_as_plain_pops_and_a_parked_one_not_at_all() {
+    let mut client = Client::new(Some(Log::default()));
+    client.run(&["RPUSH", "l", "a", "b"]);
+    client.run(&["ZADD", "z", "1", "m"]);
+    assert_eq!(
+        client.run(&["BRPOP", "missing", "l", "0"]),
+        "*2\r\n$1\r\nl\r\n$1\r\nb\r\n"
+    );
+    client.run(&["BZPOPMIN", "z", "0"]);
+    // Nothing there: the client is to be parked, with nothing replied or logged yet.
+    assert_eq!(client.run(&["BLPOP", "missing", "5"]), "");
+    let block = client.session.block_asked.take().expect("parked");
+    assert_eq!(block.keys, vec![b"missing".to_vec()]);
+    assert_eq!(block.timeout, Some(std::time::Duration::from_secs(5)));
+    assert!((block.serves)(&Value::List(Box::default())));
+    // Inside EXEC it answers at once.
+    client.run(&["MULTI"]);
+    client.run(&["BLPOP", "missing", "0"]);
+    client.run(&["BZPOPMAX", "missing", "0"]);
+    assert_eq!(client.run(&["EXEC"]), "*2\r\n*-1\r\n*-1\r\n");
+    assert!(client.session.block_asked.is_none());
+    assert_eq!(
+        shapes(&client.logged()),
+        vec![
+            vec!["0:RPUSH l a b"],
+            vec!["0:ZADD z 1 m"],
+            vec!["0:RPOP l"],
+            vec!["0:ZPOPMIN z"],
+        ]
+    );
 }

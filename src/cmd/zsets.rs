@@ -1,6 +1,6 @@
 //! Sorted sets: ZADD, ZINCRBY, ZCARD, ZSCORE, ZRANK, ZREVRANK, ZRANGE (by rank or score, either
 //! way, with LIMIT and WITHSCORES), ZRANGEBYSCORE, ZREVRANGEBYSCORE, ZREVRANGE, ZREM,
-//! ZREMRANGEBYRANK, ZREMRANGEBYSCORE, ZPOPMIN, ZPOPMAX and ZSCAN, as Redis has them. Score
+//! ZREMRANGEBYRANK, ZREMRANGEBYSCORE, ZPOPMIN, ZPOPMAX, BZPOPMIN, BZPOPMAX and ZSCAN, as Redis has them. Score
 //! arithmetic is in f64, as in Redis, so a replayed ZINCRBY lands on the same score.
 
 use super::args::{is, parse_f64};
@@ -10,7 +10,7 @@ use super::spec::{
     bits, double, integer, key, pure_token, string, Arg, CommandSpec, Group, KeySpec,
 };
 use super::Ctx;
-use crate::protocol::Request;
+use crate::protocol::{Reply, Request};
 use crate::store::{Value, ZSet};
 
 const NAN_SCORE: &str = "ERR resulting score is not a number (NaN)";
@@ -563,26 +563,84 @@ pub(super) fn zpopmax(ctx: &mut Ctx, request: Request) -> CmdResult {
     pop(ctx, request, true)
 }
 
+fn is_zset(value: &Value) -> bool {
+    matches!(value, Value::ZSet(_))
+}
+
+/// BZPOPMIN/BZPOPMAX key [key ...] timeout: the lowest (highest) member of the first non-empty
+/// sorted set, as key, member and score; else the client waits for one (inside EXEC: a null
+/// reply at once). A pop is logged as ZPOPMIN/ZPOPMAX.
+fn blocking_pop(ctx: &mut Ctx, request: Request, highest: bool) -> CmdResult {
+    let timeout = parse_timeout(request.arg(request.len() - 1), ctx.now)?;
+    let keys = 1..request.len() - 1;
+    for key in keys.clone().map(|at| request.arg(at)) {
+        let popped = change_zset(ctx, key, |zset| {
+            let popped = {
+                let mut members = zset.iter();
+                let first = if highest {
+                    members.next_back()
+                } else {
+                    members.next()
+                };
+                first.map(|(member, score)| (Box::<[u8]>::from(member), score))
+            };
+            if let Some((member, _)) = &popped {
+                zset.remove(member);
+            }
+            Ok(popped)
+        })?;
+        if let Some((member, score)) = popped.flatten() {
+            let name: &[u8] = if highest { b"ZPOPMAX" } else { b"ZPOPMIN" };
+            log_as(ctx, Some([name, key]));
+            ctx.reply.array(3);
+            ctx.reply.bulk(key);
+            ctx.reply.bulk(&member);
+            reply_score(ctx, score);
+            return Ok(());
+        }
+    }
+    log_as(ctx, None::<[&[u8]; 0]>);
+    if ctx.may_block() {
+        let keys = keys.map(|at| request.arg(at).to_vec()).collect();
+        ctx.block_on(&request, keys, timeout, is_zset, Reply::null_array);
+    } else {
+        ctx.reply.null_array();
+    }
+    Ok(())
+}
+
+pub(super) fn bzpopmin(ctx: &mut Ctx, request: Request) -> CmdResult {
+    blocking_pop(ctx, request, false)
+}
+
+pub(super) fn bzpopmax(ctx: &mut Ctx, request: Request) -> CmdResult {
+    blocking_pop(ctx, request, true)
+}
+
+/// ZSCAN key cursor [MATCH pattern] [COUNT count] [NOSCORES].
 pub(super) fn zscan(ctx: &mut Ctx, request: Request) -> CmdResult {
-    check_cursor(request)?;
-    let found = read_zset(ctx, request.arg(1), |zset| {
+    let cursor = parse_cursor(request)?;
+    let (next, found, members_only) = read_zset(ctx, request.arg(1), |zset| {
         let Some(zset) = zset else {
-            return Ok(Vec::new());
+            return Ok((0, Vec::new(), false));
         };
-        let pattern = scan_options(request)?;
-        Ok::<_, CmdError>(
-            zset.iter()
-                .filter(|(member, _)| matches(pattern, member))
-                .map(|(member, score)| (member.to_vec(), stored_score(score)))
-                .collect::<Vec<_>>(),
-        )
+        let options = scan_options(request, Scanned::ZSet)?;
+        let (next, entries) = zset.scan(cursor, options.count);
+        let found = entries
+            .filter(|(member, _)| matches(options.pattern, member))
+            .map(|(member, score)| (member.to_vec(), stored_score(score)))
+            .collect::<Vec<_>>();
+        Ok::<_, CmdError>((next, found, options.members_only))
     })??;
     ctx.reply.array(2);
-    ctx.reply.bulk(b"0");
-    ctx.reply.array(found.len() * 2);
+    ctx.reply.bulk(next.to_string().as_bytes());
+    ctx.reply
+        .array(found.len() * if members_only { 1 } else { 2 });
     for (member, score) in &found {
         ctx.reply.bulk(member);
-        ctx.reply.bulk(score.as_bytes());
+        if !members_only {
+            ctx.reply.bulk(score.as_bytes());
+        }
     }
     Ok(())
 }
@@ -726,6 +784,20 @@ pub(super) const SPECS: &[CommandSpec] = &[
         .since("5.0.0")
         .complexity("O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.")
         .args(&[key("key"), integer("count").optional()]),
+    CommandSpec::new("bzpopmin", -3, Group::SortedSet, "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", bzpopmin)
+        .flags(bits![Flags: WRITE, NOSCRIPT, BLOCKING, FAST])
+        .key_specs(RW_ACCESS_DELETE_ALL_BUT_LAST)
+        .acl(bits![Acl: SORTEDSET])
+        .since("5.0.0")
+        .complexity("O(log(N)) with N being the number of elements in the sorted set.")
+        .args(&[key("key").multiple(), double("timeout")]),
+    CommandSpec::new("bzpopmax", -3, Group::SortedSet, "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.", bzpopmax)
+        .flags(bits![Flags: WRITE, NOSCRIPT, BLOCKING, FAST])
+        .key_specs(RW_ACCESS_DELETE_ALL_BUT_LAST)
+        .acl(bits![Acl: SORTEDSET])
+        .since("5.0.0")
+        .complexity("O(log(N)) with N being the number of elements in the sorted set.")
+        .args(&[key("key").multiple(), double("timeout")]),
     CommandSpec::new("zscan", -3, Group::SortedSet, "Iterates over members and scores of a sorted set.", zscan)
         .flags(bits![Flags: READONLY])
         .key_specs(RO_ACCESS)
@@ -737,6 +809,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
             integer("cursor"),
             super::spec::pattern("pattern").token("MATCH").optional(),
             integer("count").token("COUNT").optional(),
+            pure_token("noscores", "NOSCORES").optional().since("8.0.0"),
         ])
         .tips(&["nondeterministic_output"]),
 ];

@@ -73,9 +73,10 @@ fn section(report: &Report, name: &str, out: &mut String) {
         }),
         "clients" => write!(
             out,
-            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:0\r\n",
+            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\n",
             report.connected_clients,
-            report.maxclients
+            report.maxclients,
+            report.blocked_clients
         ),
         "memory" => {
             let memory = &report.memory;

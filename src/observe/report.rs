@@ -17,6 +17,8 @@ pub struct Report<'a> {
     pub config_file: Option<PathBuf>,
     pub connected_clients: usize,
     pub maxclients: u64,
+    /// Clients parked by blocking commands.
+    pub blocked_clients: usize,
     pub memory: Memory,
     pub cpu: CpuTimes,
     pub snapshots: Snapshots,

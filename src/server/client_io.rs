@@ -2,10 +2,11 @@
 //! and send all their replies with one write. The same loop serves plain TCP and TLS streams.
 //! Nothing here holds a lock across an await.
 
+use super::blocking::{self, Ended, Parked};
 use super::pubsub::{Inbox, INBOX_LIMIT};
 use super::query_buffer::{OverCeiling, QueryBuffer};
 use super::{replication, Shared};
-use crate::cmd::{self, errors, BlockFor, ClientInfo, Ctx, Outcome, Session, WaitForReplicas};
+use crate::cmd::{self, errors, BlockOn, ClientInfo, Ctx, Outcome, Session, WaitForReplicas};
 use crate::config::Config;
 use crate::observe::{Call, Stats, Tally};
 use crate::protocol::{Limits, Protocol, Reply, Request, RequestParser};
@@ -199,9 +200,6 @@ where
         input.consume(consumed);
         unfinished = failure.is_none() && !session.close && reply.len() >= MAX_PENDING_REPLY;
         Stats::add(&shared.stats.commands_processed, commands);
-        if session.writes > 0 {
-            shared.keyspace_changed.notify_waiters();
-        }
         tally.flush(&shared.commands);
         shared
             .saver
@@ -216,11 +214,6 @@ where
         if let Some(wait) = session.wait_asked.take() {
             let acked = wait_for_replicas(shared, &session, wait).await;
             reply.int(acked as i64);
-            unfinished = true;
-        }
-        if let Some(block) = session.block_asked.take() {
-            serve_blocked(shared, &mut session, &mut reply, &mut tally, block).await;
-            tally.flush(&shared.commands);
             unfinished = true;
         }
         if let Some(number) = session.shutdown_asked.take() {
@@ -246,6 +239,42 @@ where
             Stats::add(&shared.stats.net_output_bytes, reply.len() as u64);
             reply.clear();
             reply.shrink(KEEP_BUFFER);
+        }
+        if let Some(block) = session.block_asked.take() {
+            let command = block
+                .request
+                .iter()
+                .next()
+                .and_then(|(_, r)| cmd::lookup(r.arg(0)));
+            let Some(parked) = park(shared, stream, &mut input, session, reply, *block).await?
+            else {
+                return Ok(());
+            };
+            let Parked {
+                session: back,
+                reply: answer,
+                ended,
+            } = parked;
+            (session, reply) = (back, answer);
+            // A served command was counted by whoever ran it.
+            let call = match ended {
+                Ended::TimedOut => Some(Call::Succeeded),
+                Ended::Failed(_) | Ended::Disconnected(_) => Some(Call::Failed),
+                Ended::Served | Ended::Withdrawn => None,
+            };
+            if let (Some(index), Some(call)) = (command, call) {
+                tally.record(index, call, 0);
+            }
+            if ended == Ended::Withdrawn {
+                return Ok(());
+            }
+            if session.close {
+                send(stream, reply.bytes(), &shared.config, inbox, false).await?;
+                return Ok(());
+            }
+            // Its reply goes out with those of the requests that were sent after it.
+            unfinished = true;
+            continue;
         }
         if let Some(error) = failure {
             tracing::debug!(client = session.client.id, %error, "protocol error; closing");
@@ -276,6 +305,136 @@ where
     }
 }
 
+/// Parks the client on the keys its blocking command named (see `blocking`), until its wait
+/// ends: served, timed out or unblocked. Meanwhile the client's socket is read only to notice
+/// it leave (what it sends is kept for later, as Redis does). None when the connection is to
+/// close: the client left or was killed, or the server stops.
+async fn park<S>(
+    shared: &Arc<Shared>,
+    stream: &mut S,
+    input: &mut QueryBuffer<'_>,
+    session: Session,
+    reply: Reply,
+    block: BlockOn,
+) -> io::Result<Option<Parked>>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let client = session.client.clone();
+    let deadline = block
+        .timeout
+        .map(|timeout| tokio::time::Instant::now() + timeout);
+    let mut done = shared.blocking.park(&shared.store, session, reply, block);
+    let withdraw_on_drop = WithdrawOnDrop {
+        shared,
+        id: client.id,
+    };
+    {
+        // A write may have come between the command's look at its keys and now.
+        let _batch = shared.isolation.shared();
+        blocking::serve_ready(shared);
+    }
+    let timed_out = async {
+        match deadline {
+            Some(deadline) => tokio::time::sleep_until(deadline).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(timed_out);
+    loop {
+        // A command that waits for time as well as for writes (a frontier's leases) runs again
+        // at the time it named, in its place among its keys' waiters.
+        let wake_at = shared.blocking.wake_at_ms(client.id);
+        let woken = async {
+            match wake_at {
+                Some(at) => {
+                    // At least a millisecond, so that a command that names the present again
+                    // cannot spin.
+                    let wait = at.saturating_sub(now_ms()).max(1);
+                    tokio::time::sleep(Duration::from_millis(wait)).await;
+                }
+                None => std::future::pending().await,
+            }
+        };
+        let settings = shared.config.settings();
+        let client_limit = settings.client_query_buffer_limit.min(usize::MAX as u64) as usize;
+        let ceiling = settings.max_query_buffers_memory;
+        let mut closing = false;
+        if input.make_room(READ_CHUNK, client_limit, ceiling).is_err() {
+            tracing::warn!(
+                client = client.id,
+                "closing blocked client: its input would go past max-query-buffers-memory"
+            );
+            closing = true;
+        } else {
+            tokio::select! {
+                biased;
+                parked = &mut done => return Ok(parked.ok()),
+                _ = woken => {
+                    shared.blocking.signal_own_keys(&shared.store, client.id);
+                    let _batch = shared.isolation.shared();
+                    blocking::serve_ready(shared);
+                    continue;
+                }
+                _ = &mut timed_out => {
+                    let ended = shared.blocking.withdraw(&shared.store, client.id, Ended::TimedOut);
+                    // None: its command runs now, and the outcome comes through `done`.
+                    return Ok(match ended {
+                        Some(parked) => Some(parked),
+                        None => done.await.ok(),
+                    });
+                }
+                _ = shared.shutdown.requested() => closing = true,
+                _ = client.killed() => closing = true,
+                read = stream.read_buf(input.for_reading()) => match read {
+                    Ok(0) => closing = true,
+                    Ok(read) => {
+                        Stats::add(&shared.stats.net_input_bytes, read as u64);
+                        if input.len() > client_limit {
+                            tracing::warn!(
+                                client = client.id,
+                                pending = input.len(),
+                                limit = client_limit,
+                                "closing blocked client that reached client-query-buffer-limit"
+                            );
+                            closing = true;
+                        }
+                    }
+                    Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => closing = true,
+                    Err(error) => return Err(error),
+                },
+            }
+        }
+        if closing {
+            let ended = shared
+                .blocking
+                .withdraw(&shared.store, client.id, Ended::Withdrawn);
+            if ended.is_none() {
+                // Its command runs now: let it end, and drop its reply with the connection.
+                let _ = done.await;
+            }
+            drop(withdraw_on_drop);
+            return Ok(None);
+        }
+    }
+}
+
+/// Ends a parked client's wait if its connection's task ends without seeing the end of it (an
+/// error on its socket), so that nothing is left behind.
+struct WithdrawOnDrop<'a> {
+    shared: &'a Arc<Shared>,
+    id: u64,
+}
+
+impl Drop for WithdrawOnDrop<'_> {
+    fn drop(&mut self) {
+        let _ = self
+            .shared
+            .blocking
+            .withdraw(&self.shared.store, self.id, Ended::Withdrawn);
+    }
+}
+
 /// WAIT: asks the replicas to acknowledge at once, then waits until enough did, the timeout
 /// passes, or the client or the server goes; returns how many acknowledged.
 async fn wait_for_replicas(shared: &Shared, session: &Session, wait: WaitForReplicas) -> usize {
@@ -287,67 +446,6 @@ async fn wait_for_replicas(shared: &Shared, session: &Session, wait: WaitForRepl
         acked = replication.wait_for_acks(wait.offset, wait.replicas, deadline) => acked,
         _ = session.client.killed() => 0,
         _ = shared.shutdown.requested() => replication.acked_at_least(wait.offset),
-    }
-}
-
-/// A command that asked to wait (`BlockFor`): runs it again after each batch of writes anywhere
-/// and at the time it named, until it answers; past its timeout, or when the server stops,
-/// answers a null array. A killed client leaves without an answer.
-async fn serve_blocked(
-    shared: &Arc<Shared>,
-    session: &mut Session,
-    reply: &mut Reply,
-    tally: &mut Tally,
-    mut block: BlockFor,
-) {
-    let deadline = block.timeout_at_ms;
-    let request = std::mem::take(&mut block.request);
-    let Some((_, request)) = request.iter().next() else {
-        return;
-    };
-    loop {
-        // Listening before running it again, so that no write in between goes unnoticed (the
-        // first run, before the wait began, was not listening: so it runs once more at once).
-        let changed = shared.keyspace_changed.notified();
-        tokio::pin!(changed);
-        changed.as_mut().enable();
-        let batch = shared.isolation.shared();
-        let started = Instant::now();
-        let mut ctx = Ctx {
-            server: shared,
-            store: &shared.store,
-            session: &mut *session,
-            reply: &mut *reply,
-            now: now_ms(),
-        };
-        let outcome = cmd::execute(&mut ctx, request);
-        count(tally, outcome, started.elapsed().as_micros() as u64);
-        drop(batch);
-        match session.block_asked.take() {
-            None => return,
-            Some(again) => block.wake_at_ms = again.wake_at_ms,
-        }
-        let now = now_ms();
-        if deadline.is_some_and(|deadline| now >= deadline) {
-            reply.null_array();
-            return;
-        }
-        let until = [deadline, block.wake_at_ms].into_iter().flatten().min();
-        let sleep = async {
-            match until {
-                Some(at) => tokio::time::sleep(Duration::from_millis(at.saturating_sub(now))).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            _ = changed => {}
-            _ = sleep => {}
-            _ = session.client.killed() => return,
-            _ = shared.shutdown.requested() => {
-                reply.null_array();
-                return;
-            }
-        }
     }
 }
 
@@ -409,6 +507,8 @@ fn execute_all(
                     drop(everyone);
                     batch = Some(shared.isolation.shared());
                 }
+                // Clients blocked on keys this command made ready are served before the next.
+                blocking::serve_ready(shared);
                 let finished = Instant::now();
                 let micros = finished.duration_since(started).as_micros() as u64;
                 started = finished;
@@ -431,10 +531,10 @@ fn execute_all(
             }
         };
         consumed += parser.take_consumed();
-        // PSYNC, WAIT and a blocking command are carried out by the connection before anything
+        // PSYNC, WAIT and a blocked command are carried out by the connection before anything
         // after them runs.
         let waits =
-            session.wait_asked.is_some() || session.block_asked.is_some() || session.psync_asked();
+            session.wait_asked.is_some() || session.psync_asked() || session.block_asked.is_some();
         if !more || session.close || waits || reply.len() >= MAX_PENDING_REPLY {
             return (commands, None, consumed);
         }
@@ -444,7 +544,7 @@ fn execute_all(
 /// Counts a command's outcome in the connection's tally.
 fn count(tally: &mut Tally, outcome: Outcome, micros: u64) {
     let (index, call) = match outcome {
-        Outcome::Unknown | Outcome::Queued => return,
+        Outcome::Unknown | Outcome::Queued | Outcome::Blocked => return,
         Outcome::Succeeded(index) => (index, Call::Succeeded),
         Outcome::Failed(index) => (index, Call::Failed),
         Outcome::Rejected(index) => (index, Call::Rejected),

@@ -159,6 +159,10 @@ impl cmd::Server for Arc<Shared> {
     fn pubsub(&self) -> &dyn cmd::PubSub {
         &self.pubsub
     }
+
+    fn unblock_client(&self, id: u64, error: bool) -> bool {
+        self.blocking.unblock(&self.store, id, error)
+    }
 }
 
 fn save_error(error: saver::SaveError) -> SaveError {

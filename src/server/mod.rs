@@ -2,6 +2,7 @@
 //! orderly shutdown. Protocol and command logic live elsewhere; this module moves bytes.
 
 mod background;
+mod blocking;
 mod client_io;
 mod clients;
 mod command_host;
@@ -68,9 +69,8 @@ pub struct Shared {
     /// Held while a write runs and its record goes to the log and the replication stream, so
     /// that both hold writes in the order they took effect; the record is encoded into it.
     pub(crate) stream_order: Mutex<Vec<u8>>,
-    /// Signalled after every batch of commands that wrote: clients waiting in a blocking
-    /// command (FQ.POP ... BLOCK) run it again.
-    pub(crate) keyspace_changed: tokio::sync::Notify,
+    /// Clients parked by blocking commands.
+    pub(crate) blocking: blocking::Blocking,
 }
 
 /// Where a server keeps its data, and what it does when the log cannot be written under
@@ -134,7 +134,7 @@ impl Shared {
             run_id,
             replication: Replication::new(backlog_size),
             stream_order: Mutex::new(Vec::new()),
-            keyspace_changed: tokio::sync::Notify::new(),
+            blocking: blocking::Blocking::default(),
         };
         shared.apply_eviction_settings();
         shared
@@ -166,6 +166,7 @@ impl Shared {
             lru_clock: self.store.tracking().lru_clock(),
             config_file: self.config.file.clone(),
             connected_clients: self.clients.count(),
+            blocked_clients: self.blocking.parked(),
             maxclients: settings.maxclients,
             memory: observe::Memory {
                 used: crate::memory::allocated() as u64,

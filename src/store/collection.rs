@@ -1,16 +1,15 @@
-//! Lists, what the collection types share (thresholds, memory counts), and the snapshot
-//! encoding of all four; sets, sorted sets and hashes have their own modules.
+//! What the collection types share (thresholds, memory counts), and the snapshot encoding of
+//! all four; lists, sets, sorted sets and hashes have their own modules.
 //!
-//! List elements are boxed slices rather than vectors: an element never grows, and eight
-//! bytes fewer per element matters for lists of millions of small strings.
+//! Members held apart are boxed slices rather than vectors: a member never grows, and eight
+//! bytes fewer per member matters for collections of millions of small strings.
 
 use super::hash::Hash;
+pub use super::list::List;
 use super::set::Set;
 use super::zset::ZSet;
-use std::collections::VecDeque;
 
 pub type Bytes = Box<[u8]>;
-pub type List = VecDeque<Bytes>;
 
 /// Redis's thresholds for its compact encodings (`*-max-listpack-entries`/`-value`), which
 /// OBJECT ENCODING reports.
@@ -22,29 +21,15 @@ const LIST_LISTPACK_BYTES: usize = 8 * 1024;
 /// OBJECT ENCODING's answer, as Redis 8 picks it for the same contents: a size limit only
 /// (about two bytes of overhead an element), no count.
 pub(super) fn list_encoding(list: &List) -> &'static str {
-    let bytes: usize = list.iter().map(|m| m.len() + 2).sum();
-    if bytes <= LIST_LISTPACK_BYTES {
+    if list.packed_size() <= LIST_LISTPACK_BYTES {
         "listpack"
     } else {
         "quicklist"
     }
 }
 
-/// What a boxed slice costs: its pointer and length, and its bytes (counted as requested, as
-/// a string's capacity is and as INFO's used_memory counts them).
-pub(super) fn boxed(len: usize) -> u64 {
-    16 + len as u64
-}
-
 pub(super) fn list_memory(list: &List) -> u64 {
-    let slots = list.capacity() as u64 * 16;
-    slots + list.iter().map(|m| boxed(m.len()) - 16).sum::<u64>()
-}
-
-/// A hash table slot per entry plus one control byte, at std's 7/8 load.
-pub(super) fn table_memory(capacity: usize, entry: usize) -> u64 {
-    let buckets = (capacity * 8 / 7).next_power_of_two() as u64;
-    buckets * (entry as u64 + 1)
+    list.memory_bytes()
 }
 
 /// Snapshot encoding: a count, then each element as a 4-byte length and its bytes (a sorted
@@ -141,9 +126,10 @@ impl<'a> Decoder<'a> {
 
 pub(super) fn decode_list(bytes: &[u8]) -> Option<List> {
     let (mut input, count) = Decoder::new(bytes)?;
-    let list = (0..count)
-        .map(|_| input.bytes())
-        .collect::<Option<List>>()?;
+    let mut list = List::default();
+    for _ in 0..count {
+        list.push_back(&input.bytes()?);
+    }
     input.is_done().then_some(list)
 }
 
@@ -190,10 +176,7 @@ mod tests {
 
     #[test]
     fn encodings_round_trip() {
-        let list: List = [&b"a"[..], b"", b"bc"]
-            .iter()
-            .map(|m| Bytes::from(*m))
-            .collect();
+        let list: List = [&b"a"[..], b"", b"bc"].into_iter().collect();
         assert_eq!(decode_list(&encode_list(&list)), Some(list));
         let mut zset = ZSet::default();
         zset.insert(b"x", 2.0);

@@ -1,5 +1,6 @@
 use super::access::{AccessBits, Tracking};
 use super::table::{KeyTable, ScanBudget};
+use super::waits::Waits;
 use super::{glob_match, read, write, Value};
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -97,6 +98,8 @@ pub struct Db {
     seed: u64,
     /// The access clock and policy, shared by every database of the store.
     tracking: Arc<Tracking>,
+    /// The keys blocked clients wait on: a key created or replaced is signalled ready.
+    waits: Waits,
 }
 
 /// SCAN's cursor holds the shard in its bits from this one up, and the cursor within the shard's
@@ -129,6 +132,7 @@ impl Db {
                 .collect(),
             seed: random_seed(),
             tracking,
+            waits: Waits::default(),
         }
     }
 
@@ -151,6 +155,28 @@ impl Db {
                 .store(theirs.windowed.load(Ordering::Relaxed), Ordering::Relaxed);
             theirs.windowed.store(windowed, Ordering::Relaxed);
         }
+        self.waits.signal_all();
+    }
+
+    /// Notes that a client waits on `key` (see `take_ready`); once per client and key.
+    pub fn add_waiter(&self, key: &[u8]) {
+        self.waits.add_waiter(key);
+    }
+
+    pub fn remove_waiter(&self, key: &[u8]) {
+        self.waits.remove_waiter(key);
+    }
+
+    /// Notes that the value at `key` may now serve a client that waits on it. Creating or
+    /// replacing a key does this by itself; a command that makes an existing value able to
+    /// serve (a push onto a value that stays when empty) calls it.
+    pub fn signal_ready(&self, key: &[u8]) {
+        self.waits.signal(key);
+    }
+
+    /// The waited keys signalled since the last call, in the order they were, each once.
+    pub fn take_ready(&self) -> Vec<Box<[u8]>> {
+        self.waits.take_ready()
     }
 
     /// The key's shard and hash.
@@ -304,6 +330,7 @@ impl Db {
         let fresh = Entry::new(value, 0, self.tracking.fresh());
         let (entry, _) = map.insert(hash, key, fresh);
         let result = f(&mut entry.value_mut(), true);
+        self.waits.signal(key);
         Ok(result)
     }
 
@@ -317,6 +344,7 @@ impl Db {
         shard.note(&value);
         let entry = Entry::new(value, 0, self.tracking.fresh());
         Self::forget_expiry(shard, map.insert(hash, key, entry).1);
+        self.waits.signal(key);
         true
     }
 
@@ -336,6 +364,7 @@ impl Db {
         };
         let entry = Entry::new(value, expires_at, access);
         Self::forget_expiry(shard, map.insert(hash, key, entry).1);
+        self.waits.signal(key);
     }
 
     fn forget_expiry(shard: &Shard, old: Option<Entry>) {

@@ -3,9 +3,8 @@
 //! in a hash table. As in Redis, a hash that outgrows the packed form never goes back to it,
 //! and packed fields keep their insertion order, which HGETALL shows.
 
-use std::collections::HashMap;
-
 use super::collection::Bytes;
+use super::dense::DenseMap;
 
 /// Redis's `hash-max-listpack-entries` and `hash-max-listpack-value`.
 const PACKED_ENTRIES: usize = 128;
@@ -15,7 +14,7 @@ const PACKED_VALUE: usize = 64;
 enum Repr {
     /// Entries end to end: a length byte and the field, a length byte and the value.
     Packed(Vec<u8>),
-    Table(HashMap<Bytes, Bytes>),
+    Table(DenseMap<Bytes>),
 }
 
 #[derive(Debug, Clone)]
@@ -127,7 +126,24 @@ impl Hash {
     pub fn iter(&self) -> Box<dyn Iterator<Item = (&[u8], &[u8])> + '_> {
         match &self.0 {
             Repr::Packed(packed) => Box::new(slots(packed).map(|(_, f, v)| (f, v))),
-            Repr::Table(table) => Box::new(table.iter().map(|(f, v)| (&**f, &**v))),
+            Repr::Table(table) => Box::new(table.iter().map(|(f, v)| (f, &**v))),
+        }
+    }
+
+    /// One HSCAN step: the fields and values it covers and the cursor to continue from (0 when
+    /// done). A packed hash is returned whole, as Redis returns a listpack.
+    #[allow(clippy::type_complexity)]
+    pub fn scan(
+        &self,
+        cursor: u64,
+        count: usize,
+    ) -> (u64, Box<dyn Iterator<Item = (&[u8], &[u8])> + '_>) {
+        match &self.0 {
+            Repr::Packed(_) => (0, self.iter()),
+            Repr::Table(table) => {
+                let (next, found) = table.scan(cursor, count);
+                (next, Box::new(found.iter().map(|(f, v)| (&**f, &**v))))
+            }
         }
     }
 
@@ -153,10 +169,8 @@ impl Hash {
         match &self.0 {
             Repr::Packed(packed) => packed.capacity() as u64,
             Repr::Table(table) => {
-                // A slot of two boxed slices and a control byte per bucket, at std's 7/8 load.
-                let buckets = (table.capacity() * 8 / 7).next_power_of_two() as u64;
-                let heap: u64 = table.iter().map(|(f, v)| (f.len() + v.len()) as u64).sum();
-                buckets * 33 + heap
+                let values: u64 = table.iter().map(|(_, v)| v.len() as u64).sum();
+                table.memory_bytes() + values
             }
         }
     }

@@ -8,15 +8,18 @@
 mod access;
 mod collection;
 mod db;
+mod dense;
 mod eviction;
 mod frontier;
 mod glob;
 mod hash;
+mod list;
 pub mod rdb;
 mod set;
 mod summary;
 mod table;
 mod value;
+mod waits;
 mod zset;
 
 pub use access::{Tracking, LFU_INIT_VAL, LRU_CLOCK_MAX};

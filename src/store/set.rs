@@ -2,8 +2,8 @@
 //! an integer, up to 512 of them; a listpack up to 128 members of 64 bytes), larger ones in a
 //! hash table. As in Redis, a set never goes back to a more compact form.
 
-use super::collection::{boxed, table_memory, Bytes, LISTPACK_ENTRIES, LISTPACK_VALUE};
-use std::collections::HashSet;
+use super::collection::{Bytes, LISTPACK_ENTRIES, LISTPACK_VALUE};
+use super::dense::DenseMap;
 
 /// Redis's `set-max-intset-entries`.
 const INTSET_ENTRIES: usize = 512;
@@ -16,7 +16,7 @@ enum Repr {
         bytes: Vec<u8>,
         strings: bool,
     },
-    Table(HashSet<Bytes>),
+    Table(DenseMap<()>),
 }
 
 #[derive(Debug, Clone)]
@@ -66,7 +66,7 @@ impl Set {
     pub fn contains(&self, member: &[u8]) -> bool {
         match &self.0 {
             Repr::Packed { bytes, .. } => members(bytes).any(|(_, _, m)| m == member),
-            Repr::Table(table) => table.contains(member),
+            Repr::Table(table) => table.contains_key(member),
         }
     }
 
@@ -92,11 +92,13 @@ impl Set {
                 *strings = strings_now;
                 return true;
             }
-            let table = members(bytes).map(|(_, _, m)| Bytes::from(m)).collect();
+            let table = members(bytes)
+                .map(|(_, _, m)| (Bytes::from(m), ()))
+                .collect();
             self.0 = Repr::Table(table);
         }
         match &mut self.0 {
-            Repr::Table(table) => table.insert(Bytes::from(member)),
+            Repr::Table(table) => table.insert(Bytes::from(member), ()).is_none(),
             Repr::Packed { .. } => unreachable!("unpacked above"),
         }
     }
@@ -110,14 +112,26 @@ impl Set {
                     .map(|(start, end, _)| start..end);
                 found.map(|range| bytes.drain(range)).is_some()
             }
-            Repr::Table(table) => table.remove(member),
+            Repr::Table(table) => table.remove(member).is_some(),
         }
     }
 
     pub fn iter(&self) -> Box<dyn Iterator<Item = &[u8]> + '_> {
         match &self.0 {
             Repr::Packed { bytes, .. } => Box::new(members(bytes).map(|(_, _, m)| m)),
-            Repr::Table(table) => Box::new(table.iter().map(|m| &**m)),
+            Repr::Table(table) => Box::new(table.keys()),
+        }
+    }
+
+    /// One SSCAN step: the members it covers and the cursor to continue from (0 when done).
+    /// A packed set is returned whole, as Redis returns an intset or a listpack.
+    pub fn scan(&self, cursor: u64, count: usize) -> (u64, Box<dyn Iterator<Item = &[u8]> + '_>) {
+        match &self.0 {
+            Repr::Packed { .. } => (0, self.iter()),
+            Repr::Table(table) => {
+                let (next, found) = table.scan(cursor, count);
+                (next, Box::new(found.iter().map(|(member, _)| &**member)))
+            }
         }
     }
 
@@ -134,10 +148,7 @@ impl Set {
     pub fn memory_bytes(&self) -> u64 {
         match &self.0 {
             Repr::Packed { bytes, .. } => bytes.capacity() as u64,
-            Repr::Table(table) => {
-                table_memory(table.capacity(), 16)
-                    + table.iter().map(|m| boxed(m.len()) - 16).sum::<u64>()
-            }
+            Repr::Table(table) => table.memory_bytes(),
         }
     }
 }

@@ -2,9 +2,10 @@
 //! keeps them; larger ones as a table by member beside a tree by (score, member). As in Redis,
 //! a set that outgrows the packed form never goes back to it.
 
-use super::collection::{boxed, table_memory, Bytes, LISTPACK_ENTRIES, LISTPACK_VALUE};
+use super::collection::{Bytes, LISTPACK_ENTRIES, LISTPACK_VALUE};
+use super::dense::DenseMap;
 use std::cmp::Ordering;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 /// A score: a float that is never NaN, so that it has a total order.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -29,7 +30,7 @@ enum Repr {
     /// Entries end to end, in order: the score's 8 bytes, a length byte, the member.
     Packed(Vec<u8>),
     Tree {
-        scores: HashMap<Bytes, f64>,
+        scores: DenseMap<f64>,
         order: BTreeSet<(Score, Bytes)>,
     },
 }
@@ -184,6 +185,23 @@ impl ZSet {
         self.iter().rev().skip_while(move |(_, score)| *score > max)
     }
 
+    /// One ZSCAN step: the members and scores it covers and the cursor to continue from (0
+    /// when done). A packed set is returned whole, as Redis returns a listpack.
+    #[allow(clippy::type_complexity)]
+    pub fn scan(
+        &self,
+        cursor: u64,
+        count: usize,
+    ) -> (u64, Box<dyn Iterator<Item = (&[u8], f64)> + '_>) {
+        match &self.0 {
+            Repr::Packed(_) => (0, self.iter()),
+            Repr::Tree { scores, .. } => {
+                let (next, found) = scores.scan(cursor, count);
+                (next, Box::new(found.iter().map(|(m, s)| (&**m, *s))))
+            }
+        }
+    }
+
     /// The 0-based position of `member`, lowest score first.
     pub fn rank(&self, member: &[u8]) -> Option<usize> {
         match &self.0 {
@@ -212,8 +230,8 @@ impl ZSet {
                 // B-tree leaf holds 11 entries of 24 bytes in about 280 bytes, and entries
                 // added in order (a queue's usual case) leave it about half full: 48 bytes an
                 // entry, as measured.
-                let member_heap: u64 = scores.keys().map(|m| boxed(m.len()) - 16).sum();
-                table_memory(scores.capacity(), 24) + 2 * member_heap + scores.len() as u64 * 48
+                let member_heap: u64 = scores.keys().map(|m| m.len() as u64).sum();
+                scores.memory_bytes() + member_heap + scores.len() as u64 * 48
             }
         }
     }

@@ -13,7 +13,7 @@ use crate::persist::recovery::{ApplyLogged, Logged};
 use crate::persist::snapshot;
 use crate::protocol::Request;
 use crate::server::logged_writes::LoggedWrites;
-use crate::server::{saver, tls, Shared};
+use crate::server::{blocking, saver, tls, Shared};
 use crate::store::now_ms;
 use rustls::pki_types::ServerName;
 use std::io;
@@ -68,6 +68,7 @@ pub(in crate::server) fn follow(
             tracing::info!(%host, port, "following a primary");
             let generation = replication.set_primary(Some((host, port)), now_ms());
             shared.clients.kill_kind(ClientKind::Primary);
+            shared.blocking.disconnect_all(&shared.store);
             let shared = shared.clone();
             tokio::spawn(async move { run_link(shared, generation).await });
         }
@@ -541,6 +542,12 @@ fn apply_records(
                 logged_up_to = aof.order().append_with(|out| out.extend_from_slice(raw));
             }
             shared.replication.stream.append(raw);
+        }
+        if !control {
+            // Clients blocked on this replica (replica-read-only no) are served by its
+            // primary's writes, as by any.
+            let _batch = shared.isolation.shared();
+            blocking::serve_ready(shared);
         }
         consumed += len;
     }

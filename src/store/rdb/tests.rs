@@ -35,7 +35,7 @@ fn elements(value: &Value) -> Vec<String> {
     let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
     match value {
         Value::String(bytes) => vec![text(bytes)],
-        Value::List(list) => list.iter().map(|e| text(e)).collect(),
+        Value::List(list) => list.iter().map(text).collect(),
         Value::Set(set) => {
             let mut members: Vec<String> = set.iter().map(text).collect();
             members.sort();
@@ -107,7 +107,7 @@ fn dumps_strings_as_redis_does() {
 fn every_kind_of_value() -> Vec<Value> {
     let mut list = List::new();
     for element in ["a", "", "12", "-3", &"long".repeat(40)] {
-        list.push_back(element.as_bytes().into());
+        list.push_back(element.as_bytes());
     }
     let mut set = Set::default();
     let mut big_set = Set::default();
