@@ -375,7 +375,7 @@ impl Ctx<'_> {
         if self.session.replaying {
             u64::MAX
         } else {
-            let configured = self.config().settings().max_filter_memory;
+            let configured = self.config().max_filter_memory();
             super::filters::per_filter_limit(configured, self.config().maxmemory())
         }
     }

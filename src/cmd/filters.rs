@@ -278,7 +278,7 @@ pub(super) fn reserve<F: Filter>(ctx: &mut Ctx, key: &[u8], options: F::Options)
 
 /// Whether an add creates a missing key, and with which options.
 pub(super) enum Create<O> {
-    /// With the `bf-*` defaults, read with the other settings the add needs.
+    /// With the `bf-*` defaults, read only if the key is missing.
     Defaults,
     With(O),
     /// A missing key is `ERR not found` (INSERT ... NOCREATE).
@@ -291,8 +291,9 @@ impl<O> From<Option<O>> for Create<O> {
     }
 }
 
-/// Runs `add` on the filter at `key`, creating it as `create` says when missing. The settings are
-/// read once, for both the defaults and the size limit.
+/// Runs `add` on the filter at `key`, creating it as `create` says when missing. The settings
+/// (`Settings`, a clone under a lock shared by every connection) are read only to create one: an
+/// add to a filter that exists, the common case, reads just the limit's atomics.
 fn with_filter_for_add<F: Filter, R>(
     ctx: &mut Ctx,
     key: &[u8],
@@ -300,11 +301,7 @@ fn with_filter_for_add<F: Filter, R>(
     add: impl FnOnce(&mut F, &mut Vec<Result<bool, CmdError>>, u64) -> R,
 ) -> Result<R, CmdError> {
     let limit = ctx.filter_memory_limit();
-    let create = match create {
-        Create::Defaults => Some(default_options::<F>(ctx)),
-        Create::With(options) => Some(options),
-        Create::Never => None,
-    };
+    let server = ctx.server;
     let scratch = &mut ctx.session.scratch;
     let db = ctx.store.db(ctx.session.db);
     let apply = |value: &mut Value, created: bool| match F::of_mut(value) {
@@ -314,18 +311,23 @@ fn with_filter_for_add<F: Filter, R>(
         }
         None => Err(CmdError::from(WRONGTYPE)),
     };
-    let (result, created) = match create {
-        Some(options) => db.get_or_create(
-            key,
-            ctx.now,
-            || create_filter::<F>(options, limit).map(F::into_value),
-            apply,
-        )??,
-        None => db.get_mut(key, ctx.now, |value| match value {
-            Some(value) => apply(value, false),
-            None => Err(BF_NOT_FOUND.into()),
-        })?,
+    let options = match create {
+        Create::Defaults => None,
+        Create::With(options) => Some(options),
+        Create::Never => {
+            return db
+                .get_mut(key, ctx.now, |value| match value {
+                    Some(value) => apply(value, false),
+                    None => Err(BF_NOT_FOUND.into()),
+                })
+                .map(|(result, _)| result);
+        }
     };
+    let make = || {
+        let options = options.unwrap_or_else(|| F::default_options(&server.config().settings()));
+        create_filter::<F>(options, limit).map(F::into_value)
+    };
+    let (result, created) = db.get_or_create(key, ctx.now, make, apply)??;
     if let Some(header) = created {
         note_created::<F>(ctx, key, &header);
     }

@@ -58,11 +58,10 @@ pub struct Config {
     settings: RwLock<Settings>,
     /// Read only by AUTH, HELLO and a connection's first command, so a lock of its own.
     requirepass: RwLock<Vec<u8>>,
-    /// `slowlog-log-slower-than`, copied out of `settings` because every command reads it and a
-    /// lock on that path would be shared by all connections.
-    slowlog_threshold_us: AtomicI64,
-    /// `maxmemory`, copied out of `settings` for the same reason: every write command checks it.
-    maxmemory: AtomicU64,
+    /// The settings read on every command or batch, copied out of `settings`: a lock on that
+    /// path would be a cache line shared by every connection, and a clone of `Settings` per
+    /// batch an allocation whenever a text setting is set.
+    hot: HotSettings,
     /// Wakes whoever waits on a setting (idle clients on `timeout`) when CONFIG SET changes any.
     changed: tokio::sync::Notify,
     rewriting: Mutex<()>,
@@ -133,8 +132,7 @@ impl Config {
             file,
             appendonly: startup.appendonly,
             aof_load_damaged: startup.aof_load_damaged,
-            slowlog_threshold_us: AtomicI64::new(settings.slowlog_log_slower_than),
-            maxmemory: AtomicU64::new(settings.maxmemory),
+            hot: HotSettings::new(&settings),
             settings: RwLock::new(settings),
             requirepass: RwLock::new(startup.requirepass.into_bytes()),
             changed: tokio::sync::Notify::new(),
@@ -222,9 +220,7 @@ impl Config {
             let value = std::str::from_utf8(value).map_err(|_| fail("argument must be text"))?;
             set(&mut updated, value).map_err(|why| fail(&why.for_client()))?;
         }
-        self.slowlog_threshold_us
-            .store(updated.slowlog_log_slower_than, Ordering::Relaxed);
-        self.maxmemory.store(updated.maxmemory, Ordering::Relaxed);
+        self.hot.store(&updated);
         *guard = updated;
         if let Some(password) = password {
             self.set_requirepass(password);
@@ -241,12 +237,71 @@ impl Config {
 
     /// Bytes of memory past which commands that may allocate are refused; 0 for no limit.
     pub fn maxmemory(&self) -> u64 {
-        self.maxmemory.load(Ordering::Relaxed)
+        self.hot.maxmemory.load(Ordering::Relaxed)
+    }
+
+    /// `timeout`: seconds a client may idle; 0 for ever.
+    pub fn timeout_secs(&self) -> u64 {
+        self.hot.timeout_secs.load(Ordering::Relaxed)
+    }
+
+    /// `max-filter-memory`, as set (0: derived from the machine).
+    pub fn max_filter_memory(&self) -> u64 {
+        self.hot.max_filter_memory.load(Ordering::Relaxed)
+    }
+
+    /// `client-query-buffer-limit`.
+    pub fn client_query_buffer_limit(&self) -> u64 {
+        self.hot.client_query_buffer_limit.load(Ordering::Relaxed)
+    }
+
+    /// `max-query-buffers-memory`; 0 for no limit.
+    pub fn max_query_buffers_memory(&self) -> u64 {
+        self.hot.max_query_buffers_memory.load(Ordering::Relaxed)
     }
 
     /// Microseconds past which a command is logged as slow; negative when the log is off.
     pub fn slowlog_threshold_us(&self) -> i64 {
-        self.slowlog_threshold_us.load(Ordering::Relaxed)
+        self.hot.slowlog_threshold_us.load(Ordering::Relaxed)
+    }
+}
+
+/// Copies of the settings that hot paths read (see `Config::hot`), kept in step by CONFIG SET.
+struct HotSettings {
+    slowlog_threshold_us: AtomicI64,
+    maxmemory: AtomicU64,
+    timeout_secs: AtomicU64,
+    client_query_buffer_limit: AtomicU64,
+    max_query_buffers_memory: AtomicU64,
+    max_filter_memory: AtomicU64,
+}
+
+impl HotSettings {
+    fn new(settings: &Settings) -> HotSettings {
+        let hot = HotSettings {
+            slowlog_threshold_us: AtomicI64::new(0),
+            maxmemory: AtomicU64::new(0),
+            timeout_secs: AtomicU64::new(0),
+            client_query_buffer_limit: AtomicU64::new(0),
+            max_query_buffers_memory: AtomicU64::new(0),
+            max_filter_memory: AtomicU64::new(0),
+        };
+        hot.store(settings);
+        hot
+    }
+
+    fn store(&self, settings: &Settings) {
+        let relaxed = Ordering::Relaxed;
+        self.slowlog_threshold_us
+            .store(settings.slowlog_log_slower_than, relaxed);
+        self.maxmemory.store(settings.maxmemory, relaxed);
+        self.timeout_secs.store(settings.timeout_secs, relaxed);
+        self.client_query_buffer_limit
+            .store(settings.client_query_buffer_limit, relaxed);
+        self.max_query_buffers_memory
+            .store(settings.max_query_buffers_memory, relaxed);
+        self.max_filter_memory
+            .store(settings.max_filter_memory, relaxed);
     }
 }
 

@@ -53,7 +53,7 @@ async fn idle(config: &Config) {
     let since = Instant::now();
     loop {
         let changed = config.changed();
-        let limit = match config.settings().timeout_secs {
+        let limit = match config.timeout_secs() {
             0 => None,
             secs => Some(since + Duration::from_secs(secs)),
         };
@@ -140,11 +140,13 @@ where
         // Only Pub/Sub messages to send: no new input to run.
         let mut messages_only = false;
         // Read each time round, so that CONFIG SET reaches clients already connected.
-        let settings = shared.config.settings();
-        let client_limit = settings.client_query_buffer_limit.min(usize::MAX as u64) as usize;
+        let client_limit = shared
+            .config
+            .client_query_buffer_limit()
+            .min(usize::MAX as u64) as usize;
         if !unfinished {
             let room = READ_CHUNK.max(parser.bytes_wanted().min(MAX_READ_AHEAD));
-            let ceiling = settings.max_query_buffers_memory;
+            let ceiling = shared.config.max_query_buffers_memory();
             if let Err(OverCeiling(held)) = input.make_room(room, client_limit, ceiling) {
                 tracing::warn!(
                     client = session.client.id,
@@ -356,9 +358,11 @@ where
                 None => std::future::pending().await,
             }
         };
-        let settings = shared.config.settings();
-        let client_limit = settings.client_query_buffer_limit.min(usize::MAX as u64) as usize;
-        let ceiling = settings.max_query_buffers_memory;
+        let client_limit = shared
+            .config
+            .client_query_buffer_limit()
+            .min(usize::MAX as u64) as usize;
+        let ceiling = shared.config.max_query_buffers_memory();
         let mut closing = false;
         if input.make_room(READ_CHUNK, client_limit, ceiling).is_err() {
             tracing::warn!(
