@@ -333,6 +333,10 @@ impl Arg {
         self.since = Some(version);
         self
     }
+    pub(crate) const fn deprecated_since(mut self, version: &'static str) -> Arg {
+        self.deprecated_since = Some(version);
+        self
+    }
     pub(crate) const fn optional(mut self) -> Arg {
         self.optional = true;
         self
@@ -389,6 +393,10 @@ impl Docs {
     }
     pub(crate) const fn complexity(mut self, complexity: &'static str) -> Docs {
         self.complexity = Some(complexity);
+        self
+    }
+    pub(crate) const fn doc_flags(mut self, flags: DocFlags) -> Docs {
+        self.doc_flags = self.doc_flags.or(flags);
         self
     }
     /// Deprecated since `since`: what to use instead.
@@ -494,6 +502,10 @@ impl CommandSpec {
     }
     pub(crate) const fn complexity(mut self, complexity: &'static str) -> CommandSpec {
         self.docs = self.docs.complexity(complexity);
+        self
+    }
+    pub(crate) const fn doc_flags(mut self, flags: DocFlags) -> CommandSpec {
+        self.docs = self.docs.doc_flags(flags);
         self
     }
     pub(crate) const fn deprecated(
