@@ -3,7 +3,7 @@
 use super::args::{is, parse_i64};
 use super::bloom::FILTER_KEY;
 use super::errors::*;
-use super::spec::{bits, integer, key, CommandSpec, Docs, Group, KeySpec};
+use super::spec::{bits, integer, key, CommandSpec, Docs, Group, KeySpec, FIRST_RELEASE};
 use super::Ctx;
 use crate::filter::Health;
 use crate::protocol::Request;
@@ -193,7 +193,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: READONLY])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: READ, BLOOM])
-    .since("0.1.0")
+    .since(FIRST_RELEASE)
     .complexity("O(f), where f is the number of sub-filters")
     .args(&[key("key")]),
     CommandSpec::new(
@@ -206,7 +206,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: READONLY])
     .key_specs(&[KeySpec::range(bits![KeyFlags: RO], 1, -1, 1)])
     .acl(bits![Acl: READ, KEYSPACE])
-    .since("0.1.0")
+    .since(FIRST_RELEASE)
     .complexity("O(N) in the bytes of the data set, or of the keys given")
     .args(&[key("key").optional().multiple()]),
 ];

@@ -329,6 +329,11 @@ impl Arg {
         self.token = Some(token);
         self
     }
+    /// What the value means, where its name does not say (its unit, say).
+    pub(crate) const fn summary(mut self, summary: &'static str) -> Arg {
+        self.summary = Some(summary);
+        self
+    }
     pub(crate) const fn since(mut self, version: &'static str) -> Arg {
         self.since = Some(version);
         self
@@ -357,6 +362,10 @@ impl Arg {
         self
     }
 }
+
+/// The version of sieved its own commands (CBF.*, TBF.*, FQ.*, BF.MERGE, SIEVED.*, ...) came
+/// in: what their `since` says.
+pub(crate) const FIRST_RELEASE: &str = "0.1.0";
 
 /// What COMMAND DOCS reports of a command or a subcommand, besides its name and group: the
 /// facts of Redis's `src/commands/*.json` for Redis's commands, in Redis 8's words.
