@@ -9,56 +9,9 @@ mod common;
 
 use common::{
     assert_command_info_as_redis, assert_lines_as_redis, check_writes_survive_restarts, escape,
-    grown_since, run_lines_without_errors, serial, RawClient, RedisServer, Resp, Rng, TestServer,
+    grown_since, run_lines_without_errors, serial, Node, RawClient, RedisServer, Resp, Rng,
+    TestServer,
 };
-
-/// A reply, parsed just enough to put unordered elements in order.
-enum Node {
-    /// A whole scalar reply, its bytes as sent.
-    Scalar(Vec<u8>),
-    /// An aggregate: its type byte, and its elements (a map's keys and values in turn).
-    Aggregate(u8, Vec<Node>),
-}
-
-fn parse(bytes: &[u8], at: &mut usize) -> Node {
-    let end = *at + bytes[*at..].windows(2).position(|w| w == b"\r\n").unwrap() + 2;
-    let kind = bytes[*at];
-    let number = || -> i64 {
-        std::str::from_utf8(&bytes[*at + 1..end - 2])
-            .unwrap()
-            .parse()
-            .unwrap()
-    };
-    match kind {
-        b'$' | b'=' | b'!' if number() >= 0 => {
-            let stop = end + number() as usize + 2;
-            let node = Node::Scalar(bytes[*at..stop].to_vec());
-            *at = stop;
-            node
-        }
-        b'*' | b'~' | b'%' | b'>' if number() >= 0 => {
-            let len = number() as usize * if kind == b'%' { 2 } else { 1 };
-            *at = end;
-            Node::Aggregate(kind, (0..len).map(|_| parse(bytes, at)).collect())
-        }
-        _ => {
-            let node = Node::Scalar(bytes[*at..end].to_vec());
-            *at = end;
-            node
-        }
-    }
-}
-
-fn write(node: &Node, out: &mut Vec<u8>) {
-    match node {
-        Node::Scalar(bytes) => out.extend_from_slice(bytes),
-        Node::Aggregate(kind, items) => {
-            let len = items.len() / if *kind == b'%' { 2 } else { 1 };
-            out.extend_from_slice(format!("{}{len}\r\n", *kind as char).as_bytes());
-            items.iter().for_each(|item| write(item, out));
-        }
-    }
-}
 
 /// Sorts an aggregate's elements, `group` at a time (pairs for a hash's fields and values).
 fn sort_elements(node: &mut Node, group: usize) {
@@ -67,7 +20,7 @@ fn sort_elements(node: &mut Node, group: usize) {
             .chunks(group)
             .map(|chunk| {
                 let mut bytes = Vec::new();
-                chunk.iter().for_each(|item| write(item, &mut bytes));
+                chunk.iter().for_each(|item| item.write(&mut bytes));
                 bytes
             })
             .collect();
@@ -79,7 +32,7 @@ fn sort_elements(node: &mut Node, group: usize) {
 /// The reply with the elements Redis leaves unordered put in order.
 fn canonical(words: &[String], reply: &[u8]) -> Vec<u8> {
     let name = words[0].to_ascii_uppercase();
-    let mut node = parse(reply, &mut 0);
+    let mut node = Node::parse(reply);
     match name.as_str() {
         "SMEMBERS" | "HKEYS" | "HVALS" | "SPOP" | "SRANDMEMBER" => sort_elements(&mut node, 1),
         "HGETALL" => sort_elements(&mut node, 2),
@@ -92,9 +45,7 @@ fn canonical(words: &[String], reply: &[u8]) -> Vec<u8> {
         }
         _ => {}
     }
-    let mut out = Vec::new();
-    write(&node, &mut out);
-    out
+    node.bytes()
 }
 
 /// Where Redis 7.0 answers differently from Redis 8, which sieved follows: the reason, if

@@ -3,7 +3,7 @@
 
 use super::args::{is, Cursor};
 use super::errors::*;
-use super::spec::{bits, one_of, pure_token, string, CommandSpec, Group};
+use super::spec::{bits, block, one_of, pure_token, string, CommandSpec, Docs, Group};
 use super::{Ctx, ExitSave, SaveError};
 use crate::protocol::Request;
 
@@ -199,49 +199,61 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "info",
         -1,
         Group::Server,
-        "Returns information and statistics about the server",
+        "Returns information and statistics about the server.",
         info,
     )
     .flags(bits![Flags: LOADING, STALE])
     .acl(bits![Acl: DANGEROUS])
     .complexity("O(1)")
+    .history(&[(
+        "7.0.0",
+        "Added support for taking multiple section arguments.",
+    )])
     .args(&[string("section").optional().multiple()]),
     CommandSpec::new(
         "config",
         -2,
         Group::Server,
-        "A container for server configuration commands",
+        "A container for server configuration commands.",
         config,
     )
     .since("2.0.0")
-    .complexity("Depends on subcommand."),
-    CommandSpec::new("time", 1, Group::Server, "Returns the server time", time)
+    .complexity("Depends on subcommand.")
+    .subcommands(CONFIG_SUBCOMMANDS),
+    CommandSpec::new("time", 1, Group::Server, "Returns the server time.", time)
         .flags(bits![Flags: LOADING, STALE, FAST])
         .since("2.6.0")
         .complexity("O(1)"),
-    CommandSpec::new("shutdown", -1, Group::Server, "Stops the server", shutdown)
-        .flags(bits![Flags:
-            ADMIN, NOSCRIPT, LOADING, STALE, NO_MULTI, ALLOW_BUSY
-        ])
-        .complexity(
-            "O(N) when saving, where N is the total number of keys in all databases when \
+    CommandSpec::new(
+        "shutdown",
+        -1,
+        Group::Server,
+        "Synchronously saves the database(s) to disk and shuts down the Redis server.",
+        shutdown,
+    )
+    .flags(bits![Flags:
+        ADMIN, NOSCRIPT, LOADING, STALE, NO_MULTI, ALLOW_BUSY
+    ])
+    .complexity(
+        "O(N) when saving, where N is the total number of keys in all databases when \
             saving data, otherwise O(1)",
+    )
+    .history(&[("7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers.")])
+    .args(&[
+        one_of(
+            "save-selector",
+            &[pure_token("nosave", "NOSAVE"), pure_token("save", "SAVE")],
         )
-        .args(&[
-            one_of(
-                "nosave_save",
-                &[pure_token("nosave", "NOSAVE"), pure_token("save", "SAVE")],
-            )
-            .optional(),
-            pure_token("now", "NOW").since("7.0.0").optional(),
-            pure_token("force", "FORCE").since("7.0.0").optional(),
-            pure_token("abort", "ABORT").since("7.0.0").optional(),
-        ]),
+        .optional(),
+        pure_token("now", "NOW").since("7.0.0").optional(),
+        pure_token("force", "FORCE").since("7.0.0").optional(),
+        pure_token("abort", "ABORT").since("7.0.0").optional(),
+    ]),
     CommandSpec::new(
         "save",
         1,
         Group::Server,
-        "Synchronously saves the database to disk",
+        "Synchronously saves the database(s) to disk.",
         save,
     )
     .flags(bits![Flags: ADMIN, NOSCRIPT, NO_ASYNC_LOADING, NO_MULTI])
@@ -250,17 +262,18 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "bgsave",
         -1,
         Group::Server,
-        "Asynchronously saves the database to disk",
+        "Asynchronously saves the database(s) to disk.",
         bgsave,
     )
     .flags(bits![Flags: ADMIN, NOSCRIPT, NO_ASYNC_LOADING])
     .complexity("O(1)")
+    .history(&[("3.2.2", "Added the `SCHEDULE` option.")])
     .args(&[pure_token("schedule", "SCHEDULE").since("3.2.2").optional()]),
     CommandSpec::new(
         "bgrewriteaof",
         1,
         Group::Server,
-        "Asynchronously rewrites the append-only file to disk",
+        "Asynchronously rewrites the append-only file to disk.",
         bgrewriteaof,
     )
     .flags(bits![Flags: ADMIN, NOSCRIPT, NO_ASYNC_LOADING])
@@ -269,10 +282,54 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "lastsave",
         1,
         Group::Server,
-        "Returns the Unix timestamp of the last successful save",
+        "Returns the Unix timestamp of the last successful save to disk.",
         lastsave,
     )
     .flags(bits![Flags: LOADING, STALE, FAST])
     .acl(bits![Acl: ADMIN, DANGEROUS])
     .complexity("O(1)"),
+];
+
+/// CONFIG's subcommands, as COMMAND DOCS lists them.
+const CONFIG_SUBCOMMANDS: &[(&str, Docs)] = &[
+    (
+        "config|get",
+        Docs::new("Returns the effective values of configuration parameters.")
+            .since("2.0.0")
+            .complexity("O(N) when N is the number of configuration parameters provided")
+            .history(&[(
+                "7.0.0",
+                "Added the ability to pass multiple pattern parameters in one call",
+            )])
+            .args(&[string("parameter").multiple()]),
+    ),
+    (
+        "config|help",
+        Docs::new("Returns helpful text about the different subcommands.")
+            .since("5.0.0")
+            .complexity("O(1)"),
+    ),
+    (
+        "config|resetstat",
+        Docs::new("Resets the server's statistics.")
+            .since("2.0.0")
+            .complexity("O(1)"),
+    ),
+    (
+        "config|rewrite",
+        Docs::new("Persists the effective configuration to file.")
+            .since("2.8.0")
+            .complexity("O(1)"),
+    ),
+    (
+        "config|set",
+        Docs::new("Sets configuration parameters in-flight.")
+            .since("2.0.0")
+            .complexity("O(N) when N is the number of configuration parameters provided")
+            .history(&[(
+                "7.0.0",
+                "Added the ability to set multiple parameters in one call.",
+            )])
+            .args(&[block("data", &[string("parameter"), string("value")]).multiple()]),
+    ),
 ];

@@ -341,5 +341,5 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .acl(bits![Acl: BITMAP])
     .since("6.0.0")
     .complexity("O(1) for each subcommand specified")
-    .args(&[key("key"), GET_BLOCK.optional().multiple()]),
+    .args(&[key("key"), GET_BLOCK.optional().multiple_token()]),
 ];

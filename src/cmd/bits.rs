@@ -363,6 +363,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .acl(bits![Acl: BITMAP])
     .since("2.6.0")
     .complexity("O(N)")
+    .history(&[
+        ("7.0.0", "Added the `BYTE|BIT` option."),
+    ])
     .args(&[
         key("key"),
         block("range", &[integer("start"), integer("end"), RANGE_UNIT]).optional(),
@@ -379,6 +382,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .acl(bits![Acl: BITMAP])
     .since("2.8.7")
     .complexity("O(N)")
+    .history(&[
+        ("7.0.0", "Added the `BYTE|BIT` option."),
+    ])
     .args(&[
         key("key"),
         integer("bit"),

@@ -4,7 +4,8 @@ use super::args::{is, parse_f64, parse_i64, Cursor};
 use super::errors::*;
 use super::filters::{self, InsertOption};
 use super::spec::{
-    bits, block, double, integer, key, one_of, pure_token, string, Arg, CommandSpec, Group, KeySpec,
+    bits, block, double, integer, key, one_of, pure_token, string, Arg, CommandSpec, Group,
+    KeySpec, FIRST_RELEASE,
 };
 use super::Ctx;
 use crate::config::{MAX_CAPACITY, MAX_EXPANSION};
@@ -329,6 +330,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(MERGE_KEYS)
     .acl(bits![Acl: WRITE, BLOOM])
+    .since(FIRST_RELEASE)
     .complexity("O(m), where m is the size of the filters in bytes")
     .args(MERGE_ARGS),
     CommandSpec::new(
@@ -341,6 +343,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: READONLY])
     .key_specs(&[KeySpec::range(bits![KeyFlags: RO, ACCESS], 1, -1, 1)])
     .acl(bits![Acl: READ, BLOOM])
+    .since(FIRST_RELEASE)
     .complexity("O(m), where m is the size of the filters in bytes")
     .args(&[key("key").multiple()]),
     // Undocumented by RedisBloom, which declares arity -1 and checks for exactly one key itself,

@@ -3,7 +3,10 @@
 
 use super::args::is;
 use super::errors::*;
-use super::spec::{arity_fits, bits, Acl, Arg, ArgType, CommandSpec, Group, KeySpec};
+use super::spec::{
+    arity_fits, bits, one_of, pattern, string, Acl, Arg, ArgType, CommandSpec, DocFlags, Docs,
+    Group, KeySpec,
+};
 use super::{lookup, Ctx, COMMANDS};
 use crate::protocol::{Reply, Request};
 use crate::store::glob_match;
@@ -64,42 +67,84 @@ fn write_names(reply: &mut Reply, names: impl Iterator<Item = &'static str> + Cl
     names.for_each(|name| reply.simple(name));
 }
 
+/// One command's entry in COMMAND DOCS: its name, then its documentation.
 fn write_docs(reply: &mut Reply, spec: &CommandSpec) {
     reply.bulk(spec.name.as_bytes());
-    let module = spec.group.module();
+    write_doc_map(reply, &spec.docs, spec.group, spec.subcommands);
+}
+
+/// The map of documentation, in Redis's order of fields, each present only when it has a
+/// value (`group` always). A container's subcommands follow, each by its full name
+/// (`config|get`), documented the same way and in the container's group.
+fn write_doc_map(reply: &mut Reply, docs: &Docs, group: Group, subcommands: &[(&str, Docs)]) {
+    let module = group.module();
     let fields = 1
-        + !spec.summary.is_empty() as usize
-        + !spec.since.is_empty() as usize
-        + spec.complexity.is_some() as usize
+        + !docs.summary.is_empty() as usize
+        + !docs.since.is_empty() as usize
+        + docs.complexity.is_some() as usize
         + module.is_some() as usize
-        + !spec.args.is_empty() as usize;
+        + (docs.doc_flags != DocFlags::NONE) as usize
+        + docs.deprecated_since.is_some() as usize
+        + docs.replaced_by.is_some() as usize
+        + !docs.history.is_empty() as usize
+        + !docs.args.is_empty() as usize
+        + !subcommands.is_empty() as usize;
     reply.map(fields);
-    for (name, text) in [(&b"summary"[..], spec.summary), (b"since", spec.since)] {
+    for (name, text) in [(&b"summary"[..], docs.summary), (b"since", docs.since)] {
         if !text.is_empty() {
             reply.bulk(name);
             reply.bulk(text.as_bytes());
         }
     }
     reply.bulk(b"group");
-    reply.bulk(spec.group.name().as_bytes());
-    if let Some(complexity) = spec.complexity {
-        reply.bulk(b"complexity");
-        reply.bulk(complexity.as_bytes());
+    reply.bulk(group.name().as_bytes());
+    write_text(reply, b"complexity", docs.complexity);
+    write_text(reply, b"module", module);
+    if docs.doc_flags != DocFlags::NONE {
+        reply.bulk(b"doc_flags");
+        write_names(reply, docs.doc_flags.names());
     }
-    if let Some(module) = module {
-        reply.bulk(b"module");
-        reply.bulk(module.as_bytes());
+    write_text(reply, b"deprecated_since", docs.deprecated_since);
+    write_text(reply, b"replaced_by", docs.replaced_by);
+    if !docs.history.is_empty() {
+        reply.bulk(b"history");
+        reply.set(docs.history.len());
+        for (version, change) in docs.history {
+            reply.array(2);
+            reply.bulk(version.as_bytes());
+            reply.bulk(change.as_bytes());
+        }
     }
-    if !spec.args.is_empty() {
+    if !docs.args.is_empty() {
         reply.bulk(b"arguments");
-        write_args(reply, spec.args);
+        write_args(reply, docs.args);
+    }
+    if !subcommands.is_empty() {
+        reply.bulk(b"subcommands");
+        reply.map(subcommands.len());
+        for (name, docs) in subcommands {
+            reply.bulk(name.as_bytes());
+            write_doc_map(reply, docs, group, &[]);
+        }
+    }
+}
+
+/// A field whose value is a text, when there is one.
+fn write_text(reply: &mut Reply, field: &[u8], text: Option<&str>) {
+    if let Some(text) = text {
+        reply.bulk(field);
+        reply.bulk(text.as_bytes());
     }
 }
 
 fn write_args(reply: &mut Reply, args: &[Arg]) {
     reply.array(args.len());
     for arg in args {
-        let flags = [(arg.optional, "optional"), (arg.multiple, "multiple")];
+        let flags = [
+            (arg.optional, "optional"),
+            (arg.multiple, "multiple"),
+            (arg.multiple_token, "multiple_token"),
+        ];
         let flag_count = flags.iter().filter(|(set, _)| *set).count();
         let (key_spec, children) = match arg.kind {
             ArgType::Key(index) => (Some(index), None),
@@ -109,7 +154,9 @@ fn write_args(reply: &mut Reply, args: &[Arg]) {
         reply.map(
             2 + key_spec.is_some() as usize
                 + arg.token.is_some() as usize
+                + arg.summary.is_some() as usize
                 + arg.since.is_some() as usize
+                + arg.deprecated_since.is_some() as usize
                 + (flag_count > 0) as usize
                 + children.is_some() as usize,
         );
@@ -121,14 +168,10 @@ fn write_args(reply: &mut Reply, args: &[Arg]) {
             reply.bulk(b"key_spec_index");
             reply.int(i64::from(index));
         }
-        if let Some(token) = arg.token {
-            reply.bulk(b"token");
-            reply.bulk(token.as_bytes());
-        }
-        if let Some(since) = arg.since {
-            reply.bulk(b"since");
-            reply.bulk(since.as_bytes());
-        }
+        write_text(reply, b"token", arg.token);
+        write_text(reply, b"summary", arg.summary);
+        write_text(reply, b"since", arg.since);
+        write_text(reply, b"deprecated_since", arg.deprecated_since);
         if flag_count > 0 {
             reply.bulk(b"flags");
             write_names(
@@ -319,10 +362,75 @@ pub(super) const SPECS: &[CommandSpec] = &[CommandSpec::new(
     "command",
     -1,
     Group::Server,
-    "Returns detailed information about all commands",
+    "Returns detailed information about all commands.",
     command,
 )
 .flags(bits![Flags: LOADING, STALE])
 .acl(bits![Acl: CONNECTION])
 .since("2.8.13")
-.complexity("O(N) where N is the total number of Redis commands")];
+.complexity("O(N) where N is the total number of Redis commands")
+.subcommands(COMMAND_SUBCOMMANDS)];
+
+/// COMMAND's subcommands, as COMMAND DOCS lists them.
+const COMMAND_SUBCOMMANDS: &[(&str, Docs)] = &[
+    (
+        "command|count",
+        Docs::new("Returns a count of commands.")
+            .since("2.8.13")
+            .complexity("O(1)"),
+    ),
+    (
+        "command|docs",
+        Docs::new("Returns documentary information about one, multiple or all commands.")
+            .since("7.0.0")
+            .complexity("O(N) where N is the number of commands to look up")
+            .args(&[string("command-name").optional().multiple()]),
+    ),
+    (
+        "command|getkeys",
+        Docs::new("Extracts the key names from an arbitrary command.")
+            .since("2.8.13")
+            .complexity("O(N) where N is the number of arguments to the command")
+            .args(&[string("command"), string("arg").optional().multiple()]),
+    ),
+    (
+        "command|getkeysandflags",
+        Docs::new("Extracts the key names and access flags for an arbitrary command.")
+            .since("7.0.0")
+            .complexity("O(N) where N is the number of arguments to the command")
+            .args(&[string("command"), string("arg").optional().multiple()]),
+    ),
+    (
+        "command|help",
+        Docs::new("Returns helpful text about the different subcommands.")
+            .since("5.0.0")
+            .complexity("O(1)"),
+    ),
+    (
+        "command|info",
+        Docs::new("Returns information about one, multiple or all commands.")
+            .since("2.8.13")
+            .complexity("O(N) where N is the number of commands to look up")
+            .history(&[(
+                "7.0.0",
+                "Allowed to be called with no argument to get info on all commands.",
+            )])
+            .args(&[string("command-name").optional().multiple()]),
+    ),
+    (
+        "command|list",
+        Docs::new("Returns a list of command names.")
+            .since("7.0.0")
+            .complexity("O(N) where N is the total number of Redis commands")
+            .args(&[one_of(
+                "filterby",
+                &[
+                    string("module-name").token("MODULE"),
+                    string("category").token("ACLCAT"),
+                    pattern("pattern").token("PATTERN"),
+                ],
+            )
+            .token("FILTERBY")
+            .optional()]),
+    ),
+];

@@ -2,7 +2,7 @@
 
 use super::args::{is, parse_i64, Cursor};
 use super::errors::*;
-use super::spec::{bits, block, integer, string, CommandSpec, Group};
+use super::spec::{bits, block, integer, one_of, pure_token, string, CommandSpec, Docs, Group};
 use super::{ClientFilter, ClientType, Ctx};
 use crate::protocol::{Protocol, Request};
 
@@ -371,7 +371,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "ping",
         -1,
         Group::Connection,
-        "Returns the server's liveliness response",
+        "Returns the server's liveliness response.",
         ping,
     )
     .flags(bits![Flags: FAST])
@@ -382,7 +382,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "echo",
         2,
         Group::Connection,
-        "Returns the given string",
+        "Returns the given string.",
         echo,
     )
     .flags(bits![Flags: LOADING, STALE, FAST])
@@ -393,19 +393,22 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "hello",
         -1,
         Group::Connection,
-        "Handshakes with the server",
+        "Handshakes with the Redis server.",
         hello,
     )
     .flags(bits![Flags: NOSCRIPT, LOADING, STALE, FAST, NO_AUTH, ALLOW_BUSY])
     .acl(bits![Acl: CONNECTION])
     .since("6.0.0")
     .complexity("O(1)")
+    .history(&[
+        ("6.2.0", "`protover` made optional; when called without arguments the command reports the current connection's context."),
+    ])
     .args(&[block(
         "arguments",
         &[
             integer("protover"),
             block(
-                "username_password",
+                "auth",
                 &[string("username"), string("password")],
             )
             .token("AUTH")
@@ -418,12 +421,15 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "auth",
         -2,
         Group::Connection,
-        "Authenticates the connection",
+        "Authenticates the connection.",
         auth,
     )
     .flags(bits![Flags: NOSCRIPT, LOADING, STALE, FAST, NO_AUTH, ALLOW_BUSY])
     .acl(bits![Acl: CONNECTION])
     .complexity("O(N) where N is the number of passwords defined for the user")
+    .history(&[
+        ("6.0.0", "Added ACL style (username and password)."),
+    ])
     .args(&[
         string("username").since("6.0.0").optional(),
         string("password"),
@@ -432,24 +438,25 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "select",
         2,
         Group::Connection,
-        "Changes the selected database",
+        "Changes the selected database.",
         select,
     )
     .flags(bits![Flags: LOADING, STALE, FAST])
     .acl(bits![Acl: CONNECTION])
     .complexity("O(1)")
     .args(&[integer("index")]),
-    CommandSpec::new("quit", -1, Group::Connection, "Closes the connection", quit)
+    CommandSpec::new("quit", -1, Group::Connection, "Closes the connection.", quit)
         .flags(bits![Flags:
             NOSCRIPT, LOADING, STALE, FAST, NO_AUTH, ALLOW_BUSY, NOT_QUEUED
         ])
         .acl(bits![Acl: CONNECTION])
-        .complexity("O(1)"),
+        .complexity("O(1)")
+    .deprecated("7.2.0", "just closing the connection"),
     CommandSpec::new(
         "reset",
         1,
         Group::Connection,
-        "Resets the connection",
+        "Resets the connection.",
         reset,
     )
     .flags(bits![Flags:
@@ -462,9 +469,153 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "client",
         -2,
         Group::Connection,
-        "A container for client connection commands",
+        "A container for client connection commands.",
         client,
     )
     .since("2.4.0")
-    .complexity("Depends on subcommand."),
+    .complexity("Depends on subcommand.")
+    .subcommands(CLIENT_SUBCOMMANDS),
+];
+
+/// CLIENT's subcommands, as COMMAND DOCS lists them.
+const CLIENT_SUBCOMMANDS: &[(&str, Docs)] = &[
+    (
+        "client|getname",
+        Docs::new("Returns the name of the connection.")
+            .since("2.6.9")
+            .complexity("O(1)"),
+    ),
+    (
+        "client|help",
+        Docs::new("Returns helpful text about the different subcommands.")
+            .since("5.0.0")
+            .complexity("O(1)"),
+    ),
+    (
+        "client|id",
+        Docs::new("Returns the unique client ID of the connection.")
+            .since("5.0.0")
+            .complexity("O(1)"),
+    ),
+    (
+        "client|info",
+        Docs::new("Returns information about the connection.")
+            .since("6.2.0")
+            .complexity("O(1)"),
+    ),
+    (
+        "client|kill",
+        Docs::new("Terminates open connections.")
+            .since("2.4.0")
+            .complexity("O(N) where N is the number of client connections")
+            .history(&[
+                ("2.8.12", "Added new filter format."),
+                ("2.8.12", "`ID` option."),
+                ("3.2.0", "Added `master` type in for `TYPE` option."),
+                ("5.0.0", "Replaced `slave` `TYPE` with `replica`. `slave` still supported for backward compatibility."),
+                ("6.2.0", "`LADDR` option."),
+                ("7.4.0", "`MAXAGE` option."),
+            ])
+            .args(&[
+                one_of(
+                    "filter",
+                    &[
+                        string("old-format").deprecated_since("2.8.12"),
+                        one_of(
+                            "new-format",
+                            &[
+                                integer("client-id").token("ID").since("2.8.12").optional(),
+                                one_of(
+                                    "client-type",
+                                    &[
+                                        pure_token("normal", "normal"),
+                                        pure_token("master", "master").since("3.2.0"),
+                                        pure_token("slave", "slave"),
+                                        pure_token("replica", "replica").since("5.0.0"),
+                                        pure_token("pubsub", "pubsub"),
+                                    ],
+                                ).token("TYPE").since("2.8.12").optional(),
+                                string("username").token("USER").optional(),
+                                string("addr").token("ADDR").optional(),
+                                string("laddr").token("LADDR").since("6.2.0").optional(),
+                                one_of(
+                                    "skipme",
+                                    &[
+                                        pure_token("yes", "YES"),
+                                        pure_token("no", "NO"),
+                                    ],
+                                ).token("SKIPME").optional(),
+                                integer("maxage").token("MAXAGE").since("7.4.0").optional(),
+                            ],
+                        ).multiple(),
+                    ],
+                ),
+            ]),
+    ),
+    (
+        "client|list",
+        Docs::new("Lists open connections.")
+            .since("2.4.0")
+            .complexity("O(N) where N is the number of client connections")
+            .history(&[
+                ("2.8.12", "Added unique client `id` field."),
+                ("5.0.0", "Added optional `TYPE` filter."),
+                ("6.0.0", "Added `user` field."),
+                ("6.2.0", "Added `argv-mem`, `tot-mem`, `laddr` and `redir` fields and the optional `ID` filter."),
+                ("7.0.0", "Added `resp`, `multi-mem`, `rbs` and `rbp` fields."),
+                ("7.0.3", "Added `ssub` field."),
+            ])
+            .args(&[
+                one_of(
+                    "client-type",
+                    &[
+                        pure_token("normal", "normal"),
+                        pure_token("master", "master"),
+                        pure_token("replica", "replica"),
+                        pure_token("pubsub", "pubsub"),
+                    ],
+                ).token("TYPE").since("5.0.0").optional(),
+                integer("client-id").token("ID").since("6.2.0").optional().multiple(),
+            ]),
+    ),
+    (
+        "client|setinfo",
+        Docs::new("Sets information specific to the client or connection.")
+            .since("7.2.0")
+            .complexity("O(1)")
+            .args(&[
+                one_of(
+                    "attr",
+                    &[
+                        string("libname").token("lib-name"),
+                        string("libver").token("lib-ver"),
+                    ],
+                ),
+            ]),
+    ),
+    (
+        "client|setname",
+        Docs::new("Sets the connection name.")
+            .since("2.6.9")
+            .complexity("O(1)")
+            .args(&[
+                string("connection-name"),
+            ]),
+    ),
+    (
+        "client|unblock",
+        Docs::new("Unblocks a client blocked by a blocking command from a different connection.")
+            .since("5.0.0")
+            .complexity("O(log N) where N is the number of client connections")
+            .args(&[
+                integer("client-id"),
+                one_of(
+                    "unblock-type",
+                    &[
+                        pure_token("timeout", "TIMEOUT"),
+                        pure_token("error", "ERROR"),
+                    ],
+                ).optional(),
+            ]),
+    ),
 ];

@@ -10,7 +10,9 @@ use super::bloom::{
 };
 use super::errors::*;
 use super::filters::{self, write_results, InsertOption};
-use super::spec::{bits, double, integer, key, one_of, pure_token, string, CommandSpec, Group};
+use super::spec::{
+    bits, double, integer, key, one_of, pure_token, string, CommandSpec, Group, FIRST_RELEASE,
+};
 use super::Ctx;
 use crate::filter::{CounterBits, CountingChain, CountingOptions};
 use crate::protocol::Request;
@@ -150,7 +152,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: WRITE, FAST, BLOOM])
-    .since(SINCE)
+    .since(FIRST_RELEASE)
     .complexity("O(1)")
     .args(&[
         key("key"),
@@ -170,7 +172,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: WRITE, BLOOM])
-    .since(SINCE)
+    .since(FIRST_RELEASE)
     .complexity(HASHES_OF_LAST_LINK)
     .args(KEY_ITEM),
     CommandSpec::new(
@@ -184,7 +186,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: WRITE, BLOOM])
-    .since(SINCE)
+    .since(FIRST_RELEASE)
     .complexity(HASHES_TIMES_ITEMS)
     .args(KEY_ITEMS),
     CommandSpec::new(
@@ -198,7 +200,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: WRITE, BLOOM])
-    .since(SINCE)
+    .since(FIRST_RELEASE)
     .complexity(HASHES_TIMES_ITEMS)
     .args(&[
         key("key"),
@@ -221,7 +223,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: READ, BLOOM])
-    .since(SINCE)
+    .since(FIRST_RELEASE)
     .complexity(HASHES_OF_EACH_LINK)
     .args(KEY_ITEM),
     CommandSpec::new(
@@ -234,7 +236,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: READ, BLOOM])
-    .since(SINCE)
+    .since(FIRST_RELEASE)
     .complexity(HASHES_TIMES_ITEMS)
     .args(KEY_ITEMS),
     CommandSpec::new(
@@ -247,7 +249,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: WRITE, FAST])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: WRITE, BLOOM])
-    .since(SINCE)
+    .since(FIRST_RELEASE)
     .complexity(HASHES_OF_EACH_LINK)
     .args(KEY_ITEM),
     CommandSpec::new(
@@ -260,7 +262,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: WRITE, FAST])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: WRITE, BLOOM])
-    .since(SINCE)
+    .since(FIRST_RELEASE)
     .complexity(HASHES_TIMES_ITEMS)
     .args(KEY_ITEMS),
     CommandSpec::new(
@@ -273,7 +275,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: READ, BLOOM])
-    .since(SINCE)
+    .since(FIRST_RELEASE)
     .complexity(HASHES_OF_EACH_LINK)
     .args(KEY_ITEM),
     CommandSpec::new(
@@ -286,7 +288,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: READ, FAST, BLOOM])
-    .since(SINCE)
+    .since(FIRST_RELEASE)
     .complexity("O(1)")
     .args(&[key("key")]),
     CommandSpec::new(
@@ -299,7 +301,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: READ, FAST, BLOOM])
-    .since(SINCE)
+    .since(FIRST_RELEASE)
     .complexity("O(1)")
     .args(&[
         key("key"),
@@ -329,6 +331,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(MERGE_KEYS)
     .acl(bits![Acl: WRITE, BLOOM])
+    .since(FIRST_RELEASE)
     .complexity("O(m), where m is the size of the filters in bytes")
     .args(MERGE_ARGS),
     CommandSpec::new(
@@ -341,7 +344,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: READ, BLOOM])
-    .since(SINCE)
+    .since(FIRST_RELEASE)
     .complexity("O(n), where n is the capacity")
     .args(&[key("key"), integer("iterator")]),
     CommandSpec::new(
@@ -354,13 +357,11 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: WRITE, BLOOM])
-    .since(SINCE)
+    .since(FIRST_RELEASE)
     .complexity("O(n), where n is the capacity")
     .args(&[key("key"), integer("iterator"), string("data")]),
 ];
 
-/// The sieved version that brought CBF.*.
-const SINCE: &str = "0.1.0";
 const HASHES_OF_LAST_LINK: &str =
     "O(k), where k is the number of hash functions used by the last sub-filter";
 const HASHES_OF_EACH_LINK: &str =

@@ -3,7 +3,7 @@
 use super::args::{is, parse_i64};
 use super::bloom::FILTER_KEY;
 use super::errors::*;
-use super::spec::{bits, key, CommandSpec, Group, KeySpec};
+use super::spec::{bits, integer, key, CommandSpec, Docs, Group, KeySpec, FIRST_RELEASE};
 use super::Ctx;
 use crate::filter::Health;
 use crate::protocol::Request;
@@ -176,11 +176,12 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "slowlog",
         -2,
         Group::Server,
-        "A container for slow log commands",
+        "A container for slow log commands.",
         slowlog,
     )
     .since("2.2.12")
-    .complexity("Depends on subcommand."),
+    .complexity("Depends on subcommand.")
+    .subcommands(SLOWLOG_SUBCOMMANDS),
     CommandSpec::new(
         "sieved.stats",
         2,
@@ -192,7 +193,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: READONLY])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: READ, BLOOM])
-    .since("0.1.0")
+    .since(FIRST_RELEASE)
     .complexity("O(f), where f is the number of sub-filters")
     .args(&[key("key")]),
     CommandSpec::new(
@@ -205,7 +206,40 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: READONLY])
     .key_specs(&[KeySpec::range(bits![KeyFlags: RO], 1, -1, 1)])
     .acl(bits![Acl: READ, KEYSPACE])
-    .since("0.1.0")
+    .since(FIRST_RELEASE)
     .complexity("O(N) in the bytes of the data set, or of the keys given")
     .args(&[key("key").optional().multiple()]),
+];
+
+/// SLOWLOG's subcommands, as COMMAND DOCS lists them.
+const SLOWLOG_SUBCOMMANDS: &[(&str, Docs)] = &[
+    (
+        "slowlog|get",
+        Docs::new("Returns the slow log's entries.")
+            .since("2.2.12")
+            .complexity("O(N) where N is the number of entries returned")
+            .history(&[(
+                "4.0.0",
+                "Added client IP address, port and name to the reply.",
+            )])
+            .args(&[integer("count").optional()]),
+    ),
+    (
+        "slowlog|help",
+        Docs::new("Show helpful text about the different subcommands")
+            .since("6.2.0")
+            .complexity("O(1)"),
+    ),
+    (
+        "slowlog|len",
+        Docs::new("Returns the number of entries in the slow log.")
+            .since("2.2.12")
+            .complexity("O(1)"),
+    ),
+    (
+        "slowlog|reset",
+        Docs::new("Clears all entries from the slow log.")
+            .since("2.2.12")
+            .complexity("O(N) where N is the number of entries in the slowlog"),
+    ),
 ];

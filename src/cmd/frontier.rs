@@ -11,7 +11,10 @@
 use super::args::{is, parse_i64};
 use super::bloom::{parse_reserve_capacity, parse_reserve_error_rate, FILTER_KEY};
 use super::errors::*;
-use super::spec::{bits, block, integer, key, pure_token, string, unix_time, CommandSpec, Group};
+use super::spec::{
+    bits, block, integer, key, one_of, pure_token, string, unix_time, Arg, CommandSpec, Group,
+    FIRST_RELEASE,
+};
 use super::Ctx;
 use crate::filter::FilterError;
 use crate::protocol::{Reply, Request};
@@ -736,15 +739,19 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: WRITE, FAST, BLOOM])
+    .since(FIRST_RELEASE)
     .complexity("O(1)")
     .args(&[
         key("key"),
         super::spec::double("error_rate"),
         integer("capacity"),
-        integer("lease").token("LEASE").optional(),
-        integer("retries").token("RETRIES").optional(),
-        integer("delay").token("DELAY").optional(),
-        integer("inflight").token("INFLIGHT").optional(),
+        LEASE,
+        integer("retries")
+            .token("RETRIES")
+            .summary("Deliveries an item gets before it is dead-lettered; 0 never")
+            .optional(),
+        HOST_DELAY,
+        HOST_INFLIGHT,
     ]),
     CommandSpec::new(
         "fq.push",
@@ -757,14 +764,18 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(FILTER_KEY)
     .acl(FRONTIER_ACL)
+    .since(FIRST_RELEASE)
     .complexity(
         "O(n * (k + log h)), where n is the number of URLs, k the number of hash \
                  functions and h the number of hosts",
     )
     .args(&[
         key("key"),
-        integer("priority").token("PRIORITY").optional(),
-        unix_time("unix-time-milliseconds").token("AT").optional(),
+        integer("priority")
+            .token("PRIORITY")
+            .summary("Higher is popped first")
+            .optional(),
+        DUE_AT.optional(),
         pure_token("force", "FORCE").optional(),
         string("url").multiple(),
     ]),
@@ -778,12 +789,16 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: WRITE])
     .key_specs(FILTER_KEY)
     .acl(FRONTIER_ACL)
+    .since(FIRST_RELEASE)
     .complexity("O(n * log h), where n is the count and h the number of hosts")
     .args(&[
         key("key"),
         integer("count").token("COUNT").optional(),
-        integer("lease").token("LEASE").optional(),
-        integer("timeout").token("BLOCK").optional(),
+        LEASE,
+        integer("timeout")
+            .token("BLOCK")
+            .summary("Milliseconds to wait for an item that may be popped; 0 waits for ever")
+            .optional(),
     ]),
     CommandSpec::new(
         "fq.lease",
@@ -795,6 +810,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: WRITE])
     .key_specs(FILTER_KEY)
     .acl(FRONTIER_ACL)
+    .since(FIRST_RELEASE)
     .complexity("O(n * log h), where n is the number of items and h the number of hosts")
     .args(&[
         key("key"),
@@ -816,6 +832,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: WRITE, FAST])
     .key_specs(FILTER_KEY)
     .acl(FRONTIER_ACL)
+    .since(FIRST_RELEASE)
     .complexity("O(n * log h), where n is the number of ids and h the number of hosts")
     .args(&[key("key"), integer("id").multiple()]),
     CommandSpec::new(
@@ -828,12 +845,21 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: WRITE, FAST])
     .key_specs(FILTER_KEY)
     .acl(FRONTIER_ACL)
+    .since(FIRST_RELEASE)
     .complexity("O(log n)")
     .args(&[
         key("key"),
         integer("id"),
-        integer("delay").token("DELAY").optional(),
-        unix_time("unix-time-milliseconds").token("AT").optional(),
+        one_of(
+            "when",
+            &[
+                integer("delay")
+                    .token("DELAY")
+                    .summary("Milliseconds before the item is due again"),
+                DUE_AT,
+            ],
+        )
+        .optional(),
     ]),
     CommandSpec::new(
         "fq.seen",
@@ -850,6 +876,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         1,
     )])
     .acl(bits![Acl: READ, BLOOM])
+    .since(FIRST_RELEASE)
     .complexity("O(k * n), where k is the number of hash functions and n the number of URLs")
     .args(&[key("key"), string("url").multiple()]),
     CommandSpec::new(
@@ -862,16 +889,25 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: WRITE, FAST])
     .key_specs(FILTER_KEY)
     .acl(FRONTIER_ACL)
+    .since(FIRST_RELEASE)
     .complexity("O(log h), where h is the number of hosts")
     .args(&[
         key("key"),
-        string("group"),
-        integer("delay").token("DELAY").optional(),
-        integer("inflight").token("INFLIGHT").optional(),
-        integer("pause").token("PAUSE").optional(),
-        unix_time("unix-time-milliseconds")
-            .token("PAUSEAT")
-            .optional(),
+        string("group").summary("The host, as scheme://host[:port], or \"\" for the rest"),
+        HOST_DELAY,
+        HOST_INFLIGHT,
+        one_of(
+            "pause",
+            &[
+                integer("milliseconds")
+                    .token("PAUSE")
+                    .summary("How long nothing is popped from the host"),
+                unix_time("unix-time-milliseconds")
+                    .token("PAUSEAT")
+                    .summary("When items may be popped from the host again"),
+            ],
+        )
+        .optional(),
     ]),
     CommandSpec::new(
         "fq.dead",
@@ -888,6 +924,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         1,
     )])
     .acl(bits![Acl: READ, BLOOM])
+    .since(FIRST_RELEASE)
     .complexity("O(n + l), where n is the count and l the number of leased items")
     .args(&[key("key"), integer("count").token("COUNT").optional()]),
     CommandSpec::new(
@@ -900,6 +937,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: WRITE, FAST])
     .key_specs(FILTER_KEY)
     .acl(FRONTIER_ACL)
+    .since(FIRST_RELEASE)
     .complexity("O(n * log h), where n is the number of ids and h the number of hosts")
     .args(&[key("key"), integer("id").multiple()]),
     CommandSpec::new(
@@ -917,6 +955,26 @@ pub(super) const SPECS: &[CommandSpec] = &[
         1,
     )])
     .acl(bits![Acl: READ, FAST, BLOOM])
+    .since(FIRST_RELEASE)
     .complexity("O(l), where l is the number of leases that ended since the last pop")
     .args(&[key("key")]),
 ];
+
+/// A pop's lease, for FQ.RESERVE (its default) and FQ.POP.
+const LEASE: Arg = integer("lease")
+    .token("LEASE")
+    .summary("Milliseconds a popped item is leased for")
+    .optional();
+/// The politeness rules FQ.RESERVE sets for every host and FQ.HOST for one.
+const HOST_DELAY: Arg = integer("delay")
+    .token("DELAY")
+    .summary("Milliseconds between two leases from one host")
+    .optional();
+const HOST_INFLIGHT: Arg = integer("inflight")
+    .token("INFLIGHT")
+    .summary("Items of one host leased at once; 0 for no limit")
+    .optional();
+/// When a pushed or given-back item becomes due.
+const DUE_AT: Arg = unix_time("unix-time-milliseconds")
+    .token("AT")
+    .summary("When the item is due");

@@ -268,8 +268,7 @@ pub(super) fn hscan(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-const PAIRS: super::spec::Arg =
-    block("field_value", &[string("field"), string("value")]).multiple();
+const PAIRS: super::spec::Arg = block("data", &[string("field"), string("value")]).multiple();
 
 /// Hash commands as Redis 7 declares them.
 pub(super) const SPECS: &[CommandSpec] = &[
@@ -279,6 +278,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         .acl(bits![Acl: HASH])
         .since("2.0.0")
         .complexity("O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.")
+        .history(&[
+            ("4.0.0", "Accepts multiple `field` and `value` arguments."),
+        ])
         .args(&[key("key"), PAIRS]),
     CommandSpec::new("hsetnx", 4, Group::Hash, "Sets the value of a field in a hash only when the field doesn't exist.", hsetnx)
         .flags(bits![Flags: WRITE, DENYOOM, FAST])
@@ -293,6 +295,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         .acl(bits![Acl: HASH])
         .since("2.0.0")
         .complexity("O(N) where N is the number of fields being set.")
+        .deprecated("4.0.0", "`HSET` with multiple field-value pairs")
         .args(&[key("key"), PAIRS]),
     CommandSpec::new("hget", 3, Group::Hash, "Returns the value of a field in a hash.", hget)
         .flags(bits![Flags: READONLY, FAST])
@@ -322,6 +325,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         .acl(bits![Acl: HASH])
         .since("2.0.0")
         .complexity("O(N) where N is the number of fields to be removed.")
+        .history(&[
+            ("2.4.0", "Accepts multiple `field` arguments."),
+        ])
         .args(&[key("key"), string("field").multiple()]),
     CommandSpec::new("hincrby", 4, Group::Hash, "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.", hincrby)
         .flags(bits![Flags: WRITE, DENYOOM, FAST])
@@ -378,7 +384,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
             integer("cursor"),
             pattern("pattern").token("MATCH").optional(),
             integer("count").token("COUNT").optional(),
-            super::spec::pure_token("novalues", "NOVALUES").optional().since("7.4.0"),
+            super::spec::pure_token("novalues", "NOVALUES").optional(),
         ])
         .tips(&["nondeterministic_output"]),
 ];

@@ -3,8 +3,8 @@
 use super::args::{is, parse_i64, Cursor};
 use super::errors::*;
 use super::spec::{
-    bits, integer, key, one_of, pattern, pure_token, string, unix_time, Arg, CommandSpec, Group,
-    KeySpec,
+    bits, integer, key, one_of, pattern, pure_token, string, unix_time, Arg, CommandSpec, Docs,
+    Group, KeySpec,
 };
 use super::Ctx;
 use crate::protocol::Request;
@@ -433,7 +433,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "dbsize",
         1,
         Group::Server,
-        "Returns the number of keys in the database",
+        "Returns the number of keys in the database.",
         dbsize,
     )
     .flags(bits![Flags: READONLY, FAST])
@@ -443,34 +443,43 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "flushdb",
         -1,
         Group::Server,
-        "Removes all keys from the current database",
+        "Remove all keys from the current database.",
         flushdb,
     )
     .flags(bits![Flags: WRITE])
     .acl(bits![Acl: KEYSPACE, DANGEROUS])
     .complexity("O(N) where N is the number of keys in the selected database")
+    .history(&[
+        ("4.0.0", "Added the `ASYNC` flushing mode modifier."),
+        ("6.2.0", "Added the `SYNC` flushing mode modifier."),
+    ])
     .args(FLUSH_MODE),
     CommandSpec::new(
         "flushall",
         -1,
         Group::Server,
-        "Removes all keys from all databases",
+        "Removes all keys from all databases.",
         flushall,
     )
     .flags(bits![Flags: WRITE])
     .acl(bits![Acl: KEYSPACE, DANGEROUS])
     .complexity("O(N) where N is the total number of keys in all databases")
+    .history(&[
+        ("4.0.0", "Added the `ASYNC` flushing mode modifier."),
+        ("6.2.0", "Added the `SYNC` flushing mode modifier."),
+    ])
     .args(FLUSH_MODE),
     CommandSpec::new(
         "memory",
         -2,
         Group::Server,
-        "A container for memory diagnostics commands",
+        "A container for memory diagnostics commands.",
         memory,
     )
     .since("4.0.0")
-    .complexity("Depends on subcommand."),
-    CommandSpec::new("del", -2, Group::Generic, "Deletes one or more keys", del)
+    .complexity("Depends on subcommand.")
+    .subcommands(MEMORY_SUBCOMMANDS),
+    CommandSpec::new("del", -2, Group::Generic, "Deletes one or more keys.", del)
         .flags(bits![Flags: WRITE])
         .key_specs(&[KeySpec::range(bits![KeyFlags: RM, DELETE], 1, -1, 1)])
         .acl(bits![Acl: KEYSPACE])
@@ -485,7 +494,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "unlink",
         -2,
         Group::Generic,
-        "Deletes one or more keys",
+        "Asynchronously deletes one or more keys.",
         del,
     )
     .flags(bits![Flags: WRITE, FAST])
@@ -502,19 +511,22 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "exists",
         -2,
         Group::Generic,
-        "Determines whether one or more keys exist",
+        "Determines whether one or more keys exist.",
         exists,
     )
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(&[KeySpec::range(bits![KeyFlags: RO], 1, -1, 1)])
     .acl(bits![Acl: KEYSPACE])
     .complexity("O(N) where N is the number of keys to check.")
+    .history(&[
+        ("3.0.3", "Accepts multiple `key` arguments."),
+    ])
     .args(&[key("key").multiple()]),
     CommandSpec::new(
         "touch",
         -2,
         Group::Generic,
-        "Returns the number of existing keys out of those specified",
+        "Returns the number of existing keys out of those specified after updating the time they were last accessed.",
         touch,
     )
     .flags(bits![Flags: READONLY, FAST])
@@ -527,7 +539,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "type",
         2,
         Group::Generic,
-        "Determines the type of value stored at a key",
+        "Determines the type of value stored at a key.",
         type_of,
     )
     .flags(bits![Flags: READONLY, FAST])
@@ -539,7 +551,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "keys",
         2,
         Group::Generic,
-        "Returns all key names that match a pattern",
+        "Returns all key names that match a pattern.",
         keys,
     )
     .flags(bits![Flags: READONLY])
@@ -554,7 +566,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "scan",
         -2,
         Group::Generic,
-        "Iterates over the key names in the database",
+        "Iterates over the key names in the database.",
         scan,
     )
     .flags(bits![Flags: READONLY])
@@ -565,6 +577,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         calls for the cursor to return back to 0. N is the number of elements inside \
         the collection.",
     )
+    .history(&[
+        ("6.0.0", "Added the `TYPE` subcommand."),
+    ])
     .args(&[
         integer("cursor"),
         pattern("pattern").token("MATCH").optional(),
@@ -575,7 +590,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "randomkey",
         1,
         Group::Generic,
-        "Returns a random key name from the database",
+        "Returns a random key name from the database.",
         randomkey,
     )
     .flags(bits![Flags: READONLY])
@@ -585,7 +600,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "rename",
         3,
         Group::Generic,
-        "Renames a key and overwrites the destination",
+        "Renames a key and overwrites the destination.",
         rename,
     )
     .flags(bits![Flags: WRITE])
@@ -600,7 +615,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "renamenx",
         3,
         Group::Generic,
-        "Renames a key only when the target key name doesn't exist",
+        "Renames a key only when the target key name doesn't exist.",
         renamenx,
     )
     .flags(bits![Flags: WRITE, FAST])
@@ -610,12 +625,15 @@ pub(super) const SPECS: &[CommandSpec] = &[
     ])
     .acl(bits![Acl: KEYSPACE])
     .complexity("O(1)")
+    .history(&[
+        ("3.2.0", "The command no longer returns an error when source and destination names are the same."),
+    ])
     .args(&[key("key"), key("newkey").key_spec(1)]),
     CommandSpec::new(
         "copy",
         -3,
         Group::Generic,
-        "Copies the value of a key to a new key",
+        "Copies the value of a key to a new key.",
         copy,
     )
     .flags(bits![Flags: WRITE, DENYOOM])
@@ -639,19 +657,22 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "expire",
         -3,
         Group::Generic,
-        "Sets the expiration time of a key in seconds",
+        "Sets the expiration time of a key in seconds.",
         expire,
     )
     .flags(bits![Flags: WRITE, FAST])
     .key_specs(UPDATED_KEY)
     .acl(bits![Acl: KEYSPACE])
     .complexity("O(1)")
+    .history(&[
+        ("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`."),
+    ])
     .args(&[key("key"), integer("seconds"), EXPIRY_CONDITION]),
     CommandSpec::new(
         "pexpire",
         -3,
         Group::Generic,
-        "Sets the expiration time of a key in milliseconds",
+        "Sets the expiration time of a key in milliseconds.",
         pexpire,
     )
     .flags(bits![Flags: WRITE, FAST])
@@ -659,12 +680,15 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .acl(bits![Acl: KEYSPACE])
     .since("2.6.0")
     .complexity("O(1)")
+    .history(&[
+        ("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`."),
+    ])
     .args(&[key("key"), integer("milliseconds"), EXPIRY_CONDITION]),
     CommandSpec::new(
         "expireat",
         -3,
         Group::Generic,
-        "Sets the expiration time of a key to a Unix timestamp",
+        "Sets the expiration time of a key to a Unix timestamp.",
         expireat,
     )
     .flags(bits![Flags: WRITE, FAST])
@@ -672,12 +696,15 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .acl(bits![Acl: KEYSPACE])
     .since("1.2.0")
     .complexity("O(1)")
+    .history(&[
+        ("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`."),
+    ])
     .args(&[key("key"), unix_time("unix-time-seconds"), EXPIRY_CONDITION]),
     CommandSpec::new(
         "pexpireat",
         -3,
         Group::Generic,
-        "Sets the expiration time of a key to a Unix milliseconds timestamp",
+        "Sets the expiration time of a key to a Unix milliseconds timestamp.",
         pexpireat,
     )
     .flags(bits![Flags: WRITE, FAST])
@@ -685,6 +712,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .acl(bits![Acl: KEYSPACE])
     .since("2.6.0")
     .complexity("O(1)")
+    .history(&[
+        ("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`."),
+    ])
     .args(&[
         key("key"),
         unix_time("unix-time-milliseconds"),
@@ -694,19 +724,22 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "ttl",
         2,
         Group::Generic,
-        "Returns the expiration time in seconds of a key",
+        "Returns the expiration time in seconds of a key.",
         ttl,
     )
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(READ_KEY)
     .acl(bits![Acl: KEYSPACE])
     .complexity("O(1)")
+    .history(&[
+        ("2.8.0", "Added the -2 reply."),
+    ])
     .args(KEY),
     CommandSpec::new(
         "pttl",
         2,
         Group::Generic,
-        "Returns the expiration time in milliseconds of a key",
+        "Returns the expiration time in milliseconds of a key.",
         pttl,
     )
     .flags(bits![Flags: READONLY, FAST])
@@ -714,12 +747,15 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .acl(bits![Acl: KEYSPACE])
     .since("2.6.0")
     .complexity("O(1)")
+    .history(&[
+        ("2.8.0", "Added the -2 reply."),
+    ])
     .args(KEY),
     CommandSpec::new(
         "expiretime",
         2,
         Group::Generic,
-        "Returns the expiration time of a key as a Unix timestamp",
+        "Returns the expiration time of a key as a Unix timestamp.",
         expiretime,
     )
     .flags(bits![Flags: READONLY, FAST])
@@ -732,7 +768,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "pexpiretime",
         2,
         Group::Generic,
-        "Returns the expiration time of a key as a Unix milliseconds timestamp",
+        "Returns the expiration time of a key as a Unix milliseconds timestamp.",
         pexpiretime,
     )
     .flags(bits![Flags: READONLY, FAST])
@@ -745,7 +781,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "persist",
         2,
         Group::Generic,
-        "Removes the expiration time of a key",
+        "Removes the expiration time of a key.",
         persist,
     )
     .flags(bits![Flags: WRITE, FAST])
@@ -758,17 +794,18 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "object",
         -2,
         Group::Generic,
-        "A container for object introspection commands",
+        "A container for object introspection commands.",
         object,
     )
     .key_specs(&[KeySpec::range(bits![KeyFlags: RO], 2, 0, 1)])
     .since("2.2.3")
-    .complexity("Depends on subcommand."),
+    .complexity("Depends on subcommand.")
+    .subcommands(OBJECT_SUBCOMMANDS),
 ];
 
 /// The option of FLUSHDB and FLUSHALL; `flush_mode` accepts it and clears at once either way.
 const FLUSH_MODE: &[Arg] = &[one_of(
-    "async",
+    "flush-type",
     &[
         pure_token("async", "ASYNC").since("4.0.0"),
         pure_token("sync", "SYNC").since("6.2.0"),
@@ -794,3 +831,58 @@ const KEY: &[Arg] = &[key("key")];
 const READ_KEY: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RO, ACCESS], 1, 0, 1)];
 /// One key, its expiry changed (the EXPIRE family, PERSIST).
 const UPDATED_KEY: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RW, UPDATE], 1, 0, 1)];
+
+/// MEMORY's subcommands, as COMMAND DOCS lists them.
+const MEMORY_SUBCOMMANDS: &[(&str, Docs)] = &[
+    (
+        "memory|help",
+        Docs::new("Returns helpful text about the different subcommands.")
+            .since("4.0.0")
+            .complexity("O(1)"),
+    ),
+    (
+        "memory|usage",
+        Docs::new("Estimates the memory usage of a key.")
+            .since("4.0.0")
+            .complexity("O(N) where N is the number of samples.")
+            .args(&[key("key"), integer("count").token("SAMPLES").optional()]),
+    ),
+];
+
+/// OBJECT's subcommands, as COMMAND DOCS lists them.
+const OBJECT_SUBCOMMANDS: &[(&str, Docs)] = &[
+    (
+        "object|encoding",
+        Docs::new("Returns the internal encoding of a Redis object.")
+            .since("2.2.3")
+            .complexity("O(1)")
+            .args(&[key("key")]),
+    ),
+    (
+        "object|freq",
+        Docs::new("Returns the logarithmic access frequency counter of a Redis object.")
+            .since("4.0.0")
+            .complexity("O(1)")
+            .args(&[key("key")]),
+    ),
+    (
+        "object|help",
+        Docs::new("Returns helpful text about the different subcommands.")
+            .since("6.2.0")
+            .complexity("O(1)"),
+    ),
+    (
+        "object|idletime",
+        Docs::new("Returns the time since the last access to a Redis object.")
+            .since("2.2.3")
+            .complexity("O(1)")
+            .args(&[key("key")]),
+    ),
+    (
+        "object|refcount",
+        Docs::new("Returns the reference count of a value of a key.")
+            .since("2.2.3")
+            .complexity("O(1)")
+            .args(&[key("key")]),
+    ),
+];

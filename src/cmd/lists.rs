@@ -306,12 +306,18 @@ pub(super) const SPECS: &[CommandSpec] = &[
         .key_specs(RW_INSERT)
         .acl(bits![Acl: LIST])
         .complexity("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")
+        .history(&[
+            ("2.4.0", "Accepts multiple `element` arguments."),
+        ])
         .args(&[key("key"), string("element").multiple()]),
     CommandSpec::new("rpush", -3, Group::List, "Appends one or more elements to a list. Creates the key if it doesn't exist.", rpush)
         .flags(bits![Flags: WRITE, DENYOOM, FAST])
         .key_specs(RW_INSERT)
         .acl(bits![Acl: LIST])
         .complexity("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")
+        .history(&[
+            ("2.4.0", "Accepts multiple `element` arguments."),
+        ])
         .args(&[key("key"), string("element").multiple()]),
     CommandSpec::new("lpushx", -3, Group::List, "Prepends one or more elements to a list only when the list exists.", lpushx)
         .flags(bits![Flags: WRITE, DENYOOM, FAST])
@@ -319,6 +325,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         .acl(bits![Acl: LIST])
         .since("2.2.0")
         .complexity("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")
+        .history(&[
+            ("4.0.0", "Accepts multiple `element` arguments."),
+        ])
         .args(&[key("key"), string("element").multiple()]),
     CommandSpec::new("rpushx", -3, Group::List, "Appends an element to a list only when the list exists.", rpushx)
         .flags(bits![Flags: WRITE, DENYOOM, FAST])
@@ -326,30 +335,47 @@ pub(super) const SPECS: &[CommandSpec] = &[
         .acl(bits![Acl: LIST])
         .since("2.2.0")
         .complexity("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")
+        .history(&[
+            ("4.0.0", "Accepts multiple `element` arguments."),
+        ])
         .args(&[key("key"), string("element").multiple()]),
     CommandSpec::new("lpop", -2, Group::List, "Returns the first elements in a list after removing it. Deletes the list if the last element was popped.", lpop)
         .flags(bits![Flags: WRITE, FAST])
         .key_specs(RW_ACCESS_DELETE)
         .acl(bits![Acl: LIST])
         .complexity("O(N) where N is the number of elements returned")
+        .history(&[
+            ("6.2.0", "Added the `count` argument."),
+        ])
         .args(&[key("key"), integer("count").optional().since("6.2.0")]),
     CommandSpec::new("rpop", -2, Group::List, "Returns and removes the last elements of a list. Deletes the list if the last element was popped.", rpop)
         .flags(bits![Flags: WRITE, FAST])
         .key_specs(RW_ACCESS_DELETE)
         .acl(bits![Acl: LIST])
         .complexity("O(N) where N is the number of elements returned")
+        .history(&[
+            ("6.2.0", "Added the `count` argument."),
+        ])
         .args(&[key("key"), integer("count").optional().since("6.2.0")]),
     CommandSpec::new("blpop", -3, Group::List, "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", blpop)
         .flags(bits![Flags: WRITE, NOSCRIPT, BLOCKING])
         .key_specs(RW_ACCESS_DELETE_ALL_BUT_LAST)
         .acl(bits![Acl: LIST])
+        .since("2.0.0")
         .complexity("O(N) where N is the number of provided keys.")
+        .history(&[
+            ("6.0.0", "`timeout` is interpreted as a double instead of an integer."),
+        ])
         .args(&[key("key").multiple(), double("timeout")]),
     CommandSpec::new("brpop", -3, Group::List, "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", brpop)
         .flags(bits![Flags: WRITE, NOSCRIPT, BLOCKING])
         .key_specs(RW_ACCESS_DELETE_ALL_BUT_LAST)
         .acl(bits![Acl: LIST])
+        .since("2.0.0")
         .complexity("O(N) where N is the number of provided keys.")
+        .history(&[
+            ("6.0.0", "`timeout` is interpreted as a double instead of an integer."),
+        ])
         .args(&[key("key").multiple(), double("timeout")]),
     CommandSpec::new("llen", 2, Group::List, "Returns the length of a list.", llen)
         .flags(bits![Flags: READONLY, FAST])

@@ -353,6 +353,11 @@ pub(super) const SPECS: &[CommandSpec] = &[
         simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because \
         inserting values into sorted sets is O(log(N)).",
     )
+    .history(&[
+        ("3.0.0", "Added the `REPLACE` modifier."),
+        ("5.0.0", "Added the `ABSTTL` modifier."),
+        ("5.0.0", "Added the `IDLETIME` and `FREQ` options."),
+    ])
     .args(&[
         key("key"),
         integer("ttl"),
@@ -384,6 +389,12 @@ pub(super) const SPECS: &[CommandSpec] = &[
         data transfer between the two instances is performed.",
     )
     .tips(&["nondeterministic_output"])
+    .history(&[
+        ("3.0.0", "Added the `COPY` and `REPLACE` options."),
+        ("3.0.6", "Added the `KEYS` option."),
+        ("4.0.7", "Added the `AUTH` option."),
+        ("6.0.0", "Added the `AUTH2` option."),
+    ])
     .args(&[
         string("host"),
         integer("port"),

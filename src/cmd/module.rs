@@ -5,7 +5,7 @@
 
 use super::args::is;
 use super::errors::*;
-use super::spec::{CommandSpec, Group};
+use super::spec::{block, string, CommandSpec, Docs, Group};
 use super::Ctx;
 use crate::protocol::Request;
 
@@ -88,8 +88,53 @@ pub(super) const SPECS: &[CommandSpec] = &[CommandSpec::new(
     "module",
     -2,
     Group::Server,
-    "A container for module commands",
+    "A container for module commands.",
     module,
 )
 .since("4.0.0")
-.complexity("Depends on subcommand.")];
+.complexity("Depends on subcommand.")
+.subcommands(MODULE_SUBCOMMANDS)];
+
+/// MODULE's subcommands, as COMMAND DOCS lists them.
+const MODULE_SUBCOMMANDS: &[(&str, Docs)] = &[
+    (
+        "module|help",
+        Docs::new("Returns helpful text about the different subcommands.")
+            .since("5.0.0")
+            .complexity("O(1)"),
+    ),
+    (
+        "module|list",
+        Docs::new("Returns all loaded modules.")
+            .since("4.0.0")
+            .complexity("O(N) where N is the number of loaded modules."),
+    ),
+    (
+        "module|load",
+        Docs::new("Loads a module.")
+            .since("4.0.0")
+            .complexity("O(1)")
+            .args(&[string("path"), string("arg").optional().multiple()]),
+    ),
+    (
+        "module|loadex",
+        Docs::new("Loads a module using extended parameters.")
+            .since("7.0.0")
+            .complexity("O(1)")
+            .args(&[
+                string("path"),
+                block("configs", &[string("name"), string("value")])
+                    .token("CONFIG")
+                    .optional()
+                    .multiple_token(),
+                string("args").token("ARGS").optional().multiple(),
+            ]),
+    ),
+    (
+        "module|unload",
+        Docs::new("Unloads a module.")
+            .since("4.0.0")
+            .complexity("O(1)")
+            .args(&[string("name")]),
+    ),
+];

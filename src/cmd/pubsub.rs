@@ -5,7 +5,7 @@
 use super::args::is;
 use super::context::SubscriptionKind;
 use super::errors::*;
-use super::spec::{bits, pattern, string, CommandSpec, Group};
+use super::spec::{bits, pattern, string, CommandSpec, Docs, Group};
 use super::Ctx;
 use crate::protocol::Request;
 
@@ -184,7 +184,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "subscribe",
         -2,
         Group::Pubsub,
-        "Listens for messages published to channels",
+        "Listens for messages published to channels.",
         subscribe,
     )
     .flags(bits![Flags: PUBSUB, NOSCRIPT, LOADING, STALE])
@@ -196,7 +196,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "unsubscribe",
         -1,
         Group::Pubsub,
-        "Stops listening to messages posted to channels",
+        "Stops listening to messages posted to channels.",
         unsubscribe,
     )
     .flags(bits![Flags: PUBSUB, NOSCRIPT, LOADING, STALE])
@@ -208,7 +208,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "psubscribe",
         -2,
         Group::Pubsub,
-        "Listens for messages published to channels that match one or more patterns",
+        "Listens for messages published to channels that match one or more patterns.",
         psubscribe,
     )
     .flags(bits![Flags: PUBSUB, NOSCRIPT, LOADING, STALE])
@@ -220,7 +220,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "punsubscribe",
         -1,
         Group::Pubsub,
-        "Stops listening to messages published to channels that match one or more patterns",
+        "Stops listening to messages published to channels that match one or more patterns.",
         punsubscribe,
     )
     .flags(bits![Flags: PUBSUB, NOSCRIPT, LOADING, STALE])
@@ -232,7 +232,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "publish",
         3,
         Group::Pubsub,
-        "Posts a message to a channel",
+        "Posts a message to a channel.",
         publish,
     )
     .flags(bits![Flags: PUBSUB, LOADING, STALE, FAST])
@@ -247,9 +247,62 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "pubsub",
         -2,
         Group::Pubsub,
-        "A container for Pub/Sub commands",
+        "A container for Pub/Sub commands.",
         pubsub,
     )
     .since("2.8.0")
-    .complexity("Depends on subcommand."),
+    .complexity("Depends on subcommand.")
+    .subcommands(PUBSUB_SUBCOMMANDS),
+];
+
+/// PUBSUB's subcommands, as COMMAND DOCS lists them.
+const PUBSUB_SUBCOMMANDS: &[(&str, Docs)] = &[
+    (
+        "pubsub|channels",
+        Docs::new("Returns the active channels.")
+            .since("2.8.0")
+            .complexity("O(N) where N is the number of active channels, and assuming constant time pattern matching (relatively short channels and patterns)")
+            .args(&[
+                pattern("pattern").optional(),
+            ]),
+    ),
+    (
+        "pubsub|help",
+        Docs::new("Returns helpful text about the different subcommands.")
+            .since("6.2.0")
+            .complexity("O(1)"),
+    ),
+    (
+        "pubsub|numpat",
+        Docs::new("Returns a count of unique pattern subscriptions.")
+            .since("2.8.0")
+            .complexity("O(1)"),
+    ),
+    (
+        "pubsub|numsub",
+        Docs::new("Returns a count of subscribers to channels.")
+            .since("2.8.0")
+            .complexity("O(N) for the NUMSUB subcommand, where N is the number of requested channels")
+            .args(&[
+                string("channel").optional().multiple(),
+            ]),
+    ),
+    (
+        "pubsub|shardchannels",
+        Docs::new("Returns the active shard channels.")
+            .since("7.0.0")
+            .complexity("O(N) where N is the number of active shard channels, and assuming constant time pattern matching (relatively short shard channels).")
+            .args(&[
+                pattern("pattern").optional(),
+            ]),
+    ),
+    (
+        "pubsub|shardnumsub",
+        Docs::new("Returns the count of subscribers of shard channels.")
+            .since("7.0.0")
+            .complexity("O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels")
+            .args(&[
+                string("shardchannel").optional().multiple(),
+            ]),
+    ),
 ];

@@ -183,6 +183,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: ADMIN, NOSCRIPT, STALE, NO_ASYNC_LOADING])
     .since("1.0.0")
     .complexity("O(1)")
+    .deprecated("5.0.0", "`REPLICAOF`")
     .args(REPLICAOF_ARGS),
     CommandSpec::new(
         "role",
@@ -204,7 +205,8 @@ pub(super) const SPECS: &[CommandSpec] = &[
     )
     .flags(bits![Flags: ADMIN, NOSCRIPT, LOADING, STALE, ALLOW_BUSY])
     .since("3.0.0")
-    .complexity("O(1)"),
+    .complexity("O(1)")
+    .doc_flags(bits![DocFlags: SYSCMD]),
     CommandSpec::new(
         "psync",
         -3,
@@ -214,7 +216,6 @@ pub(super) const SPECS: &[CommandSpec] = &[
     )
     .flags(bits![Flags: ADMIN, NOSCRIPT, NO_ASYNC_LOADING, NO_MULTI])
     .since("2.8.0")
-    .complexity("")
     .args(&[string("replicationid"), integer("offset")]),
     CommandSpec::new(
         "wait",

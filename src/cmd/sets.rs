@@ -233,12 +233,18 @@ pub(super) const SPECS: &[CommandSpec] = &[
         .key_specs(RW_INSERT)
         .acl(bits![Acl: SET])
         .complexity("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")
+        .history(&[
+            ("2.4.0", "Accepts multiple `member` arguments."),
+        ])
         .args(&[key("key"), string("member").multiple()]),
     CommandSpec::new("srem", -3, Group::Set, "Removes one or more members from a set. Deletes the set if the last member was removed.", srem)
         .flags(bits![Flags: WRITE, FAST])
         .key_specs(RW_DELETE)
         .acl(bits![Acl: SET])
         .complexity("O(N) where N is the number of members to be removed.")
+        .history(&[
+            ("2.4.0", "Accepts multiple `member` arguments."),
+        ])
         .args(&[key("key"), string("member").multiple()]),
     CommandSpec::new("sismember", 3, Group::Set, "Determines whether a member belongs to a set.", sismember)
         .flags(bits![Flags: READONLY, FAST])
@@ -264,6 +270,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         .key_specs(RW_ACCESS_DELETE)
         .acl(bits![Acl: SET])
         .complexity("Without the count argument O(1), otherwise O(N) where N is the value of the passed count.")
+        .history(&[
+            ("3.2.0", "Added the `count` argument."),
+        ])
         .args(&[key("key"), integer("count").optional().since("3.2.0")])
         .tips(&["nondeterministic_output"]),
     CommandSpec::new("srandmember", -2, Group::Set, "Get one or multiple random members from a set", srandmember)
@@ -271,6 +280,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         .key_specs(RO_ACCESS)
         .acl(bits![Acl: SET])
         .complexity("Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed count.")
+        .history(&[
+            ("2.6.0", "Added the optional `count` argument."),
+        ])
         .args(&[key("key"), integer("count").optional().since("2.6.0")])
         .tips(&["nondeterministic_output"]),
     CommandSpec::new("smembers", 2, Group::Set, "Returns all members of a set.", smembers)

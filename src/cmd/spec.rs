@@ -136,6 +136,15 @@ bit_set! {
     }
 }
 
+bit_set! {
+    /// What COMMAND DOCS says of a command besides its text: deprecated, or internal (a
+    /// command only servers send each other).
+    DocFlags(u8) {
+        DEPRECATED = 0 => "deprecated",
+        SYSCMD = 1 => "syscmd",
+    }
+}
+
 /// Where a command's keys are, as Redis 7's key specifications say it: from the argument at
 /// `index`, up to `last_key` further on (counted from the end when negative), every `step`.
 /// sieved's commands need no other kind of search.
@@ -263,9 +272,13 @@ pub struct Arg {
     pub kind: ArgType,
     /// The keyword written before the value (or alone, for a pure token).
     pub token: Option<&'static str>,
+    pub summary: Option<&'static str>,
     pub since: Option<&'static str>,
+    pub deprecated_since: Option<&'static str>,
     pub optional: bool,
     pub multiple: bool,
+    /// Repeated with its token each time (`GET enc off GET enc off`), not once before all.
+    pub multiple_token: bool,
 }
 
 const fn arg(name: &'static str, kind: ArgType) -> Arg {
@@ -273,9 +286,12 @@ const fn arg(name: &'static str, kind: ArgType) -> Arg {
         name,
         kind,
         token: None,
+        summary: None,
         since: None,
+        deprecated_since: None,
         optional: false,
         multiple: false,
+        multiple_token: false,
     }
 }
 
@@ -313,8 +329,17 @@ impl Arg {
         self.token = Some(token);
         self
     }
+    /// What the value means, where its name does not say (its unit, say).
+    pub(crate) const fn summary(mut self, summary: &'static str) -> Arg {
+        self.summary = Some(summary);
+        self
+    }
     pub(crate) const fn since(mut self, version: &'static str) -> Arg {
         self.since = Some(version);
+        self
+    }
+    pub(crate) const fn deprecated_since(mut self, version: &'static str) -> Arg {
+        self.deprecated_since = Some(version);
         self
     }
     pub(crate) const fn optional(mut self) -> Arg {
@@ -325,9 +350,84 @@ impl Arg {
         self.multiple = true;
         self
     }
+    /// Repeatable, each time with its token.
+    pub(crate) const fn multiple_token(mut self) -> Arg {
+        self.multiple = true;
+        self.multiple_token = true;
+        self
+    }
     /// For a key: which key specification finds it (the second key of RENAME is 1).
     pub(crate) const fn key_spec(mut self, index: u8) -> Arg {
         self.kind = ArgType::Key(index);
+        self
+    }
+}
+
+/// The version of sieved its own commands (CBF.*, TBF.*, FQ.*, BF.MERGE, SIEVED.*, ...) came
+/// in: what their `since` says.
+pub(crate) const FIRST_RELEASE: &str = "0.1.0";
+
+/// What COMMAND DOCS reports of a command or a subcommand, besides its name and group: the
+/// facts of Redis's `src/commands/*.json` for Redis's commands, in Redis 8's words.
+#[derive(Debug, Clone, Copy)]
+pub struct Docs {
+    /// Empty when undocumented (and then left out of COMMAND DOCS, as `since`).
+    pub summary: &'static str,
+    pub since: &'static str,
+    pub complexity: Option<&'static str>,
+    pub doc_flags: DocFlags,
+    pub deprecated_since: Option<&'static str>,
+    pub replaced_by: Option<&'static str>,
+    /// The versions that changed the command, and how, oldest first.
+    pub history: &'static [(&'static str, &'static str)],
+    pub args: &'static [Arg],
+}
+
+impl Docs {
+    pub(crate) const fn new(summary: &'static str) -> Docs {
+        Docs {
+            summary,
+            since: "1.0.0",
+            complexity: None,
+            doc_flags: DocFlags::NONE,
+            deprecated_since: None,
+            replaced_by: None,
+            history: &[],
+            args: &[],
+        }
+    }
+    pub(crate) const fn since(mut self, version: &'static str) -> Docs {
+        self.since = version;
+        self
+    }
+    pub(crate) const fn complexity(mut self, complexity: &'static str) -> Docs {
+        self.complexity = Some(complexity);
+        self
+    }
+    pub(crate) const fn doc_flags(mut self, flags: DocFlags) -> Docs {
+        self.doc_flags = self.doc_flags.or(flags);
+        self
+    }
+    /// Deprecated since `since`: what to use instead.
+    pub(crate) const fn deprecated(
+        mut self,
+        since: &'static str,
+        replaced_by: &'static str,
+    ) -> Docs {
+        self.doc_flags = self.doc_flags.or(DocFlags::DEPRECATED);
+        self.deprecated_since = Some(since);
+        self.replaced_by = Some(replaced_by);
+        self
+    }
+    pub(crate) const fn history(
+        mut self,
+        history: &'static [(&'static str, &'static str)],
+    ) -> Docs {
+        self.history = history;
+        self
+    }
+    pub(crate) const fn args(mut self, args: &'static [Arg]) -> Docs {
+        self.args = args;
         self
     }
 }
@@ -349,11 +449,9 @@ pub struct CommandSpec {
     /// Declared categories; `acl_categories` adds those Redis derives from the flags.
     pub acl: Acl,
     pub group: Group,
-    /// Empty when undocumented (and then left out of COMMAND DOCS, as `since`).
-    pub summary: &'static str,
-    pub since: &'static str,
-    pub complexity: Option<&'static str>,
-    pub args: &'static [Arg],
+    pub docs: Docs,
+    /// A container's subcommands (`config|get`), each documented as a command is.
+    pub subcommands: &'static [(&'static str, Docs)],
     /// Hints for cluster clients (`request_policy:multi_shard`), as COMMAND INFO lists them.
     pub tips: &'static [&'static str],
     pub(crate) handler: Handler,
@@ -378,10 +476,8 @@ impl CommandSpec {
             key_specs: &[],
             acl: Acl::NONE,
             group,
-            summary,
-            since: "1.0.0",
-            complexity: None,
-            args: &[],
+            docs: Docs::new(summary),
+            subcommands: &[],
             tips: &[],
             handler,
         }
@@ -410,22 +506,48 @@ impl CommandSpec {
         self
     }
     pub(crate) const fn since(mut self, version: &'static str) -> CommandSpec {
-        self.since = version;
+        self.docs = self.docs.since(version);
         self
     }
     pub(crate) const fn complexity(mut self, complexity: &'static str) -> CommandSpec {
-        self.complexity = Some(complexity);
+        self.docs = self.docs.complexity(complexity);
+        self
+    }
+    pub(crate) const fn doc_flags(mut self, flags: DocFlags) -> CommandSpec {
+        self.docs = self.docs.doc_flags(flags);
+        self
+    }
+    pub(crate) const fn deprecated(
+        mut self,
+        since: &'static str,
+        replaced_by: &'static str,
+    ) -> CommandSpec {
+        self.docs = self.docs.deprecated(since, replaced_by);
+        self
+    }
+    pub(crate) const fn history(
+        mut self,
+        history: &'static [(&'static str, &'static str)],
+    ) -> CommandSpec {
+        self.docs = self.docs.history(history);
         self
     }
     pub(crate) const fn args(mut self, args: &'static [Arg]) -> CommandSpec {
-        self.args = args;
+        self.docs = self.docs.args(args);
+        self
+    }
+    pub(crate) const fn subcommands(
+        mut self,
+        subcommands: &'static [(&'static str, Docs)],
+    ) -> CommandSpec {
+        self.subcommands = subcommands;
         self
     }
     /// A module command its module gives no documentation: COMMAND DOCS then has only its
     /// group and module, as Redis reports such a command.
     pub(crate) const fn undocumented(mut self) -> CommandSpec {
-        self.summary = "";
-        self.since = "";
+        self.docs.summary = "";
+        self.docs.since = "";
         self
     }
     pub(crate) const fn tips(mut self, tips: &'static [&'static str]) -> CommandSpec {

@@ -422,7 +422,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "set",
         -3,
         Group::String,
-        "Sets the string value of a key",
+        "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.",
         set,
     )
     .flags(bits![Flags: WRITE, DENYOOM])
@@ -432,6 +432,12 @@ pub(super) const SPECS: &[CommandSpec] = &[
     ])
     .acl(bits![Acl: STRING])
     .complexity("O(1)")
+    .history(&[
+        ("2.6.12", "Added the `EX`, `PX`, `NX` and `XX` options."),
+        ("6.0.0", "Added the `KEEPTTL` option."),
+        ("6.2.0", "Added the `GET`, `EXAT` and `PXAT` option."),
+        ("7.0.0", "Allowed the `NX` and `GET` options to be used together."),
+    ])
     .args(&[
         key("key"),
         string("value"),
@@ -460,7 +466,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "get",
         2,
         Group::String,
-        "Returns the string value of a key",
+        "Returns the string value of a key.",
         get,
     )
     .flags(bits![Flags: READONLY, FAST])
@@ -472,7 +478,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "strlen",
         2,
         Group::String,
-        "Returns the length of a string value",
+        "Returns the length of a string value.",
         strlen,
     )
     .flags(bits![Flags: READONLY, FAST])
@@ -492,6 +498,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .key_specs(&[KeySpec::range(bits![KeyFlags: OW, INSERT], 1, 0, 1)])
     .acl(bits![Acl: STRING])
     .complexity("O(1)")
+    .deprecated("2.6.12", "`SET` with the `NX` argument")
     .args(&[key("key"), string("value")]),
     CommandSpec::new(
         "getset",
@@ -504,6 +511,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .key_specs(&[KeySpec::range(bits![KeyFlags: RW, ACCESS, UPDATE], 1, 0, 1)])
     .acl(bits![Acl: STRING])
     .complexity("O(1)")
+    .deprecated("6.2.0", "`SET` with the `!GET` argument")
     .args(&[key("key"), string("value")]),
     CommandSpec::new(
         "getdel",
@@ -530,6 +538,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .acl(bits![Acl: STRING])
     .since("2.0.0")
     .complexity("O(1)")
+    .deprecated("2.6.12", "`SET` with the `EX` argument")
     .args(&[key("key"), integer("seconds"), string("value")]),
     CommandSpec::new(
         "psetex",
@@ -543,6 +552,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .acl(bits![Acl: STRING])
     .since("2.6.0")
     .complexity("O(1)")
+    .deprecated("2.6.12", "`SET` with the `PX` argument")
     .args(&[key("key"), integer("milliseconds"), string("value")]),
     CommandSpec::new(
         "mget",

@@ -179,7 +179,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "multi",
         1,
         Group::Transactions,
-        "Starts a transaction",
+        "Starts a transaction.",
         multi,
     )
     .flags(bits![Flags:
@@ -192,7 +192,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "exec",
         1,
         Group::Transactions,
-        "Executes all commands in a transaction",
+        "Executes all commands in a transaction.",
         exec,
     )
     .flags(bits![Flags: NOSCRIPT, LOADING, STALE, SKIP_SLOWLOG, NOT_QUEUED])
@@ -203,7 +203,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "discard",
         1,
         Group::Transactions,
-        "Discards a transaction",
+        "Discards a transaction.",
         discard,
     )
     .flags(bits![Flags:
@@ -216,7 +216,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "watch",
         -2,
         Group::Transactions,
-        "Monitors changes to keys to determine the execution of a transaction",
+        "Monitors changes to keys to determine the execution of a transaction.",
         watch,
     )
     .flags(bits![Flags:
@@ -231,7 +231,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "unwatch",
         1,
         Group::Transactions,
-        "Forgets about watched keys of a transaction",
+        "Forgets about watched keys of a transaction.",
         unwatch,
     )
     .flags(bits![Flags: NOSCRIPT, LOADING, STALE, FAST, ALLOW_BUSY])

@@ -15,7 +15,9 @@ use super::bloom::{
 };
 use super::errors::*;
 use super::filters::{self, write_results};
-use super::spec::{bits, double, integer, key, one_of, pure_token, string, CommandSpec, Group};
+use super::spec::{
+    bits, double, integer, key, one_of, pure_token, string, CommandSpec, Group, FIRST_RELEASE,
+};
 use super::Ctx;
 use crate::filter::{FilterError, Retired, WindowOptions, WindowedFilter, MAX_SLICES};
 use crate::protocol::{Reply, Request};
@@ -335,13 +337,19 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: WRITE, FAST, BLOOM])
+    .since(FIRST_RELEASE)
     .complexity("O(1)")
     .args(&[
         key("key"),
         double("error_rate"),
         integer("capacity"),
-        integer("window"),
-        integer("slices").token("SLICES").optional(),
+        integer("window").summary("Milliseconds an item is remembered for"),
+        integer("slices")
+            .token("SLICES")
+            .summary(
+                "Filters the window is cut into, 1 to 64; the oldest is forgotten as time moves on",
+            )
+            .optional(),
     ]),
     CommandSpec::new(
         "tbf.add",
@@ -353,6 +361,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: WRITE, BLOOM])
+    .since(FIRST_RELEASE)
     .complexity(PROBES_PER_SLICE)
     .args(KEY_ITEM),
     CommandSpec::new(
@@ -365,6 +374,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: WRITE, BLOOM])
+    .since(FIRST_RELEASE)
     .complexity(PROBES_PER_SLICE)
     .args(KEY_ITEMS),
     CommandSpec::new(
@@ -377,6 +387,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: READ, BLOOM])
+    .since(FIRST_RELEASE)
     .complexity(PROBES_PER_SLICE)
     .args(KEY_ITEM),
     CommandSpec::new(
@@ -390,6 +401,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: READ, BLOOM])
+    .since(FIRST_RELEASE)
     .complexity(PROBES_PER_SLICE)
     .args(KEY_ITEMS),
     CommandSpec::new(
@@ -402,6 +414,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: READ, FAST, BLOOM])
+    .since(FIRST_RELEASE)
     .complexity("O(n), where n is the number of slices")
     .args(&[key("key")]),
     CommandSpec::new(
@@ -414,6 +427,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: READ, FAST, BLOOM])
+    .since(FIRST_RELEASE)
     .complexity("O(n), where n is the number of slices")
     .args(&[
         key("key"),
@@ -440,6 +454,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: READ, BLOOM])
+    .since(FIRST_RELEASE)
     .complexity("O(n), where n is the capacity")
     .args(&[key("key"), integer("iterator")]),
     CommandSpec::new(
@@ -452,6 +467,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
     .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: WRITE, BLOOM])
+    .since(FIRST_RELEASE)
     .complexity("O(n), where n is the capacity")
     .args(&[key("key"), integer("iterator"), string("data")]),
 ];

@@ -657,7 +657,7 @@ fn stored_score(score: f64) -> String {
 }
 
 const RANGE_KEY: &[KeySpec] = RO_ACCESS;
-const LIMIT: Arg = super::spec::block("offset_count", &[integer("offset"), integer("count")])
+const LIMIT: Arg = super::spec::block("limit", &[integer("offset"), integer("count")])
     .token("LIMIT")
     .optional();
 const WITHSCORES: Arg = pure_token("withscores", "WITHSCORES").optional();
@@ -670,13 +670,18 @@ pub(super) const SPECS: &[CommandSpec] = &[
         .acl(bits![Acl: SORTEDSET])
         .since("1.2.0")
         .complexity("O(log(N)) for each item added, where N is the number of elements in the sorted set.")
+        .history(&[
+            ("2.4.0", "Accepts multiple elements."),
+            ("3.0.2", "Added the `XX`, `NX`, `CH` and `INCR` options."),
+            ("6.2.0", "Added the `GT` and `LT` options."),
+        ])
         .args(&[
             key("key"),
             super::spec::one_of("condition", &[pure_token("nx", "NX"), pure_token("xx", "XX")]).optional().since("3.0.2"),
             super::spec::one_of("comparison", &[pure_token("gt", "GT"), pure_token("lt", "LT")]).optional().since("6.2.0"),
             pure_token("change", "CH").optional().since("3.0.2"),
             pure_token("increment", "INCR").optional().since("3.0.2"),
-            super::spec::block("score_member", &[double("score"), string("member")]).multiple(),
+            super::spec::block("data", &[double("score"), string("member")]).multiple(),
         ]),
     CommandSpec::new("zincrby", 4, Group::SortedSet, "Increments the score of a member in a sorted set.", zincrby)
         .flags(bits![Flags: WRITE, DENYOOM, FAST])
@@ -719,6 +724,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         .acl(bits![Acl: SORTEDSET])
         .since("1.2.0")
         .complexity("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.")
+        .history(&[
+            ("6.2.0", "Added the `REV`, `BYSCORE`, `BYLEX` and `LIMIT` options."),
+        ])
         .args(&[
             key("key"),
             string("start"),
@@ -734,6 +742,10 @@ pub(super) const SPECS: &[CommandSpec] = &[
         .acl(bits![Acl: SORTEDSET])
         .since("1.0.5")
         .complexity("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).")
+        .deprecated("6.2.0", "`ZRANGE` with the `BYSCORE` argument")
+        .history(&[
+            ("2.0.0", "Added the `WITHSCORES` modifier."),
+        ])
         .args(&[key("key"), double("min"), double("max"), WITHSCORES.since("2.0.0"), LIMIT]),
     CommandSpec::new("zrevrangebyscore", -4, Group::SortedSet, "Returns members in a sorted set within a range of scores in reverse order.", zrevrangebyscore)
         .flags(bits![Flags: READONLY])
@@ -741,6 +753,10 @@ pub(super) const SPECS: &[CommandSpec] = &[
         .acl(bits![Acl: SORTEDSET])
         .since("2.2.0")
         .complexity("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).")
+        .deprecated("6.2.0", "`ZRANGE` with the `REV` and `BYSCORE` arguments")
+        .history(&[
+            ("2.1.6", "`min` and `max` can be exclusive."),
+        ])
         .args(&[key("key"), double("max"), double("min"), WITHSCORES, LIMIT]),
     CommandSpec::new("zrevrange", -4, Group::SortedSet, "Returns members in a sorted set within a range of indexes in reverse order.", zrevrange)
         .flags(bits![Flags: READONLY])
@@ -748,6 +764,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         .acl(bits![Acl: SORTEDSET])
         .since("1.2.0")
         .complexity("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.")
+        .deprecated("6.2.0", "`ZRANGE` with the `REV` argument")
         .args(&[key("key"), integer("start"), integer("stop"), WITHSCORES]),
     CommandSpec::new("zrem", -3, Group::SortedSet, "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.", zrem)
         .flags(bits![Flags: WRITE, FAST])
@@ -755,6 +772,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         .acl(bits![Acl: SORTEDSET])
         .since("1.2.0")
         .complexity("O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed.")
+        .history(&[
+            ("2.4.0", "Accepts multiple elements."),
+        ])
         .args(&[key("key"), string("member").multiple()]),
     CommandSpec::new("zremrangebyrank", 4, Group::SortedSet, "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed.", zremrangebyrank)
         .flags(bits![Flags: WRITE])
@@ -790,6 +810,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         .acl(bits![Acl: SORTEDSET])
         .since("5.0.0")
         .complexity("O(log(N)) with N being the number of elements in the sorted set.")
+        .history(&[
+            ("6.0.0", "`timeout` is interpreted as a double instead of an integer."),
+        ])
         .args(&[key("key").multiple(), double("timeout")]),
     CommandSpec::new("bzpopmax", -3, Group::SortedSet, "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.", bzpopmax)
         .flags(bits![Flags: WRITE, NOSCRIPT, BLOCKING, FAST])
@@ -797,6 +820,9 @@ pub(super) const SPECS: &[CommandSpec] = &[
         .acl(bits![Acl: SORTEDSET])
         .since("5.0.0")
         .complexity("O(log(N)) with N being the number of elements in the sorted set.")
+        .history(&[
+            ("6.0.0", "`timeout` is interpreted as a double instead of an integer."),
+        ])
         .args(&[key("key").multiple(), double("timeout")]),
     CommandSpec::new("zscan", -3, Group::SortedSet, "Iterates over members and scores of a sorted set.", zscan)
         .flags(bits![Flags: READONLY])

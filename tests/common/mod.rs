@@ -199,6 +199,26 @@ impl RawClient {
         }
     }
 
+    /// Sends a command and returns its reply, framed by `Node` rather than redis-protocol's
+    /// decoder, whose RESP3 takes no aggregate inside a set (COMMAND DOCS's `history`).
+    pub fn cmd_framed_by_node(&mut self, args: &[&str]) -> Vec<u8> {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        self.send(&encode_command(&args));
+        loop {
+            if let Some((_, len)) = Node::parse_prefix(&self.pending) {
+                return self.pending.drain(..len).collect();
+            }
+            let mut chunk = [0u8; 64 * 1024];
+            let n = self.stream.read(&mut chunk).expect("read reply");
+            assert!(
+                n > 0,
+                "connection closed; partial reply {}",
+                escape(&self.pending)
+            );
+            self.pending.extend_from_slice(&chunk[..n]);
+        }
+    }
+
     /// Sends a command and returns its reply.
     pub fn command(&mut self, args: &[&[u8]]) -> Vec<u8> {
         self.send(&encode_command(args));
@@ -545,6 +565,76 @@ pub fn assert_command_info_as_redis(ours: SocketAddr, redis: SocketAddr, names: 
             escape(&theirs.cmd(&["COMMAND", "INFO", name])),
             "{name}"
         );
+    }
+}
+
+/// A reply, parsed just enough to look inside its aggregates (to put unordered elements in
+/// order, or compare a map field by field).
+pub enum Node {
+    /// A whole scalar reply, its bytes as sent.
+    Scalar(Vec<u8>),
+    /// An aggregate: its type byte, and its elements (a map's keys and values in turn).
+    Aggregate(u8, Vec<Node>),
+}
+
+impl Node {
+    /// The first reply in `bytes`, which must be whole RESP2 or RESP3.
+    pub fn parse(bytes: &[u8]) -> Node {
+        Node::parse_prefix(bytes).expect("a whole reply").0
+    }
+
+    /// The first reply in `bytes` and its length, or None while it is incomplete.
+    pub fn parse_prefix(bytes: &[u8]) -> Option<(Node, usize)> {
+        let mut at = 0;
+        Node::parse_at(bytes, &mut at).map(|node| (node, at))
+    }
+
+    fn parse_at(bytes: &[u8], at: &mut usize) -> Option<Node> {
+        let end = *at + bytes.get(*at..)?.windows(2).position(|w| w == b"\r\n")? + 2;
+        let kind = bytes[*at];
+        let number = || -> i64 {
+            std::str::from_utf8(&bytes[*at + 1..end - 2])
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        Some(match kind {
+            b'$' | b'=' | b'!' if number() >= 0 => {
+                let stop = end + number() as usize + 2;
+                let node = Node::Scalar(bytes.get(*at..stop)?.to_vec());
+                *at = stop;
+                node
+            }
+            b'*' | b'~' | b'%' | b'>' if number() >= 0 => {
+                let len = number() as usize * if kind == b'%' { 2 } else { 1 };
+                *at = end;
+                let items = (0..len).map(|_| Node::parse_at(bytes, at));
+                Node::Aggregate(kind, items.collect::<Option<_>>()?)
+            }
+            _ => {
+                let node = Node::Scalar(bytes[*at..end].to_vec());
+                *at = end;
+                node
+            }
+        })
+    }
+
+    /// The reply's bytes, as they would be sent.
+    pub fn bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write(&mut out);
+        out
+    }
+
+    pub fn write(&self, out: &mut Vec<u8>) {
+        match self {
+            Node::Scalar(bytes) => out.extend_from_slice(bytes),
+            Node::Aggregate(kind, items) => {
+                let len = items.len() / if *kind == b'%' { 2 } else { 1 };
+                out.extend_from_slice(format!("{}{len}\r\n", *kind as char).as_bytes());
+                items.iter().for_each(|item| item.write(out));
+            }
+        }
     }
 }
 

@@ -99,7 +99,7 @@ fn command_docs_include_the_arguments() {
     let mut client = Client::new(None);
     assert_eq!(
         client.run(&["COMMAND", "DOCS", "get", "nosuch"]),
-        "*2\r\n$3\r\nget\r\n*10\r\n$7\r\nsummary\r\n$33\r\nReturns the string value of a key\r\n\
+        "*2\r\n$3\r\nget\r\n*10\r\n$7\r\nsummary\r\n$34\r\nReturns the string value of a key.\r\n\
          $5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$6\r\nstring\r\n$10\r\ncomplexity\r\n\
          $4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n\
          $3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n"
@@ -251,20 +251,20 @@ fn has_key(args: &[Arg]) -> bool {
 fn arities_agree_with_the_argument_docs() {
     for spec in COMMANDS.iter() {
         // Containers are documented by their subcommands, which the table does not list.
-        if spec.summary.starts_with("A container") {
-            assert!(spec.args.is_empty(), "{}", spec.name);
+        if spec.docs.summary.starts_with("A container") {
+            assert!(spec.docs.args.is_empty(), "{}", spec.name);
             continue;
         }
         // Module commands their module leaves undocumented have no argument docs.
-        if spec.summary.is_empty() {
+        if spec.docs.summary.is_empty() {
             assert!(
-                spec.args.is_empty() && spec.group.module().is_some(),
+                spec.docs.args.is_empty() && spec.group.module().is_some(),
                 "{}",
                 spec.name
             );
             continue;
         }
-        let (min, max) = sum(spec.args);
+        let (min, max) = sum(spec.docs.args);
         let (min, max) = (min + 1, max.map(|max| max + 1));
         if spec.arity > 0 {
             let arity = spec.arity as usize;
@@ -276,7 +276,7 @@ fn arities_agree_with_the_argument_docs() {
             assert_eq!(min, spec.arity.unsigned_abs() as usize, "{}", spec.name);
         }
         assert_eq!(
-            has_key(spec.args),
+            has_key(spec.docs.args),
             !spec.key_specs.is_empty(),
             "{}",
             spec.name
