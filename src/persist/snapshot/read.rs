@@ -6,7 +6,9 @@
 //! `max-filter-memory` or `proto-max-bulk-len` since must not lose it. The file itself is the
 //! bound: a value can be no larger than the bytes that hold it.
 
-use super::format::{FILE_NAME, MAGIC, TAG_END, TAG_KEY, VERSION, VERSION_CLASSIC_ONLY};
+use super::format::{
+    FILE_NAME, MAGIC, TAG_END, TAG_KEY, VERSION, VERSION_CLASSIC_ONLY, VERSION_WHOLE_FILE_CHECKSUM,
+};
 use crate::filter::FilterError;
 use crate::store::{now_ms, Store, Value, ValueKind};
 use std::fmt;
@@ -91,6 +93,7 @@ pub fn load_file(
         file_hash: Xxh3::new(),
         record_hash: Xxh3::new(),
         in_record: false,
+        whole_file_checksum: false,
     };
     let result = load_records(store, &mut reader, &mut progress);
     let offset = reader.offset;
@@ -147,15 +150,19 @@ struct Reader {
     record_hash: Xxh3,
     /// Whether the bytes taken belong to a key record, and so to its checksum.
     in_record: bool,
+    /// Whether the file's checksum covers the key records' bytes too (versions 1 to 3).
+    whole_file_checksum: bool,
 }
 
 impl Reader {
-    /// Hashes `bytes`, the next ones of the file: into the file's checksum, and into the
-    /// record's while in a key record.
+    /// Hashes `bytes`, the next ones of the file: into the record's checksum while in a key
+    /// record, into the file's otherwise (and always, in a file of version 3 or before).
     fn hash(&mut self, bytes: &[u8]) {
-        self.file_hash.update(bytes);
         if self.in_record {
             self.record_hash.update(bytes);
+        }
+        if !self.in_record || self.whole_file_checksum {
+            self.file_hash.update(bytes);
         }
     }
 
@@ -269,7 +276,8 @@ impl Reader {
         Ok(buf)
     }
 
-    /// Starts a key record: its checksum covers the bytes from here.
+    /// Starts the next record, a key record unless its tag says otherwise: a key record's
+    /// checksum covers the bytes from its tag on.
     fn start_record(&mut self) {
         self.hash_taken();
         self.record_hash.reset();
@@ -333,6 +341,7 @@ fn load_records(
              {VERSION_CLASSIC_ONLY} to {VERSION})"
         ));
     }
+    reader.whole_file_checksum = version <= VERSION_WHOLE_FILE_CHECKSUM;
     let first_segment = reader.u32()? as u64;
     reader.u64()?;
     let now = now_ms();
@@ -346,7 +355,11 @@ fn load_records(
         reader.start_record();
         match reader.u8()? {
             TAG_KEY => {}
-            TAG_END => break,
+            TAG_END => {
+                // The end record is no key record: the file's checksum covers it.
+                reader.in_record = false;
+                break;
+            }
             tag => return Err(format!("unknown record tag {tag:#04x}")),
         }
         let db = reader.u16()? as usize;
@@ -387,7 +400,6 @@ fn load_records(
         store.db(db).insert(&key, value, expires_at);
     }
     let count = reader.u64()?;
-    reader.in_record = false;
     reader.check(|reader| reader.file_hash.digest(), "file")?;
     if count != keys + expired {
         return Err(format!(
@@ -410,4 +422,40 @@ fn reader_len_checked(reader: &Reader, len: u64, what: &str) -> Result<u64, Stri
         ));
     }
     Ok(len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::persist::fs::RealFs;
+    use crate::persist::snapshot::{write, Expired};
+
+    /// Lengths that put each field of the record, and the end record after it, across the end
+    /// of the read buffer, for a string read through the buffer and one read past it.
+    #[test]
+    fn every_field_may_straddle_the_end_of_the_buffer() {
+        let dir = std::env::temp_dir().join(format!("sieved-read-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("directory");
+        // The file header (24 bytes) and the record's fields before the payload (37 with a key
+        // of one byte) come before the payload; the end record's tag after its checksum.
+        let fields = 24 + 37 + 8;
+        let around = |edge: usize| (edge - fields - 30)..(edge - fields + 30);
+        for len in around(BUFFER).chain(around(BUFFER / 2)) {
+            let store = Store::new(1, 1);
+            let value: Vec<u8> = (0..len).map(|i| (i % 253) as u8).collect();
+            store.db(0).insert(b"k", Value::String(value.clone()), 0);
+            write(&RealFs, &store, &dir, 0, Expired::Keep).expect("snapshot");
+            let loaded = Store::new(1, 1);
+            load(&loaded, &dir, |_, _| {})
+                .unwrap_or_else(|error| panic!("{len}: {error}"))
+                .expect("a snapshot");
+            let same = loaded.db(0).get(
+                b"k",
+                0,
+                |found| matches!(found, Some(Value::String(bytes)) if *bytes == value),
+            );
+            assert!(same, "{len}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
