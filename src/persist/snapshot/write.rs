@@ -44,8 +44,19 @@ pub fn write(
     let final_path = dir.join(FILE_NAME);
     let temp_path = temp_path(dir);
     let written = write_file(fs, store, &temp_path, first_segment, expired).and_then(|counts| {
+        // The rename frees the previous snapshot's blocks if it drops the last reference to
+        // it, which for a large file takes a while (0.37 s for 1.8 GB on ext4 here). Holding it
+        // open across the rename and closing it on a thread of its own keeps that out of the
+        // save, as Redis does with its old files.
+        let previous = std::fs::File::open(&final_path).ok();
         fs.rename(&temp_path, &final_path)?;
         fs.sync_dir(dir)?;
+        if let Some(previous) = previous {
+            // Should no thread start, the file is closed here instead.
+            let _ = std::thread::Builder::new()
+                .name("sieved-close".into())
+                .spawn(move || drop(previous));
+        }
         Ok(counts)
     });
     match written {
@@ -164,7 +175,12 @@ fn write_file(
     expired: Expired,
 ) -> io::Result<(u64, u64)> {
     let mut file: Box<dyn DataFile> = fs.create(path)?;
-    let counts = write_to(fs::Writer(file.as_mut()), store, first_segment, expired)?;
+    let counts = write_to(
+        fs::Writer::new(file.as_mut()),
+        store,
+        first_segment,
+        expired,
+    )?;
     file.sync()?;
     Ok(counts)
 }
@@ -266,5 +282,9 @@ fn write_record<W: Write>(
     out.end_record()
 }
 
-/// Snapshots are written out in pieces of this size: few system calls.
-const WRITE: usize = 4 << 20;
+/// Snapshots are written out in pieces of this size: few system calls, and no larger, for
+/// larger writes get the page cache's largest folios (2 MiB on Linux 6.x's ext4), which cost
+/// more to set up where fresh memory is dear: on a virtual machine whose host takes back free
+/// memory, writing 1.8 GB with one fsync took 1.9-7.0 s in 4 MiB writes against 0.8-1.0 s in
+/// 1 MiB ones (`dd conv=fsync`).
+const WRITE: usize = 1 << 20;
