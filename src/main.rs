@@ -126,7 +126,8 @@ async fn serve(config: Config) -> std::io::Result<()> {
             records = log.records,
             commands = log.commands,
             bytes = log.bytes,
-            "replayed the append-only file"
+            "replayed the append-only file in {:.3}s",
+            log.duration.as_secs_f64()
         );
     }
     let keys: usize = shared.store.dbs().map(|db| db.len()).sum();

@@ -112,6 +112,26 @@ pub(super) fn read_le_bytes(words: &[u64], from: u64, len: u64, out: &mut Vec<u8
     }
 }
 
+/// Hands `fill` the memory of `words` as their little-endian byte view, to overwrite wholly: a
+/// snapshot's payload is read straight into the array this way, with no second copy. On a
+/// big-endian machine the words are put back in native order afterwards.
+pub(super) fn fill_le_bytes<E>(
+    words: &mut [u64],
+    fill: &mut impl FnMut(&mut [u8]) -> Result<(), E>,
+) -> Result<(), E> {
+    let len = std::mem::size_of_val(words);
+    // SAFETY: the bytes are exactly the words' memory, borrowed mutably for no longer than
+    // `words` is; u8 has no alignment requirement and any bytes make a valid u64.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), len) };
+    let filled = fill(bytes);
+    if cfg!(target_endian = "big") {
+        for word in words.iter_mut() {
+            *word = u64::from_le(*word);
+        }
+    }
+    filled
+}
+
 /// Overwrites the bytes of `words` at `from` with `data`; the caller has checked the range.
 pub(super) fn write_le_bytes(words: &mut [u64], from: u64, data: &[u8]) {
     let mut at = from as usize;
@@ -130,6 +150,21 @@ pub(super) fn write_le_bytes(words: &mut [u64], from: u64, data: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn filling_the_byte_view_sets_the_words_it_describes() {
+        let expected: Vec<u64> = (0..5u64).map(|i| 0x0102_0304_0506_0708 << i).collect();
+        let bytes: Vec<u8> = expected.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let mut words = vec![0u64; 5];
+        fill_le_bytes(&mut words, &mut |into: &mut [u8]| {
+            into.copy_from_slice(&bytes);
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        assert_eq!(words, expected);
+        let refused = fill_le_bytes(&mut words, &mut |_: &mut [u8]| Err("stop"));
+        assert_eq!(refused, Err("stop"));
+    }
 
     #[test]
     fn byte_view_matches_the_words_for_every_range() {

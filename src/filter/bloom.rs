@@ -7,7 +7,7 @@
 //! The blocked layout (`block_array.rs`) keeps each item's probes in one cache line, for speed on
 //! large filters, at the cost of a few more bits, and always uses sieved's own hash.
 
-use super::arrays::{prefetch_word, read_le_bytes, write_le_bytes, zeroed_words};
+use super::arrays::{fill_le_bytes, prefetch_word, read_le_bytes, write_le_bytes, zeroed_words};
 use super::block_array::{self, BlockArray};
 use super::blocked_sizing::BLOCK_BITS;
 use super::chain::Chain;
@@ -263,6 +263,17 @@ impl LinkArray for Bits {
             BitArray::Blocked(blocks) => blocks.words_mut(),
         };
         write_le_bytes(words, from, data);
+    }
+
+    fn fill_bytes<E>(
+        &mut self,
+        fill: &mut impl FnMut(&mut [u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let words = match &mut self.0 {
+            BitArray::Murmur(words) | BitArray::Classic(words) => words,
+            BitArray::Blocked(blocks) => blocks.words_mut(),
+        };
+        fill_le_bytes(words, fill)
     }
 
     fn combine(_: BitsKind, into: &mut [u8], from: &[u8]) {

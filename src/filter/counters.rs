@@ -8,7 +8,7 @@
 //! `i` of a word in bits `i·w .. i·w + w`. Counters saturate: one that reaches its maximum (15 or
 //! 255) never changes again, neither up nor down.
 
-use super::arrays::{prefetch_word, read_le_bytes, write_le_bytes, zeroed_words};
+use super::arrays::{fill_le_bytes, prefetch_word, read_le_bytes, write_le_bytes, zeroed_words};
 use super::hash::ItemHash;
 use super::link::{Link, LinkArray};
 use super::sizing::LinkSize;
@@ -243,6 +243,15 @@ impl LinkArray for Counters {
         write_le_bytes(&mut self.words, from, data);
         let after = self.saturated_in(from, data.len() as u64);
         self.saturated = self.saturated - before + after;
+    }
+
+    fn fill_bytes<E>(
+        &mut self,
+        fill: &mut impl FnMut(&mut [u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let filled = fill_le_bytes(&mut self.words, fill);
+        self.saturated = self.saturated_in(0, self.words.len() as u64 * 8);
+        filled
     }
 
     /// Counter by counter, each sum stopping at the maximum: a counter saturated in either

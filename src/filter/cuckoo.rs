@@ -607,6 +607,16 @@ impl CuckooFilter {
         true
     }
 
+    /// Overwrites the whole payload in place: `fill` is handed each sub-filter's slots in turn.
+    pub fn fill_payload<E>(
+        &mut self,
+        fill: &mut impl FnMut(&mut [u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.filters
+            .iter_mut()
+            .try_for_each(|sub| fill(&mut sub.slots))
+    }
+
     /// Writes payload bytes starting at `offset`, across sub-filters as needed.
     pub fn write_payload(&mut self, offset: u64, data: &[u8]) -> Result<(), FilterError> {
         let end = offset

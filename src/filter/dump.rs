@@ -308,6 +308,16 @@ impl<A: LinkArray> Chain<A> {
         }
         Ok(())
     }
+
+    /// Overwrites the whole payload in place: `fill` is handed each link's array in turn.
+    pub fn fill_payload<E>(
+        &mut self,
+        fill: &mut impl FnMut(&mut [u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.links
+            .iter_mut()
+            .try_for_each(|link| link.fill_bytes(fill))
+    }
 }
 
 /// Which link holds byte `iterator - 1` of the links' concatenated payloads, given each link's

@@ -62,6 +62,10 @@ pub trait LinkArray: Sized {
     fn read_bytes(&self, from: u64, len: u64, out: &mut Vec<u8>);
     /// Overwrites the payload bytes at `from` with `data`; the caller has checked the range.
     fn write_bytes(&mut self, from: u64, data: &[u8]);
+    /// Hands `fill` the whole payload's memory as little-endian bytes to overwrite
+    /// (`arrays::fill_le_bytes`), and brings any bookkeeping kept over them up to date.
+    fn fill_bytes<E>(&mut self, fill: &mut impl FnMut(&mut [u8]) -> Result<(), E>)
+        -> Result<(), E>;
     /// Folds payload bytes of another link of the same shape into `into`, the same bytes of this
     /// kind of link: the union of what the two hold (bits or-ed, counters added).
     fn combine(kind: Self::Kind, into: &mut [u8], from: &[u8]);
@@ -212,6 +216,13 @@ impl<A: LinkArray> Link<A> {
 
     pub(crate) fn write_bytes(&mut self, from: u64, data: &[u8]) {
         self.array.write_bytes(from, data);
+    }
+
+    pub(crate) fn fill_bytes<E>(
+        &mut self,
+        fill: &mut impl FnMut(&mut [u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.array.fill_bytes(fill)
     }
 
     /// Folds payload bytes of a link of the same shape, taken from its byte `from`, into the

@@ -508,6 +508,16 @@ impl WindowedFilter {
         }
         Ok(())
     }
+
+    /// Overwrites the whole payload in place: `fill` is handed each slice's array in turn.
+    pub fn fill_payload<E>(
+        &mut self,
+        fill: &mut impl FnMut(&mut [u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.slices
+            .iter_mut()
+            .try_for_each(|slice| slice.link.fill_bytes(fill))
+    }
 }
 
 #[cfg(test)]

@@ -183,6 +183,11 @@ impl DataFile for FaultyFile {
         Ok(())
     }
 
+    /// Only a hint, which makes nothing durable: no fault is injected here.
+    fn start_writeback(&mut self, from: u64, len: u64) {
+        self.inner.start_writeback(from, len);
+    }
+
     fn syncer(&self) -> io::Result<Box<dyn FileSyncer>> {
         Ok(Box::new(FaultySyncer {
             fs: self.fs.clone(),

@@ -8,6 +8,7 @@ use crate::protocol::Request;
 use crate::store::{now_ms, Store};
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// One command read back from the log: what ran, on which database, and when.
 #[derive(Clone, Copy)]
@@ -31,6 +32,7 @@ pub struct ReplayReport {
     pub records: u64,
     pub commands: u64,
     pub bytes: u64,
+    pub duration: Duration,
 }
 
 /// What start-up found on disk, and where the log goes on.
@@ -95,6 +97,7 @@ pub(crate) fn recover(
     let mut replayer = Replayer { store, applier };
     // Where appends may go on: the last segment, its length, and whether its format is current.
     let mut append_to = None;
+    let replay_started = Instant::now();
     for (index, (number, path)) in live.iter().enumerate() {
         let last = index + 1 == live.len();
         let done_before = recovery.log.bytes;
@@ -133,6 +136,7 @@ pub(crate) fn recover(
             }
         }
     }
+    recovery.log.duration = replay_started.elapsed();
     let newest = live.last().map_or(first, |(n, _)| *n);
     if !options.log_on || recovery.set_aside.is_some() {
         // Nothing will append to these segments: fold them into a snapshot now, so that a

@@ -510,3 +510,93 @@ fn wait_for(condition: impl Fn() -> bool) -> bool {
     }
     false
 }
+
+/// Payloads longer than the read buffer are read straight into the values' memory, in large
+/// reads each hashed where it lands: they come back byte for byte (a counting filter with its
+/// tally of saturated counters), and a flipped byte or a cut anywhere is refused.
+#[test]
+fn large_payloads_load_in_place_and_damage_anywhere_in_them_is_refused() {
+    use crate::filter::{
+        BloomChain, ChainOptions, CounterBits, CountingChain, CountingOptions, HashScheme, Layout,
+    };
+    let dir = scratch_dir("large");
+    let store = Store::new(1, 4);
+    let mut bloom = BloomChain::new(
+        ChainOptions {
+            error_rate: 0.01,
+            capacity: 2_000_000,
+            expansion: 0,
+            non_scaling: true,
+            layout: Layout::Classic,
+            hash: HashScheme::Xxh3,
+        },
+        u64::MAX,
+    )
+    .unwrap();
+    let mut counting = CountingChain::new(
+        CountingOptions {
+            error_rate: 0.01,
+            capacity: 500_000,
+            expansion: 2,
+            counter_bits: CounterBits::Four,
+        },
+        u64::MAX,
+    )
+    .unwrap();
+    for i in 0..5000 {
+        let item = format!("item{i}");
+        bloom.add(item.as_bytes(), u64::MAX).unwrap();
+        counting.add(item.as_bytes(), u64::MAX).unwrap();
+    }
+    for _ in 0..20 {
+        counting.add(b"often", u64::MAX).unwrap();
+    }
+    let saturated = counting.saturated_counters();
+    assert!(saturated > 0);
+    let string: Vec<u8> = (0..3_000_001u32).map(|i| (i * 7 % 251) as u8).collect();
+    let db = store.db(0);
+    db.insert(b"bloom", Value::Bloom(bloom), 0);
+    db.insert(b"counting", Value::Counting(Box::new(counting)), 0);
+    db.insert(b"string", Value::String(string.clone()), 0);
+    db.insert(b"small", Value::String(b"v".to_vec()), 0);
+    snapshot::write(&fs::RealFs, &store, &dir, 0, Expired::Keep).expect("snapshot");
+    let payload = |store: &Store, key: &[u8]| {
+        store.db(0).get(key, 0, |value| {
+            let value = value.expect("the key is there");
+            let mut bytes = Vec::new();
+            assert!(value.read_payload(0, value.payload_len(), &mut bytes));
+            bytes
+        })
+    };
+    let reloaded = Store::new(1, 4);
+    let report = snapshot::load(&reloaded, &dir, |_, _| {})
+        .expect("load")
+        .expect("a snapshot");
+    assert_eq!(report.keys, 4);
+    for key in [&b"bloom"[..], b"counting", b"string", b"small"] {
+        assert!(payload(&store, key) == payload(&reloaded, key), "{key:?}");
+    }
+    reloaded.db(0).get(b"counting", 0, |value| match value {
+        Some(Value::Counting(chain)) => assert_eq!(chain.saturated_counters(), saturated),
+        _ => panic!("not a counting filter"),
+    });
+
+    let good = std::fs::read(dir.join(snapshot::FILE_NAME)).expect("snapshot");
+    let attempt = |bytes: &[u8]| {
+        std::fs::write(dir.join(snapshot::FILE_NAME), bytes).expect("write");
+        snapshot::load(&Store::new(1, 4), &dir, |_, _| {})
+    };
+    let step = good.len() / 61;
+    for at in (0..good.len())
+        .step_by(step)
+        .chain([good.len() - 9, good.len() - 1])
+    {
+        let mut bad = good.clone();
+        bad[at] ^= 0x01;
+        attempt(&bad).expect_err(&format!("a flipped byte at {at} went unnoticed"));
+    }
+    for len in (0..good.len()).step_by(step / 3).chain([good.len() - 1]) {
+        attempt(&good[..len]).expect_err(&format!("a file cut at {len} bytes went unnoticed"));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -187,6 +187,41 @@ impl Value {
         }
     }
 
+    /// Overwrites the whole payload, `len` bytes, in place: `fill` is handed the value's own
+    /// memory piece by piece in payload order, and must fill each piece (a snapshot's payload is
+    /// read straight into it, with no second copy). A string, which `from_snapshot_header` built
+    /// empty, takes `len` bytes; any other value must be `len` bytes long already, or
+    /// Err(BadOffset) comes back and `fill` is never called.
+    pub fn fill_payload<E>(
+        &mut self,
+        len: u64,
+        mut fill: impl FnMut(&mut [u8]) -> Result<(), E>,
+    ) -> Result<Result<(), E>, FilterError> {
+        if let Value::String(bytes) = self {
+            let len = usize::try_from(len).map_err(|_| FilterError::BadOffset)?;
+            if !bytes.is_empty() || bytes.capacity() < len {
+                return Err(FilterError::BadOffset);
+            }
+            bytes.resize(len, 0);
+            return Ok(fill(bytes));
+        }
+        if len != self.payload_len() {
+            return Err(FilterError::BadOffset);
+        }
+        Ok(match self {
+            Value::Bloom(chain) => chain.fill_payload(&mut fill),
+            Value::Counting(chain) => chain.fill_payload(&mut fill),
+            Value::Cuckoo(filter) => filter.fill_payload(&mut fill),
+            Value::Windowed(filter) => filter.fill_payload(&mut fill),
+            Value::String(_)
+            | Value::List(_)
+            | Value::Set(_)
+            | Value::ZSet(_)
+            | Value::Hash(_)
+            | Value::Frontier(_) => Ok(()),
+        })
+    }
+
     /// An empty value of `kind` built from its snapshot header, with room for `payload_len`
     /// bytes; filters are checked against `limit_bytes` before anything is allocated.
     pub fn from_snapshot_header(

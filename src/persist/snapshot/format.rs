@@ -44,7 +44,10 @@
 //! end record
 //! 0       1     tag 0xFF
 //! 1       8     number of key records
-//! 9       8     xxh3-64 of the whole file before this field
+//! 9       8     the file checksum: xxh3-64 of every byte before this field that no key
+//!               record's checksum covers, in order: the file header, each key record's
+//!               checksum field, the end record's tag and count. (Versions 1 to 3: of every
+//!               byte of the file before this field.)
 //! ```
 //!
 //! Version 2 differs from version 1 only in the filter headers it may hold: a Bloom filter's is
@@ -54,6 +57,10 @@
 //! for the same reason, RedisBloom's header (filter/redisbloom_dump.rs), which a classic filter
 //! hashed as RedisBloom hashes has; version 1 and 2 files hold only sieved's headers, whose
 //! filters hash with xxh3.
+//!
+//! Version 4 changes only what the file checksum covers: through the records' checksums, which
+//! it covers, it still depends on every byte, but the bytes of a record, nearly all the file,
+//! are hashed once on writing and once on loading, not twice.
 //!
 //! The collection kinds, the cuckoo filter and the frontier were added without a version change: older files
 //! hold none of them, and so load as before; an older build refuses a file holding one, naming
@@ -88,13 +95,13 @@ use std::path::{Path, PathBuf};
 
 pub const FILE_NAME: &str = "sieved.snap";
 pub(super) const MAGIC: &[u8; 8] = b"SIEVEDSN";
-pub(super) const VERSION: u32 = 3;
+pub(super) const VERSION: u32 = 4;
+/// The last version whose file checksum hashes the key records' bytes a second time.
+pub(super) const VERSION_WHOLE_FILE_CHECKSUM: u32 = 3;
 /// The version before Bloom filters had a layout.
 pub(super) const VERSION_CLASSIC_ONLY: u32 = 1;
 pub(super) const TAG_KEY: u8 = 0x01;
 pub(super) const TAG_END: u8 = 0xFF;
-/// Payloads are read and written through buffers of this size.
-pub(super) const PIECE: u64 = 1024 * 1024;
 /// A snapshot copies a value's payload in pieces of this size, each under the value's read lock:
 /// a few microseconds, so that a writer rarely finds the lock held, and when the saver thread is
 /// preempted while holding it (on a busy machine) that is rare too.

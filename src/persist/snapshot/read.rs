@@ -6,12 +6,14 @@
 //! `max-filter-memory` or `proto-max-bulk-len` since must not lose it. The file itself is the
 //! bound: a value can be no larger than the bytes that hold it.
 
-use super::format::{FILE_NAME, MAGIC, PIECE, TAG_END, TAG_KEY, VERSION, VERSION_CLASSIC_ONLY};
+use super::format::{
+    FILE_NAME, MAGIC, TAG_END, TAG_KEY, VERSION, VERSION_CLASSIC_ONLY, VERSION_WHOLE_FILE_CHECKSUM,
+};
 use crate::filter::FilterError;
 use crate::store::{now_ms, Store, Value, ValueKind};
 use std::fmt;
 use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use xxhash_rust::xxh3::Xxh3;
@@ -78,13 +80,20 @@ pub fn load_file(
         }
     };
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    advise_sequential(&file);
     let started = Instant::now();
     let mut reader = Reader {
-        input: BufReader::with_capacity(PIECE as usize, file),
+        file,
+        buffer: vec![0; BUFFER].into_boxed_slice(),
+        at: 0,
+        end: 0,
+        hashed: 0,
         size,
         offset: 0,
         file_hash: Xxh3::new(),
         record_hash: Xxh3::new(),
+        in_record: false,
+        whole_file_checksum: false,
     };
     let result = load_records(store, &mut reader, &mut progress);
     let offset = reader.offset;
@@ -105,32 +114,100 @@ pub fn load_file(
         })
 }
 
+/// Tells the kernel the file is read once from start to end, so that it reads further ahead.
+fn advise_sequential(file: &File) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: the descriptor is open for as long as `file` is; the advice changes only how
+        // the kernel caches the file, and a failure changes nothing.
+        unsafe {
+            libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = file;
+}
+
+/// Reads the file in large pieces. Fields are taken from a buffer; a payload (or any long run
+/// of bytes) is read from the file straight into its destination, a value's own memory, and
+/// hashed there while it is still in the cache. Bytes taken from the buffer are hashed lazily,
+/// a run at a time, rather than field by field.
 struct Reader {
-    input: BufReader<File>,
+    file: File,
+    buffer: Box<[u8]>,
+    /// The next byte of `buffer` to take.
+    at: usize,
+    /// Where what has been read into `buffer` ends.
+    end: usize,
+    /// Bytes of `buffer` before this have been hashed; those from here to `at` are taken but
+    /// not hashed yet.
+    hashed: usize,
     size: u64,
+    /// Bytes of the file taken so far.
     offset: u64,
     file_hash: Xxh3,
     record_hash: Xxh3,
+    /// Whether the bytes taken belong to a key record, and so to its checksum.
+    in_record: bool,
+    /// Whether the file's checksum covers the key records' bytes too (versions 1 to 3).
+    whole_file_checksum: bool,
 }
 
 impl Reader {
-    fn fill(&mut self, buf: &mut [u8]) -> Result<(), String> {
-        self.input
-            .read_exact(buf)
-            .map_err(|error| match error.kind() {
-                io::ErrorKind::UnexpectedEof => "the file ends early (truncated?)".to_string(),
-                _ => error.to_string(),
-            })?;
-        self.file_hash.update(buf);
-        self.record_hash.update(buf);
-        self.offset += buf.len() as u64;
+    /// Hashes `bytes`, the next ones of the file: into the record's checksum while in a key
+    /// record, into the file's otherwise (and always, in a file of version 3 or before).
+    fn hash(&mut self, bytes: &[u8]) {
+        if self.in_record {
+            self.record_hash.update(bytes);
+        }
+        if !self.in_record || self.whole_file_checksum {
+            self.file_hash.update(bytes);
+        }
+    }
+
+    /// Hashes the bytes taken from the buffer and not hashed yet.
+    fn hash_taken(&mut self) {
+        let (from, to) = (self.hashed, self.at);
+        if from < to {
+            let buffer = std::mem::take(&mut self.buffer);
+            self.hash(&buffer[from..to]);
+            self.buffer = buffer;
+        }
+        self.hashed = self.at;
+    }
+
+    /// Reads until at least `want` bytes are waiting in the buffer (`want` at most its size).
+    fn ensure(&mut self, want: usize) -> Result<(), String> {
+        if self.end - self.at >= want {
+            return Ok(());
+        }
+        self.hash_taken();
+        self.buffer.copy_within(self.at..self.end, 0);
+        self.end -= self.at;
+        (self.at, self.hashed) = (0, 0);
+        while self.end < want {
+            match self.file.read(&mut self.buffer[self.end..]) {
+                Ok(0) => return Err(TRUNCATED.into()),
+                Ok(read) => self.end += read,
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) => return Err(error.to_string()),
+            }
+        }
         Ok(())
     }
 
+    /// The next `n` bytes, from the buffer (`n` at most its size).
+    fn take(&mut self, n: usize) -> Result<&[u8], String> {
+        self.ensure(n)?;
+        let at = self.at;
+        self.at += n;
+        self.offset += n as u64;
+        Ok(&self.buffer[at..at + n])
+    }
+
     fn array<const N: usize>(&mut self) -> Result<[u8; N], String> {
-        let mut buf = [0u8; N];
-        self.fill(&mut buf)?;
-        Ok(buf)
+        Ok(self.take(N)?.try_into().expect("N bytes"))
     }
 
     fn u8(&mut self) -> Result<u8, String> {
@@ -147,6 +224,38 @@ impl Reader {
 
     fn u64(&mut self) -> Result<u64, String> {
         self.array().map(u64::from_le_bytes)
+    }
+
+    /// Fills `out` with the next bytes of the file: what the buffer holds, then, for a long
+    /// run, large reads straight into `out`, each hashed as soon as it has landed.
+    fn fill(&mut self, out: &mut [u8]) -> Result<(), String> {
+        let waiting = out.len().min(self.end - self.at);
+        let (head, rest) = out.split_at_mut(waiting);
+        head.copy_from_slice(&self.buffer[self.at..self.at + waiting]);
+        self.at += waiting;
+        self.offset += waiting as u64;
+        if rest.len() < BUFFER / 2 {
+            if !rest.is_empty() {
+                let n = rest.len();
+                rest.copy_from_slice(self.take(n)?);
+            }
+            return Ok(());
+        }
+        self.hash_taken();
+        for chunk in rest.chunks_mut(DIRECT_READ) {
+            let mut done = 0;
+            while done < chunk.len() {
+                match self.file.read(&mut chunk[done..]) {
+                    Ok(0) => return Err(TRUNCATED.into()),
+                    Ok(read) => done += read,
+                    Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                    Err(error) => return Err(error.to_string()),
+                }
+            }
+            self.hash(chunk);
+            self.offset += chunk.len() as u64;
+        }
+        Ok(())
     }
 
     /// A length field, refused if larger than what is left of the file.
@@ -167,20 +276,38 @@ impl Reader {
         Ok(buf)
     }
 
-    /// Reads a checksum field and compares it with `expected`.
-    fn check(&mut self, expected: u64, what: &str) -> Result<(), String> {
-        let mut stored = [0u8; 8];
-        self.input
-            .read_exact(&mut stored)
-            .map_err(|_| "the file ends early (truncated?)".to_string())?;
-        self.offset += 8;
+    /// Starts the next record, a key record unless its tag says otherwise: a key record's
+    /// checksum covers the bytes from its tag on.
+    fn start_record(&mut self) {
+        self.hash_taken();
+        self.record_hash.reset();
+        self.in_record = true;
+    }
+
+    /// Reads a checksum field and compares it with what the bytes before it hash to (`digest`
+    /// of the hashers); the field itself is part of the file's checksum.
+    fn check(&mut self, digest: fn(&Reader) -> u64, what: &str) -> Result<(), String> {
+        self.hash_taken();
+        self.in_record = false;
+        let expected = digest(self);
+        let stored = self.array::<8>()?;
         if u64::from_le_bytes(stored) != expected {
             return Err(format!("{what} checksum mismatch"));
         }
-        self.file_hash.update(&stored);
+        self.hash_taken();
         Ok(())
     }
 }
+
+/// The buffer that fields are read through: large reads, few system calls.
+const BUFFER: usize = 1 << 20;
+/// Runs of bytes are read straight into their destination in reads of this size, each hashed
+/// as soon as it lands, while it is still in the cache.
+const DIRECT_READ: usize = 4 << 20;
+/// The load reports its progress about this often.
+const PROGRESS_STEP: u64 = 64 << 20;
+
+const TRUNCATED: &str = "the file ends early (truncated?)";
 
 fn describe(kind: ValueKind, error: FilterError, payload_len: u64) -> String {
     match error {
@@ -214,17 +341,25 @@ fn load_records(
              {VERSION_CLASSIC_ONLY} to {VERSION})"
         ));
     }
+    reader.whole_file_checksum = version <= VERSION_WHOLE_FILE_CHECKSUM;
     let first_segment = reader.u32()? as u64;
     reader.u64()?;
     let now = now_ms();
     let (mut keys, mut expired) = (0u64, 0u64);
-    let mut piece = vec![0u8; PIECE as usize];
+    let mut reported = 0;
     loop {
-        progress(reader.offset, reader.size);
-        reader.record_hash.reset();
+        if reader.offset >= reported + PROGRESS_STEP {
+            reported = reader.offset;
+            progress(reader.offset, reader.size);
+        }
+        reader.start_record();
         match reader.u8()? {
             TAG_KEY => {}
-            TAG_END => break,
+            TAG_END => {
+                // The end record is no key record: the file's checksum covers it.
+                reader.in_record = false;
+                break;
+            }
             tag => return Err(format!("unknown record tag {tag:#04x}")),
         }
         let db = reader.u16()? as usize;
@@ -245,18 +380,16 @@ fn load_records(
         // A filter's arrays are exactly its payload, so the payload's length is its limit.
         let mut value = Value::from_snapshot_header(kind, &header, payload_len, payload_len)
             .map_err(|error| describe(kind, error, payload_len))?;
-        let mut offset = 0;
-        while offset < payload_len {
-            let len = PIECE.min(payload_len - offset) as usize;
-            reader.fill(&mut piece[..len])?;
-            value
-                .write_payload(offset, &piece[..len])
-                .map_err(|_| "a payload does not fit its header".to_string())?;
-            offset += len as u64;
-            progress(reader.offset, reader.size);
-        }
-        let checksum = reader.record_hash.digest();
-        reader.check(checksum, "record")?;
+        value
+            .fill_payload(payload_len, |memory| -> Result<(), String> {
+                for piece in memory.chunks_mut(PROGRESS_STEP as usize) {
+                    reader.fill(piece)?;
+                    progress(reader.offset, reader.size);
+                }
+                Ok(())
+            })
+            .map_err(|_| "a payload does not fit its header".to_string())??;
+        reader.check(|reader| reader.record_hash.digest(), "record")?;
         // A key that has expired is kept until the sweeper removes it: writes replayed from
         // the append-only file ran while it was alive, and must find it as they did then.
         if expires_at != 0 && expires_at <= now {
@@ -267,8 +400,7 @@ fn load_records(
         store.db(db).insert(&key, value, expires_at);
     }
     let count = reader.u64()?;
-    let checksum = reader.file_hash.digest();
-    reader.check(checksum, "file")?;
+    reader.check(|reader| reader.file_hash.digest(), "file")?;
     if count != keys + expired {
         return Err(format!(
             "the end record counts {count} keys but the file holds {}",
@@ -290,4 +422,40 @@ fn reader_len_checked(reader: &Reader, len: u64, what: &str) -> Result<u64, Stri
         ));
     }
     Ok(len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::persist::fs::RealFs;
+    use crate::persist::snapshot::{write, Expired};
+
+    /// Lengths that put each field of the record, and the end record after it, across the end
+    /// of the read buffer, for a string read through the buffer and one read past it.
+    #[test]
+    fn every_field_may_straddle_the_end_of_the_buffer() {
+        let dir = std::env::temp_dir().join(format!("sieved-read-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("directory");
+        // The file header (24 bytes) and the record's fields before the payload (37 with a key
+        // of one byte) come before the payload; the end record's tag after its checksum.
+        let fields = 24 + 37 + 8;
+        let around = |edge: usize| (edge - fields - 30)..(edge - fields + 30);
+        for len in around(BUFFER).chain(around(BUFFER / 2)) {
+            let store = Store::new(1, 1);
+            let value: Vec<u8> = (0..len).map(|i| (i % 253) as u8).collect();
+            store.db(0).insert(b"k", Value::String(value.clone()), 0);
+            write(&RealFs, &store, &dir, 0, Expired::Keep).expect("snapshot");
+            let loaded = Store::new(1, 1);
+            load(&loaded, &dir, |_, _| {})
+                .unwrap_or_else(|error| panic!("{len}: {error}"))
+                .expect("a snapshot");
+            let same = loaded.db(0).get(
+                b"k",
+                0,
+                |found| matches!(found, Some(Value::String(bytes)) if *bytes == value),
+            );
+            assert!(same, "{len}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

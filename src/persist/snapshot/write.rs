@@ -3,12 +3,12 @@
 //! either the old snapshot or the new one.
 
 use super::format::{
-    is_temp_file, sync_payload_path, temp_path, FILE_NAME, LOCKED_PIECE, MAGIC, PIECE, TAG_END,
-    TAG_KEY, VERSION,
+    is_temp_file, sync_payload_path, temp_path, FILE_NAME, LOCKED_PIECE, MAGIC, TAG_END, TAG_KEY,
+    VERSION,
 };
 use crate::persist::fs::{self, DataFile, FileSystem};
 use crate::store::{now_ms, read, Store, ValueHandle};
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 use xxhash_rust::xxh3::Xxh3;
@@ -44,8 +44,19 @@ pub fn write(
     let final_path = dir.join(FILE_NAME);
     let temp_path = temp_path(dir);
     let written = write_file(fs, store, &temp_path, first_segment, expired).and_then(|counts| {
+        // The rename frees the previous snapshot's blocks if it drops the last reference to
+        // it, which for a large file takes a while (0.37 s for 1.8 GB on ext4 here). Holding it
+        // open across the rename and closing it on a thread of its own keeps that out of the
+        // save, as Redis does with its old files.
+        let previous = std::fs::File::open(&final_path).ok();
         fs.rename(&temp_path, &final_path)?;
         fs.sync_dir(dir)?;
+        if let Some(previous) = previous {
+            // Should no thread start, the file is closed here instead.
+            let _ = std::thread::Builder::new()
+                .name("sieved-close".into())
+                .spawn(move || drop(previous));
+        }
         Ok(counts)
     });
     match written {
@@ -81,28 +92,78 @@ pub fn remove_leftovers(fs: &dyn FileSystem, dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
-/// A writer that checksums everything it writes, per record and for the whole file.
-struct Checksummed<W: Write> {
-    out: BufWriter<W>,
+/// The file as it is written: records are laid out in a large buffer, payloads copied into it
+/// straight from the values, and written out in large writes. The checksums are computed over
+/// the buffer a run at a time: a small record in one go, a large payload a piece at a time
+/// while the piece is still in the cache.
+struct Output<W: Write> {
+    out: W,
+    buffer: Vec<u8>,
+    /// Bytes of `buffer` before this have been hashed.
+    hashed: usize,
     file_hash: Xxh3,
     record_hash: Xxh3,
-    bytes: u64,
+    /// Whether the bytes being laid out belong to a key record, whose checksum covers them.
+    in_record: bool,
+    /// Bytes written out so far.
+    written: u64,
 }
 
-impl<W: Write> Checksummed<W> {
-    fn put(&mut self, data: &[u8]) -> io::Result<()> {
-        self.file_hash.update(data);
-        self.record_hash.update(data);
-        self.bytes += data.len() as u64;
-        self.out.write_all(data)
+impl<W: Write> Output<W> {
+    fn put(&mut self, data: &[u8]) {
+        self.buffer.extend_from_slice(data);
     }
 
-    /// Writes a checksum field, which is itself covered by the file checksum.
-    fn put_checksum(&mut self, checksum: u64) -> io::Result<()> {
-        let bytes = checksum.to_le_bytes();
-        self.file_hash.update(&bytes);
-        self.bytes += 8;
-        self.out.write_all(&bytes)
+    /// Hashes what was laid out since the last call: a key record's bytes into its checksum,
+    /// the rest (the file header, the records' checksums, the end record) into the file's.
+    fn hash_pending(&mut self) {
+        let pending = &self.buffer[self.hashed..];
+        if self.in_record {
+            self.record_hash.update(pending);
+        } else {
+            self.file_hash.update(pending);
+        }
+        self.hashed = self.buffer.len();
+    }
+
+    /// Writes the buffer out once it holds a write's worth.
+    fn write_if_full(&mut self) -> io::Result<()> {
+        if self.buffer.len() < WRITE {
+            return Ok(());
+        }
+        self.hash_pending();
+        self.out.write_all(&self.buffer)?;
+        self.written += self.buffer.len() as u64;
+        self.buffer.clear();
+        self.hashed = 0;
+        Ok(())
+    }
+
+    fn start_record(&mut self) {
+        self.hash_pending();
+        self.record_hash.reset();
+        self.in_record = true;
+    }
+
+    /// Ends a key record with its checksum, which the file's checksum covers.
+    fn end_record(&mut self) -> io::Result<()> {
+        self.hash_pending();
+        self.in_record = false;
+        let checksum = self.record_hash.digest();
+        self.put(&checksum.to_le_bytes());
+        self.write_if_full()
+    }
+
+    /// Ends the file with the end record; returns the bytes written.
+    fn finish(mut self, keys: u64) -> io::Result<u64> {
+        self.put(&[TAG_END]);
+        self.put(&keys.to_le_bytes());
+        self.hash_pending();
+        let checksum = self.file_hash.digest();
+        self.put(&checksum.to_le_bytes());
+        self.out.write_all(&self.buffer)?;
+        self.out.flush()?;
+        Ok(self.written + self.buffer.len() as u64)
     }
 }
 
@@ -114,7 +175,12 @@ fn write_file(
     expired: Expired,
 ) -> io::Result<(u64, u64)> {
     let mut file: Box<dyn DataFile> = fs.create(path)?;
-    let counts = write_to(fs::Writer(file.as_mut()), store, first_segment, expired)?;
+    let counts = write_to(
+        fs::Writer::new(file.as_mut()),
+        store,
+        first_segment,
+        expired,
+    )?;
     file.sync()?;
     Ok(counts)
 }
@@ -127,11 +193,14 @@ pub fn write_to(
     first_segment: u64,
     expired: Expired,
 ) -> io::Result<(u64, u64)> {
-    let mut out = Checksummed {
-        out: BufWriter::with_capacity(PIECE as usize, out),
+    let mut out = Output {
+        out,
+        buffer: Vec::with_capacity(WRITE + LOCKED_PIECE as usize),
+        hashed: 0,
         file_hash: Xxh3::new(),
         record_hash: Xxh3::new(),
-        bytes: 0,
+        in_record: false,
+        written: 0,
     };
     let now = now_ms();
     // Time 0 finds every key alive.
@@ -139,84 +208,83 @@ pub fn write_to(
         Expired::Drop => now,
         Expired::Keep => 0,
     };
-    out.put(MAGIC)?;
-    out.put(&VERSION.to_le_bytes())?;
     let first_segment = u32::try_from(first_segment)
         .map_err(|_| io::Error::other("append-only file segment numbers ran out"))?;
-    out.put(&first_segment.to_le_bytes())?;
-    out.put(&now.to_le_bytes())?;
+    out.put(MAGIC);
+    out.put(&VERSION.to_le_bytes());
+    out.put(&first_segment.to_le_bytes());
+    out.put(&now.to_le_bytes());
     let mut keys = 0u64;
-    let mut piece = Vec::with_capacity(LOCKED_PIECE as usize);
     for (index, db) in store.dbs().enumerate() {
         for shard in 0..db.shard_count() {
             for (key, expires_at, value) in db.shard_entries(shard, alive_at) {
-                write_record(&mut out, index as u16, &key, expires_at, &value, &mut piece)?;
+                write_record(&mut out, index as u16, &key, expires_at, &value)?;
                 keys += 1;
             }
         }
     }
-    out.put(&[TAG_END])?;
-    out.put(&keys.to_le_bytes())?;
-    let checksum = out.file_hash.digest();
-    out.put_checksum(checksum)?;
-    let bytes = out.bytes;
-    out.out.flush()?;
+    let bytes = out.finish(keys)?;
     Ok((keys, bytes))
 }
 
 fn write_record<W: Write>(
-    out: &mut Checksummed<W>,
+    out: &mut Output<W>,
     db: u16,
     key: &[u8],
     expires_at: u64,
     value: &ValueHandle,
-    piece: &mut Vec<u8>,
 ) -> io::Result<()> {
-    // A small value is read whole under one lock: a counter (INCR) changes length in place,
-    // and its header and payload must describe the same moment. A large one is read in pieces
-    // and can only grow meanwhile (strings grow in place, never shrink), so its first
+    out.start_record();
+    // A small value is laid out whole under one lock: a counter (INCR) changes length in place,
+    // and its header and payload must describe the same moment. A large one is copied in
+    // pieces and can only grow meanwhile (strings grow in place, never shrink), so its first
     // `payload_len` bytes are still there.
-    piece.clear();
-    let (kind, header, payload_len) = {
+    let payload_len = {
         let value = read(value);
+        let header = value.snapshot_header();
+        // A collection is all header; one past 4 GiB cannot be described, and must fail the
+        // save rather than write a length that reads back as something else.
+        let header_len = u32::try_from(header.len())
+            .map_err(|_| io::Error::other("a collection is too large for a snapshot record"))?;
         let len = value.payload_len();
-        if len <= LOCKED_PIECE && !value.read_payload(0, len, piece) {
+        out.put(&[TAG_KEY]);
+        out.put(&db.to_le_bytes());
+        out.put(&expires_at.to_le_bytes());
+        out.put(&[value.kind() as u8]);
+        out.put(&(key.len() as u32).to_le_bytes());
+        out.put(key);
+        out.put(&header_len.to_le_bytes());
+        out.put(&header);
+        out.put(&len.to_le_bytes());
+        if len <= LOCKED_PIECE && !value.read_payload(0, len, &mut out.buffer) {
             return Err(io::Error::other(
                 "a value's payload is shorter than its length",
             ));
         }
-        (value.kind(), value.snapshot_header(), len)
+        len
     };
-    out.record_hash.reset();
-    out.put(&[TAG_KEY])?;
-    out.put(&db.to_le_bytes())?;
-    out.put(&expires_at.to_le_bytes())?;
-    out.put(&[kind as u8])?;
-    out.put(&(key.len() as u32).to_le_bytes())?;
-    out.put(key)?;
-    // A collection is all header; one past 4 GiB cannot be described, and must fail the save
-    // rather than write a length that reads back as something else.
-    let header_len = u32::try_from(header.len())
-        .map_err(|_| io::Error::other("a collection is too large for a snapshot record"))?;
-    out.put(&header_len.to_le_bytes())?;
-    out.put(&header)?;
-    out.put(&payload_len.to_le_bytes())?;
-    let mut offset = 0;
-    if payload_len <= LOCKED_PIECE {
-        out.put(piece)?;
-        offset = payload_len;
-    }
+    let mut offset = if payload_len <= LOCKED_PIECE {
+        payload_len
+    } else {
+        0
+    };
     while offset < payload_len {
         let len = LOCKED_PIECE.min(payload_len - offset);
-        piece.clear();
-        if !read(value).read_payload(offset, len, piece) {
+        if !read(value).read_payload(offset, len, &mut out.buffer) {
             return Err(io::Error::other(
                 "a value changed shape while it was being saved",
             ));
         }
-        out.put(piece)?;
+        out.hash_pending();
+        out.write_if_full()?;
         offset += len;
     }
-    let checksum = out.record_hash.digest();
-    out.put_checksum(checksum)
+    out.end_record()
 }
+
+/// Snapshots are written out in pieces of this size: few system calls, and no larger, for
+/// larger writes get the page cache's largest folios (2 MiB on Linux 6.x's ext4), which cost
+/// more to set up where fresh memory is dear: on a virtual machine whose host takes back free
+/// memory, writing 1.8 GB with one fsync took 1.9-7.0 s in 4 MiB writes against 0.8-1.0 s in
+/// 1 MiB ones (`dd conv=fsync`).
+const WRITE: usize = 1 << 20;
