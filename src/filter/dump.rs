@@ -199,25 +199,7 @@ impl<A: DumpFormat> Chain<A> {
 
     /// The SCANDUMP step for `iterator`.
     pub fn dump_chunk(&self, iterator: i64) -> DumpStep {
-        if iterator == 0 {
-            return DumpStep {
-                next: 1,
-                data: self.dump_header(),
-            };
-        }
-        let Some((link, start, end)) = locate(self.link_bytes(), iterator) else {
-            return DumpStep {
-                next: 0,
-                data: Vec::new(),
-            };
-        };
-        let len = (end - start).min(MAX_CHUNK_BYTES);
-        let mut data = Vec::new();
-        self.links[link].read_bytes(start, len, &mut data);
-        DumpStep {
-            next: iterator + len as i64,
-            data,
-        }
+        dump_step(self.links.iter(), iterator, || self.dump_header())
     }
 
     /// Creates an empty chain from a header, refusing any inconsistency.
@@ -262,60 +244,122 @@ impl<A: DumpFormat> Chain<A> {
 }
 
 impl<A: LinkArray> Chain<A> {
-    /// Each link's payload length, in order: the sections of the chain's payload.
-    fn link_bytes(&self) -> impl Iterator<Item = u64> + '_ {
-        self.links.iter().map(Link::bytes)
-    }
-
     /// Writes a chunk that SCANDUMP returned together with `iterator`, refusing a chunk that
     /// would not fit wholly inside one link.
     pub fn load_chunk(&mut self, iterator: i64, data: &[u8]) -> Result<(), FilterError> {
-        let start = i64::try_from(data.len())
-            .ok()
-            .and_then(|len| iterator.checked_sub(len))
-            .filter(|&s| s >= 1)
-            .ok_or(FilterError::BadDump)?;
-        let (link, offset, link_len) =
-            locate(self.link_bytes(), start).ok_or(FilterError::BadOffset)?;
-        if offset + data.len() as u64 > link_len {
-            return Err(FilterError::BadOffset);
-        }
-        self.links[link].write_bytes(offset, data);
-        Ok(())
+        load_chunk(self.links.iter_mut(), iterator, data)
     }
 
     /// Appends bytes `offset..offset + len` of the links' arrays taken end to end (a snapshot's
     /// payload); false, with nothing appended, if that range is not inside the filter.
     pub fn read_payload(&self, offset: u64, len: u64, out: &mut Vec<u8>) -> bool {
-        let Some(pieces) = payload_pieces(self.link_bytes(), offset, len) else {
-            return false;
-        };
-        for (link, from, len) in pieces {
-            self.links[link].read_bytes(from, len, out);
-        }
-        true
+        read_payload(self.links.iter(), offset, len, out)
     }
 
     /// Overwrites payload bytes at `offset`, the counterpart of `read_payload`.
     pub fn write_payload(&mut self, offset: u64, data: &[u8]) -> Result<(), FilterError> {
-        let pieces = payload_pieces(self.link_bytes(), offset, data.len() as u64)
-            .ok_or(FilterError::BadOffset)?;
-        let mut data = data;
-        for (link, from, len) in pieces {
-            let (piece, rest) = data.split_at(len as usize);
-            self.links[link].write_bytes(from, piece);
-            data = rest;
-        }
-        Ok(())
+        write_payload(self.links.iter_mut(), offset, data)
     }
+}
+
+// SCANDUMP, LOADCHUNK and a snapshot's payload over links laid end to end, in order: a chain's
+// links, a time-windowed filter's slices.
+
+/// The SCANDUMP step for `iterator`: the header (`header`) at 0, then each link's bytes in
+/// chunks of at most `MAX_CHUNK_BYTES` that never span two links.
+pub(super) fn dump_step<'a, A: LinkArray + 'a>(
+    mut links: impl Iterator<Item = &'a Link<A>> + Clone,
+    iterator: i64,
+    header: impl FnOnce() -> Vec<u8>,
+) -> DumpStep {
+    if iterator == 0 {
+        return DumpStep {
+            next: 1,
+            data: header(),
+        };
+    }
+    let Some((index, start, end)) = locate(links.clone().map(Link::bytes), iterator) else {
+        return DumpStep {
+            next: 0,
+            data: Vec::new(),
+        };
+    };
+    let len = (end - start).min(MAX_CHUNK_BYTES);
+    let mut data = Vec::new();
+    if let Some(link) = links.nth(index) {
+        link.read_bytes(start, len, &mut data);
+    }
+    DumpStep {
+        next: iterator + len as i64,
+        data,
+    }
+}
+
+/// Writes a chunk that SCANDUMP returned together with `iterator`, refusing a chunk that would
+/// not fit wholly inside one link.
+pub(super) fn load_chunk<'a, A: LinkArray + 'a>(
+    links: impl Iterator<Item = &'a mut Link<A>>,
+    iterator: i64,
+    data: &[u8],
+) -> Result<(), FilterError> {
+    let start = i64::try_from(data.len())
+        .ok()
+        .and_then(|len| iterator.checked_sub(len))
+        .filter(|&s| s >= 1)
+        .ok_or(FilterError::BadDump)?;
+    let mut links: Vec<&mut Link<A>> = links.collect();
+    let (index, offset, link_len) =
+        locate(links.iter().map(|link| link.bytes()), start).ok_or(FilterError::BadOffset)?;
+    if offset + data.len() as u64 > link_len {
+        return Err(FilterError::BadOffset);
+    }
+    links[index].write_bytes(offset, data);
+    Ok(())
+}
+
+/// Appends bytes `offset..offset + len` of the links' arrays taken end to end; false, with
+/// nothing appended, if that range is not inside them.
+pub(super) fn read_payload<'a, A: LinkArray + 'a>(
+    links: impl Iterator<Item = &'a Link<A>> + Clone,
+    offset: u64,
+    len: u64,
+    out: &mut Vec<u8>,
+) -> bool {
+    let Some(pieces) = payload_pieces(links.clone().map(Link::bytes), offset, len) else {
+        return false;
+    };
+    let links: Vec<&Link<A>> = links.collect();
+    for (index, from, len) in pieces {
+        links[index].read_bytes(from, len, out);
+    }
+    true
+}
+
+/// Overwrites payload bytes at `offset`, the counterpart of `read_payload`.
+pub(super) fn write_payload<'a, A: LinkArray + 'a>(
+    links: impl Iterator<Item = &'a mut Link<A>>,
+    offset: u64,
+    data: &[u8],
+) -> Result<(), FilterError> {
+    let mut links: Vec<&mut Link<A>> = links.collect();
+    let pieces = payload_pieces(
+        links.iter().map(|link| link.bytes()),
+        offset,
+        data.len() as u64,
+    )
+    .ok_or(FilterError::BadOffset)?;
+    let mut data = data;
+    for (index, from, len) in pieces {
+        let (piece, rest) = data.split_at(len as usize);
+        links[index].write_bytes(from, piece);
+        data = rest;
+    }
+    Ok(())
 }
 
 /// Which link holds byte `iterator - 1` of the links' concatenated payloads, given each link's
 /// length: the link's index, the byte's offset in it, and the link's length.
-pub(super) fn locate(
-    link_bytes: impl Iterator<Item = u64>,
-    iterator: i64,
-) -> Option<(usize, u64, u64)> {
+fn locate(link_bytes: impl Iterator<Item = u64>, iterator: i64) -> Option<(usize, u64, u64)> {
     let mut offset = u64::try_from(iterator.checked_sub(1)?).ok()?;
     for (index, len) in link_bytes.enumerate() {
         if offset < len {
@@ -328,7 +372,7 @@ pub(super) fn locate(
 
 /// How payload bytes `offset..offset + len` (the links' arrays end to end) fall into links: the
 /// pieces as (link, offset in it, length), or None if the range runs past the last link.
-pub(super) fn payload_pieces(
+fn payload_pieces(
     link_bytes: impl Iterator<Item = u64>,
     offset: u64,
     len: u64,
