@@ -213,29 +213,8 @@ impl<A: DumpFormat> Chain<A> {
             let bytes = A::bytes_for(header.kind, spec.size).ok_or(FilterError::BadDump)?;
             total = total.checked_add(bytes).ok_or(FilterError::BadDump)?;
         }
-        if total > limit_bytes {
-            return Err(FilterError::TooLarge {
-                bytes: total,
-                limit: limit_bytes,
-            });
-        }
-        let mut links = Vec::new();
-        links
-            .try_reserve_exact(header.links.len())
-            .map_err(|_| FilterError::OutOfMemory)?;
-        for spec in &header.links {
-            let mut link = Link::with_size(
-                header.kind,
-                spec.size,
-                spec.capacity,
-                spec.error_rate,
-                u64::MAX,
-            )?;
-            link.set_items(spec.items);
-            links.push(link);
-        }
         Ok(Chain {
-            links,
+            links: empty_links(header.kind, &header.links, total, limit_bytes)?,
             items: header.items,
             expansion: header.expansion,
             stated_expansion: header.expansion,
@@ -391,11 +370,47 @@ fn payload_pieces(
     (end <= link_start).then_some(pieces)
 }
 
-struct LinkSpec {
-    capacity: u64,
-    error_rate: f64,
-    size: LinkSize,
-    items: u64,
+/// One link as a header (sieved's or RedisBloom's) describes it.
+pub(super) struct LinkSpec {
+    pub(super) capacity: u64,
+    pub(super) error_rate: f64,
+    pub(super) size: LinkSize,
+    pub(super) items: u64,
+}
+
+impl LinkSpec {
+    /// Whether a link of `capacity` and `error_rate` is this one grown by `expansion`, as
+    /// chain.rs grows links.
+    pub(super) fn grows_into(&self, expansion: u32, capacity: u64, error_rate: f64) -> bool {
+        self.capacity.checked_mul(u64::from(expansion)) == Some(capacity)
+            && self.error_rate * 0.5 == error_rate
+    }
+}
+
+/// The links a header describes, empty but for their counts of items; refused before anything
+/// is allocated if their `total_bytes` is over `limit_bytes`.
+pub(super) fn empty_links<A: LinkArray>(
+    kind: A::Kind,
+    specs: &[LinkSpec],
+    total_bytes: u64,
+    limit_bytes: u64,
+) -> Result<Vec<Link<A>>, FilterError> {
+    if total_bytes > limit_bytes {
+        return Err(FilterError::TooLarge {
+            bytes: total_bytes,
+            limit: limit_bytes,
+        });
+    }
+    let mut links = Vec::new();
+    links
+        .try_reserve_exact(specs.len())
+        .map_err(|_| FilterError::OutOfMemory)?;
+    for spec in specs {
+        let mut link = Link::with_size(kind, spec.size, spec.capacity, spec.error_rate, u64::MAX)?;
+        link.set_items(spec.items);
+        links.push(link);
+    }
+    Ok(links)
 }
 
 struct Header<A: LinkArray> {
@@ -470,10 +485,7 @@ impl<A: DumpFormat> Header<A> {
             // bounds how many different rates a header makes the sizing work out.
             let follows_growth = match links.last() {
                 None => !A::FIRST_RATE_CAPPED || error_rate <= MAX_ERROR_RATE,
-                Some(previous) => {
-                    previous.capacity.checked_mul(u64::from(expansion)) == Some(capacity)
-                        && previous.error_rate * 0.5 == error_rate
-                }
+                Some(previous) => previous.grows_into(expansion, capacity, error_rate),
             };
             if !follows_growth {
                 return Err(FilterError::BadDump);
