@@ -255,16 +255,23 @@ pub(super) fn default_options<F: Filter>(ctx: &Ctx) -> F::Options {
     F::default_options(&ctx.config().settings())
 }
 
+/// Refuses to create a value at `key` if one is there: `ERR item exists` (RedisBloom's words)
+/// if it is of the type being created (`same_type`), WRONGTYPE if not.
+pub(super) fn refuse_existing(
+    ctx: &Ctx,
+    key: &[u8],
+    same_type: impl FnOnce(&Value) -> bool,
+) -> CmdResult {
+    match ctx.db().get(key, ctx.now, |v| v.map(same_type)) {
+        Some(true) => Err(BF_ITEM_EXISTS.into()),
+        Some(false) => Err(WRONGTYPE.into()),
+        None => Ok(()),
+    }
+}
+
 /// RESERVE: `ERR item exists` for a filter of this type, WRONGTYPE for another value.
 pub(super) fn reserve<F: Filter>(ctx: &mut Ctx, key: &[u8], options: F::Options) -> CmdResult {
-    let existing = ctx
-        .db()
-        .get(key, ctx.now, |v| v.map(|v| F::of(v).is_some()));
-    match existing {
-        Some(true) => return Err(BF_ITEM_EXISTS.into()),
-        Some(false) => return Err(WRONGTYPE.into()),
-        None => {}
-    }
+    refuse_existing(ctx, key, |v| F::of(v).is_some())?;
     let filter = create_filter::<F>(options, ctx.filter_memory_limit())?;
     let header = header_of(&filter);
     if !ctx.db().insert_new(key, filter.into_value(), ctx.now) {

@@ -11,6 +11,7 @@
 use super::args::{is, parse_i64};
 use super::bloom::{parse_reserve_capacity, parse_reserve_error_rate, FILTER_KEY};
 use super::errors::*;
+use super::filters;
 use super::spec::{bits, block, integer, key, pure_token, string, unix_time, CommandSpec, Group};
 use super::Ctx;
 use crate::filter::FilterError;
@@ -170,12 +171,7 @@ fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
         at += 2;
     }
     let key = request.arg(1);
-    let existing = ctx.db().get(key, ctx.now, |v| v.map(|v| of(v).is_some()));
-    match existing {
-        Some(true) => return Err(BF_ITEM_EXISTS.into()),
-        Some(false) => return Err(WRONGTYPE.into()),
-        None => {}
-    }
+    filters::refuse_existing(ctx, key, |v| of(v).is_some())?;
     let options = FrontierOptions {
         error_rate,
         capacity,

@@ -80,12 +80,7 @@ fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
         return Err(TBF_WINDOW_RANGE.into());
     }
     let key = request.arg(1);
-    let existing = ctx.db().get(key, ctx.now, |v| v.map(|v| of(v).is_some()));
-    match existing {
-        Some(true) => return Err(BF_ITEM_EXISTS.into()),
-        Some(false) => return Err(WRONGTYPE.into()),
-        None => {}
-    }
+    filters::refuse_existing(ctx, key, |v| of(v).is_some())?;
     let options = WindowOptions {
         error_rate,
         capacity,
