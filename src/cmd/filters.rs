@@ -599,27 +599,41 @@ pub(super) fn info<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
     let reply = &mut *ctx.reply;
     let db = ctx.store.db(ctx.session.db);
     with_filter(db, ctx.now, request.arg(1), |filter: &F| {
-        if request.len() == 2 {
-            reply.map(fields.len());
-            for &(field, _, label) in fields {
-                reply.simple(label);
-                write_info_field(filter, field, reply);
-            }
-            return Ok(());
-        }
-        let &(field, _, label) = fields
-            .iter()
-            .find(|(_, name, _)| is(request.arg(2), name))
-            .ok_or(BF_INVALID_INFO)?;
-        if reply.is_resp3() {
-            reply.map(1);
-            reply.simple(label);
-        } else {
-            reply.array(1);
-        }
-        write_info_field(filter, field, reply);
-        Ok(())
+        write_info(reply, fields, request, |field, reply| {
+            write_info_field(filter, field, reply)
+        })
     })?
+}
+
+/// The reply of an INFO key [FIELD] whose fields are `fields` (each with the name FIELD gives
+/// and its label), `write_field` writing a field's value: every field as a map, or the one
+/// FIELD names as RedisBloom 8 answers it.
+pub(super) fn write_info<T: Copy>(
+    reply: &mut Reply,
+    fields: &[(T, &str, &str)],
+    request: Request,
+    mut write_field: impl FnMut(T, &mut Reply),
+) -> CmdResult {
+    if request.len() == 2 {
+        reply.map(fields.len());
+        for &(field, _, label) in fields {
+            reply.simple(label);
+            write_field(field, reply);
+        }
+        return Ok(());
+    }
+    let &(field, _, label) = fields
+        .iter()
+        .find(|(_, name, _)| is(request.arg(2), name))
+        .ok_or(BF_INVALID_INFO)?;
+    if reply.is_resp3() {
+        reply.map(1);
+        reply.simple(label);
+    } else {
+        reply.array(1);
+    }
+    write_field(field, reply);
+    Ok(())
 }
 
 fn write_info_field<F: Filter>(filter: &F, field: InfoField, reply: &mut Reply) {

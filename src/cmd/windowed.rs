@@ -255,26 +255,9 @@ fn info(ctx: &mut Ctx, request: Request) -> CmdResult {
             Some(value) => of(value).ok_or(CmdError::from(WRONGTYPE))?,
             None => return Err(BF_NOT_FOUND.into()),
         };
-        if request.len() == 2 {
-            reply.map(INFO_FIELDS.len());
-            for (field, _, label) in INFO_FIELDS {
-                reply.simple(label);
-                write_info_field(filter, field, now, reply);
-            }
-            return Ok(());
-        }
-        let (field, _, label) = INFO_FIELDS
-            .into_iter()
-            .find(|(_, name, _)| is(request.arg(2), name))
-            .ok_or(BF_INVALID_INFO)?;
-        if reply.is_resp3() {
-            reply.map(1);
-            reply.simple(label);
-        } else {
-            reply.array(1);
-        }
-        write_info_field(filter, field, now, reply);
-        Ok(())
+        filters::write_info(reply, &INFO_FIELDS, request, |field, reply| {
+            write_info_field(filter, field, now, reply)
+        })
     })
 }
 
