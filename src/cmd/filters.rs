@@ -9,13 +9,61 @@ use super::Ctx;
 use crate::config::{Settings, CAPACITY_CEILING, MAX_EXPANSION};
 use crate::filter::{
     BloomChain, ChainOptions, CounterBits, CountingChain, CountingOptions, DumpStep, FilterError,
-    HashedChain,
+    HashedChain, WindowedFilter,
 };
 use crate::protocol::{Reply, Request};
 use crate::store::{Db, Value};
 
+/// A value type as SCANDUMP and LOADCHUNK see it: the Bloom and counting chains, the
+/// time-windowed filter.
+pub(super) trait Dumped: Sized {
+    fn from_header(data: &[u8], limit_bytes: u64) -> Result<Self, FilterError>;
+    fn into_value(self) -> Value;
+    fn of(value: &Value) -> Option<&Self>;
+    fn of_mut(value: &mut Value) -> Option<&mut Self>;
+    fn dump_chunk(&self, iterator: i64) -> DumpStep;
+    fn load_chunk(&mut self, iterator: i64, data: &[u8]) -> Result<(), FilterError>;
+}
+
+/// Implements `Dumped` for `$type`, held in `Value::$variant` as `$wrap` makes it, forwarding to
+/// the type's inherent methods of the same names.
+macro_rules! dumped_value {
+    ($type:ty, $variant:ident, $wrap:expr) => {
+        impl Dumped for $type {
+            fn from_header(data: &[u8], limit_bytes: u64) -> Result<Self, FilterError> {
+                <$type>::from_header(data, limit_bytes)
+            }
+            fn into_value(self) -> Value {
+                Value::$variant($wrap(self))
+            }
+            fn of(value: &Value) -> Option<&Self> {
+                match value {
+                    Value::$variant(filter) => Some(filter),
+                    _ => None,
+                }
+            }
+            fn of_mut(value: &mut Value) -> Option<&mut Self> {
+                match value {
+                    Value::$variant(filter) => Some(filter),
+                    _ => None,
+                }
+            }
+            fn dump_chunk(&self, iterator: i64) -> DumpStep {
+                <$type>::dump_chunk(self, iterator)
+            }
+            fn load_chunk(&mut self, iterator: i64, data: &[u8]) -> Result<(), FilterError> {
+                <$type>::load_chunk(self, iterator, data)
+            }
+        }
+    };
+}
+
+dumped_value!(BloomChain, Bloom, std::convert::identity);
+dumped_value!(CountingChain, Counting, Box::new);
+dumped_value!(WindowedFilter, Windowed, Box::new);
+
 /// A filter type as the shared commands see it.
-pub(super) trait Filter: HashedChain + Sized {
+pub(super) trait Filter: Dumped + HashedChain {
     type Options: Copy;
     /// The command that creates a filter of this type from a dump header: how the log records
     /// a creation, shape and all.
@@ -23,15 +71,9 @@ pub(super) trait Filter: HashedChain + Sized {
     /// The options of a key created implicitly (ADD, MADD, INSERT on a missing key).
     fn default_options(settings: &Settings) -> Self::Options;
     fn create(options: Self::Options, limit_bytes: u64) -> Result<Self, FilterError>;
-    fn from_header(data: &[u8], limit_bytes: u64) -> Result<Self, FilterError>;
-    fn into_value(self) -> Value;
-    fn of(value: &Value) -> Option<&Self>;
-    fn of_mut(value: &mut Value) -> Option<&mut Self>;
     fn add(&mut self, item: &[u8], limit_bytes: u64) -> Result<bool, FilterError>;
     fn contains(&self, item: &[u8]) -> bool;
     fn items(&self) -> u64;
-    fn dump_chunk(&self, iterator: i64) -> DumpStep;
-    fn load_chunk(&mut self, iterator: i64, data: &[u8]) -> Result<(), FilterError>;
     fn capacity(&self) -> u64;
     fn memory_bytes(&self) -> u64;
     /// INFO's Size.
@@ -81,9 +123,6 @@ const COMMON_INFO_FIELDS: usize = 5;
 /// Forwards the trait's filter operations to the chain's inherent methods of the same names.
 macro_rules! forward_filter_operations {
     () => {
-        fn from_header(data: &[u8], limit_bytes: u64) -> Result<Self, FilterError> {
-            Self::from_header(data, limit_bytes)
-        }
         fn add(&mut self, item: &[u8], limit_bytes: u64) -> Result<bool, FilterError> {
             Self::add(self, item, limit_bytes)
         }
@@ -92,12 +131,6 @@ macro_rules! forward_filter_operations {
         }
         fn items(&self) -> u64 {
             Self::items(self)
-        }
-        fn dump_chunk(&self, iterator: i64) -> DumpStep {
-            Self::dump_chunk(self, iterator)
-        }
-        fn load_chunk(&mut self, iterator: i64, data: &[u8]) -> Result<(), FilterError> {
-            Self::load_chunk(self, iterator, data)
         }
         fn capacity(&self) -> u64 {
             Self::capacity(self)
@@ -139,24 +172,6 @@ impl Filter for BloomChain {
         BloomChain::info_size(self)
     }
 
-    fn into_value(self) -> Value {
-        Value::Bloom(self)
-    }
-
-    fn of(value: &Value) -> Option<&Self> {
-        match value {
-            Value::Bloom(chain) => Some(chain),
-            _ => None,
-        }
-    }
-
-    fn of_mut(value: &mut Value) -> Option<&mut Self> {
-        match value {
-            Value::Bloom(chain) => Some(chain),
-            _ => None,
-        }
-    }
-
     forward_filter_operations!();
 }
 
@@ -187,24 +202,6 @@ impl Filter for CountingChain {
 
     fn create(options: CountingOptions, limit_bytes: u64) -> Result<Self, FilterError> {
         CountingChain::new(options, limit_bytes)
-    }
-
-    fn into_value(self) -> Value {
-        Value::Counting(Box::new(self))
-    }
-
-    fn of(value: &Value) -> Option<&Self> {
-        match value {
-            Value::Counting(chain) => Some(chain),
-            _ => None,
-        }
-    }
-
-    fn of_mut(value: &mut Value) -> Option<&mut Self> {
-        match value {
-            Value::Counting(chain) => Some(chain),
-            _ => None,
-        }
     }
 
     forward_filter_operations!();
@@ -577,7 +574,7 @@ pub(super) fn card<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 /// Runs `f` on the filter at `key`: `ERR not found` if missing, WRONGTYPE if of another type.
-pub(super) fn with_filter<F: Filter, R>(
+pub(super) fn with_filter<F: Dumped, R>(
     db: &Db,
     now: u64,
     key: &[u8],
@@ -650,7 +647,7 @@ fn write_info_field<F: Filter>(filter: &F, field: InfoField, reply: &mut Reply) 
     }
 }
 
-pub(super) fn scandump<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn scandump<F: Dumped>(ctx: &mut Ctx, request: Request) -> CmdResult {
     let iterator = parse_i64(request.arg(2)).ok_or(BF_SCANDUMP_NOT_NUMERIC)?;
     let step = with_filter(ctx.db(), ctx.now, request.arg(1), |filter: &F| {
         filter.dump_chunk(iterator)
@@ -663,7 +660,7 @@ pub(super) fn scandump<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult 
 
 /// LOADCHUNK: iterator 1 on a missing key creates the filter from a header; any other chunk
 /// goes where SCANDUMP took it from.
-pub(super) fn loadchunk<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn loadchunk<F: Dumped>(ctx: &mut Ctx, request: Request) -> CmdResult {
     let iterator = parse_i64(request.arg(2)).ok_or(BF_LOADCHUNK_NOT_NUMERIC)?;
     let (key, data) = (request.arg(1), request.arg(3));
     let loaded = ctx.db().get_mut(key, ctx.now, |value| {
