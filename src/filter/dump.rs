@@ -379,6 +379,14 @@ pub(super) struct LinkSpec {
 }
 
 impl LinkSpec {
+    /// Whether the links' items add up to a header's count of the chain's items.
+    pub(super) fn add_up_to(links: &[LinkSpec], items: u64) -> bool {
+        links
+            .iter()
+            .try_fold(0u64, |sum, link| sum.checked_add(link.items))
+            == Some(items)
+    }
+
     /// Whether a link of `capacity` and `error_rate` is this one grown by `expansion`, as
     /// chain.rs grows links.
     pub(super) fn grows_into(&self, expansion: u32, capacity: u64, error_rate: f64) -> bool {
@@ -474,7 +482,6 @@ impl<A: DumpFormat> Header<A> {
             return Err(FilterError::BadDump);
         }
         let mut links: Vec<LinkSpec> = Vec::with_capacity(count);
-        let mut link_items = 0u64;
         for _ in 0..count {
             let capacity = reader.u64()?;
             let error_rate = reader.f64()?;
@@ -494,7 +501,6 @@ impl<A: DumpFormat> Header<A> {
             if size.hashes != hashes || size.bits != bits {
                 return Err(FilterError::BadDump);
             }
-            link_items = link_items.checked_add(items).ok_or(FilterError::BadDump)?;
             links.push(LinkSpec {
                 capacity,
                 error_rate,
@@ -502,7 +508,7 @@ impl<A: DumpFormat> Header<A> {
                 items,
             });
         }
-        if link_items != items {
+        if !LinkSpec::add_up_to(&links, items) {
             return Err(FilterError::BadDump);
         }
         Ok(Header {

@@ -105,7 +105,7 @@ pub(super) fn parse(data: &[u8], limit_bytes: u64) -> Result<BloomChain, FilterE
     }
     let kind = BitsKind::new(Layout::Classic, HashScheme::Murmur);
     let mut links: Vec<LinkSpec> = Vec::with_capacity(count);
-    let (mut link_items, mut total_bytes) = (0u64, 0u64);
+    let mut total_bytes = 0u64;
     for _ in 0..count {
         let bytes = fields.u64();
         let bits = fields.u64();
@@ -131,7 +131,6 @@ pub(super) fn parse(data: &[u8], limit_bytes: u64) -> Result<BloomChain, FilterE
         {
             return Err(FilterError::BadDump);
         }
-        link_items = link_items.checked_add(items).ok_or(FilterError::BadDump)?;
         total_bytes = total_bytes.checked_add(bytes).ok_or(FilterError::BadDump)?;
         links.push(LinkSpec {
             capacity,
@@ -140,7 +139,7 @@ pub(super) fn parse(data: &[u8], limit_bytes: u64) -> Result<BloomChain, FilterE
             items,
         });
     }
-    if link_items != items {
+    if !LinkSpec::add_up_to(&links, items) {
         return Err(FilterError::BadDump);
     }
     Ok(Chain {
