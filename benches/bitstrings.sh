@@ -26,19 +26,10 @@ ROUNDS=${ROUNDS:-3}
 HOST=127.0.0.1
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-for tool in redis-server redis-cli python3; do
-    command -v "$tool" >/dev/null || {
-        echo "bitstrings.sh: $tool not found (apt-get install -y redis-server redis-tools python3)" >&2
-        exit 1
-    }
-done
-if [[ ${SKIP_BUILD:-0} != 1 && -z ${SIEVED_BIN:-} ]]; then
-    cargo build --release --manifest-path "$root/Cargo.toml" >&2
-fi
-sieved_bin=${SIEVED_BIN:-"$root/target/release/sieved"}
-
 # shellcheck source=benches/common.sh
 source "$root/benches/common.sh"
+require_tools "apt-get install -y redis-server redis-tools python3" redis-server redis-cli python3
+build_sieved release
 
 # The command files: client c's URLs, as SETBIT (insert) and GETBIT (look-up) requests.
 python3 - "$work" "$URLS" "$CLIENTS" <<'EOF'
@@ -98,12 +89,6 @@ reset() {
     redis-cli -h "$HOST" -p "$port" SETBIT bloomfilter0 $(((1 << 30) - 1)) 0 >/dev/null
 }
 
-# The process's CPU time so far (user + system), in clock ticks.
-cpu_ticks() {
-    awk '{ print $14 + $15 }' "/proc/$1/stat"
-}
-ticks_per_second=$(getconf CLK_TCK)
-
 # Sends every client's file of `kind` at once to the server `pid` on `port`; prints the
 # requests per second and the server's CPU microseconds per request.
 run() {
@@ -127,9 +112,9 @@ run() {
         -v hz="$ticks_per_second" 'BEGIN { print n / (e - s), c / hz * 1e6 / n }'
 }
 
-# The median of column `col` (1: requests per second, 2: CPU microseconds per request).
-median() {
-    cut -d' ' -f"$1" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+# The median of column `col` (1: requests per second, 2: CPU microseconds per request) of `file`.
+column() {
+    cut -d' ' -f"$1" "$2" | median
 }
 
 echo "$sieved_bin (work tree at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')) vs $(redis-server --version | cut -d' ' -f1-3)" >&2
@@ -155,10 +140,10 @@ fi
 printf '| command (k=6 per URL, pipelined) | sieved ops/s | redis ops/s | ratio | sieved URLs/s | redis URLs/s | sieved CPU µs/op | redis CPU µs/op |\n'
 printf '|---|---|---|---|---|---|---|---|\n'
 for kind in set get; do
-    s=$(median 1 <"$work/s-$kind")
-    r=$(median 1 <"$work/r-$kind")
-    s_cpu=$(median 2 <"$work/s-$kind")
-    r_cpu=$(median 2 <"$work/r-$kind")
+    s=$(column 1 "$work/s-$kind")
+    r=$(column 1 "$work/r-$kind")
+    s_cpu=$(column 2 "$work/s-$kind")
+    r_cpu=$(column 2 "$work/r-$kind")
     printf '| %s | %.0f | %.0f | %.2f | %.0f | %.0f | %.3f | %.3f |\n' "${kind^^}BIT" "$s" "$r" \
         "$(awk -v a="$s" -v b="$r" 'BEGIN { print a / b }')" \
         "$(awk -v a="$s" 'BEGIN { print a / 6 }')" "$(awk -v a="$r" 'BEGIN { print a / 6 }')" \

@@ -1,5 +1,7 @@
 # Shared by the benchmark scripts: a scratch directory and the servers started in it, removed on
-# exit; a free loopback port; waiting until a server answers. Needs HOST set.
+# exit; the tools and the sieved binary a script needs; a free loopback port; waiting until a
+# server answers; a fresh server and its used_memory; a process's CPU time; the median of a
+# column. Needs HOST and root (the checkout) set.
 
 work=$(mktemp -d)
 pids=()
@@ -11,6 +13,35 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
+
+# require_tools HINT TOOL...: stops the script unless every TOOL is on PATH; HINT says how to get
+# them.
+require_tools() {
+    local hint=$1 tool
+    shift
+    for tool in "$@"; do
+        command -v "$tool" >/dev/null || {
+            echo "$(basename "$0"): $tool not found ($hint)" >&2
+            exit 1
+        }
+    done
+}
+
+# build_sieved PROFILE: sets sieved_bin to the binary to measure: SIEVED_BIN when given, else
+# target/PROFILE/sieved (PROFILE is release or debug), built first unless SKIP_BUILD=1.
+build_sieved() {
+    local profile=$1
+    if [[ -n ${SIEVED_BIN:-} ]]; then
+        sieved_bin=$SIEVED_BIN
+        return
+    fi
+    if [[ ${SKIP_BUILD:-0} != 1 ]]; then
+        local flags=()
+        if [[ $profile == release ]]; then flags=(--release); fi
+        cargo build "${flags[@]}" --manifest-path "$root/Cargo.toml" >&2
+    fi
+    sieved_bin="$root/target/$profile/sieved"
+}
 
 # A loopback port nothing listens on.
 free_port() {
@@ -34,4 +65,61 @@ wait_ready() {
     done
     echo "$(basename "$0"): nothing answers on port $port" >&2
     exit 1
+}
+
+# start_server KIND: a fresh server of KIND (redis or sieved, $sieved_bin) on a free port, with
+# no persistence, which it leaves in $port.
+start_server() {
+    port=$(free_port)
+    mkdir -p "$work/$port"
+    if [[ $1 == redis ]]; then
+        redis-server --port "$port" --bind "$HOST" --save '' --appendonly no \
+            --dir "$work/$port" >/dev/null 2>&1 &
+    else
+        "$sieved_bin" --port "$port" --bind "$HOST" --save '' --dir "$work/$port" \
+            --log-level warn >/dev/null 2>&1 &
+    fi
+    pids+=($!)
+    wait_ready "$port"
+}
+
+# The used_memory field of INFO memory of the server on port $1.
+used_memory() {
+    redis-cli -h "$HOST" -p "$1" INFO memory | tr -d '\r' | awk -F: '$1 == "used_memory" { print $2 }'
+}
+
+# memory_of_load KIND FILE SETUP: the bytes of used_memory that a fresh server of KIND takes to
+# run SETUP (one command, split into words; none if empty) and then FILE (RESP commands sent with
+# `redis-cli --pipe`; none if empty). The server is shut down after.
+memory_of_load() {
+    local kind=$1 file=$2 setup=$3 before after
+    start_server "$kind"
+    before=$(used_memory "$port")
+    if [[ -n $setup ]]; then
+        # shellcheck disable=SC2086
+        redis-cli -h "$HOST" -p "$port" $setup >/dev/null
+    fi
+    if [[ -n $file ]]; then
+        redis-cli -h "$HOST" -p "$port" --pipe <"$file" >/dev/null
+    fi
+    after=$(used_memory "$port")
+    redis-cli -h "$HOST" -p "$port" SHUTDOWN NOSAVE >/dev/null 2>&1 || true
+    echo $((after - before))
+}
+
+# The CPU time process $1 has used so far (utime + stime, every thread included), in clock
+# ticks: fields 14 and 15 of /proc/PID/stat, counted after the command name, which may hold
+# spaces.
+cpu_ticks() {
+    local stat fields
+    stat=$(<"/proc/$1/stat")
+    stat=${stat##*) }
+    read -r -a fields <<<"$stat"
+    echo $((fields[11] + fields[12]))
+}
+ticks_per_second=$(getconf CLK_TCK)
+
+# The median of the numbers on stdin, one a line (the mean of the middle two for an even count).
+median() {
+    sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }

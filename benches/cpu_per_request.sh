@@ -22,18 +22,6 @@ if [[ ${#binaries[@]} -eq 0 ]]; then binaries=("$root/target/release/sieved"); f
 # shellcheck source=benches/common.sh
 source "$root/benches/common.sh"
 
-ticks_per_sec=$(getconf CLK_TCK)
-
-# utime + stime of a process, in clock ticks (fields 14 and 15 of /proc/<pid>/stat, counted after
-# the command name, which may hold spaces).
-cpu_ticks() {
-    local stat
-    stat=$(<"/proc/$1/stat")
-    stat=${stat##*) }
-    read -r -a fields <<<"$stat"
-    echo $((fields[11] + fields[12]))
-}
-
 ports=()
 server_pids=()
 for i in "${!binaries[@]}"; do
@@ -61,20 +49,16 @@ for round in $(seq "$ROUNDS"); do
             redis-benchmark -h "$HOST" -p "$port" -c 50 -P 32 -n "$REQUESTS" -r 100000000 -q \
                 "$command" bench __rand_int__ >/dev/null
             after=$(cpu_ticks "${server_pids[$i]}")
-            ns=$(((after - before) * 1000000000 / ticks_per_sec / REQUESTS))
+            ns=$(((after - before) * 1000000000 / ticks_per_second / REQUESTS))
             samples["$i $command"]+="$ns "
             echo "round $round: ${binaries[$i]} $command: $ns ns CPU per request" >&2
         done
     done
 done
 
-median() {
-    tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
-}
-
 printf '%-60s %-10s %s\n' binary command "median ns CPU per request (${ROUNDS} rounds)"
 for i in "${!binaries[@]}"; do
     for command in BF.ADD BF.EXISTS; do
-        printf '%-60s %-10s %s\n' "${binaries[$i]}" "$command" "$(median "${samples["$i $command"]}")"
+        printf '%-60s %-10s %s\n' "${binaries[$i]}" "$command" "$(tr ' ' '\n' <<<"${samples["$i $command"]}" | sed '/^$/d' | median)"
     done
 done

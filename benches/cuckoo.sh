@@ -21,19 +21,10 @@ RANGE=10000000
 HOST=127.0.0.1
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-for tool in redis-benchmark redis-cli; do
-    command -v "$tool" >/dev/null || {
-        echo "cuckoo.sh: $tool not found (apt-get install -y redis-tools)" >&2
-        exit 1
-    }
-done
-if [[ ${SKIP_BUILD:-0} != 1 && -z ${SIEVED_BIN:-} ]]; then
-    cargo build --release --manifest-path "$root/Cargo.toml" >&2
-fi
-sieved_bin=${SIEVED_BIN:-"$root/target/release/sieved"}
-
 # shellcheck source=benches/common.sh
 source "$root/benches/common.sh"
+require_tools "apt-get install -y redis-tools" redis-benchmark redis-cli
+build_sieved release
 
 port=$(free_port)
 mkdir -p "$work/sieved"
@@ -62,10 +53,6 @@ bench() {
     redis-benchmark -h "$HOST" -p "$port" -c "$CLIENTS" -n "$requests" -r "$RANGE" \
         -P "$pipeline" --csv "$@" |
         awk -F, 'NR == 2 { gsub(/"/, ""); print $2, $5, $7 }'
-}
-
-median() {
-    sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
 echo "$sieved_bin (work tree at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'))" >&2

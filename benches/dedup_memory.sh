@@ -13,18 +13,10 @@ set -euo pipefail
 N=${N:-10000000}
 HOST=127.0.0.1
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-for tool in redis-server redis-cli python3; do
-    command -v "$tool" >/dev/null || {
-        echo "dedup_memory.sh: $tool not found (apt-get install -y redis-server redis-tools python3)" >&2
-        exit 1
-    }
-done
-if [[ -z "${SIEVED_BIN:-}" ]]; then
-    (cd "$root" && cargo build --quiet)
-    SIEVED_BIN="$root/target/debug/sieved"
-fi
 # shellcheck source=benches/common.sh
 source "$root/benches/common.sh"
+require_tools "apt-get install -y redis-server redis-tools python3" redis-server redis-cli python3
+build_sieved debug
 
 # Writes the RESP commands that add N fingerprints to KEY with COMMAND (SADD or BF.MADD), in
 # batches of 1000 per command, to the file named.
@@ -42,40 +34,12 @@ for start in range(0, n, 1000):
 PY
 }
 
-used_memory() {
-    redis-cli -h "$HOST" -p "$1" INFO memory | tr -d '\r' | awk -F: '$1 == "used_memory" { print $2 }'
-}
-
-# Starts a fresh server of KIND (redis or sieved) on a free port, which it leaves in $port.
-start_server() {
-    port=$(free_port)
-    mkdir -p "$work/$port"
-    if [[ $1 == redis ]]; then
-        redis-server --port "$port" --bind "$HOST" --save '' --appendonly no \
-            --dir "$work/$port" >/dev/null 2>&1 &
-    else
-        "$SIEVED_BIN" --port "$port" --bind "$HOST" --save '' --dir "$work/$port" \
-            --log-level warn >/dev/null 2>&1 &
-    fi
-    pids+=($!)
-    wait_ready "$port"
-}
-
 # One row: a fresh server of KIND, the SETUP commands, then the commands file; prints the bytes.
 measure() {
-    local label=$1 kind=$2 file=$3 setup=$4 before after
-    start_server "$kind"
-    before=$(used_memory "$port")
-    if [[ -n $setup ]]; then
-        redis-cli -h "$HOST" -p "$port" $setup >/dev/null
-    fi
-    if [[ -n $file ]]; then
-        redis-cli -h "$HOST" -p "$port" --pipe <"$file" >/dev/null
-    fi
-    after=$(used_memory "$port")
-    awk -v label="$label" -v n="$N" -v bytes=$((after - before)) \
+    local label=$1 kind=$2 file=$3 setup=$4 bytes
+    bytes=$(memory_of_load "$kind" "$file" "$setup")
+    awk -v label="$label" -v n="$N" -v bytes="$bytes" \
         'BEGIN { printf "| %s | %.1f MB | %.2f |\n", label, bytes / 1e6, bytes / n }'
-    redis-cli -h "$HOST" -p "$port" SHUTDOWN NOSAVE >/dev/null 2>&1 || true
 }
 
 write_commands SADD dupefilter "$work/sadd.resp"

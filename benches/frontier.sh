@@ -21,18 +21,10 @@ set -euo pipefail
 N=${N:-1000000}
 HOST=127.0.0.1
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-for tool in redis-server redis-cli python3; do
-    command -v "$tool" >/dev/null || {
-        echo "frontier.sh: $tool not found (apt-get install -y redis-server redis-tools python3)" >&2
-        exit 1
-    }
-done
-if [[ -z "${SIEVED_BIN:-}" ]]; then
-    (cd "$root" && cargo build --quiet --release)
-    SIEVED_BIN="$root/target/release/sieved"
-fi
 # shellcheck source=benches/common.sh
 source "$root/benches/common.sh"
+require_tools "apt-get install -y redis-server redis-tools python3" redis-server redis-cli python3
+build_sieved release
 
 echo "generating the command files for $N URLs..." >&2
 python3 - "$N" "$work" <<'PY'
@@ -68,24 +60,6 @@ with open(f"{work}/fq_pop", "wb") as fq, open(f"{work}/redis_pop", "wb") as rd, 
         rd.write(resp(b"MULTI") + resp(b"ZRANGE", b"requests", b"0", b"0")
                  + resp(b"ZREMRANGEBYRANK", b"requests", b"0", b"0") + resp(b"EXEC"))
 PY
-
-used_memory() {
-    redis-cli -h "$HOST" -p "$1" INFO memory | tr -d '\r' | awk -F: '$1 == "used_memory" { print $2 }'
-}
-
-start_server() {
-    port=$(free_port)
-    mkdir -p "$work/$port"
-    if [[ $1 == redis ]]; then
-        redis-server --port "$port" --bind "$HOST" --save '' --appendonly no \
-            --dir "$work/$port" >/dev/null 2>&1 &
-    else
-        "$SIEVED_BIN" --port "$port" --bind "$HOST" --save '' --dir "$work/$port" \
-            --log-level warn >/dev/null 2>&1 &
-    fi
-    pids+=($!)
-    wait_ready "$port"
-}
 
 # Sends a command file; prints the seconds it took. Fails on any error reply.
 pipe() {

@@ -18,22 +18,12 @@ ROUNDS=${ROUNDS:-3}
 HOST=127.0.0.1
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-for tool in redis-server redis-cli; do
-    command -v "$tool" >/dev/null || {
-        echo "import_rdb.sh: $tool not found (apt-get install -y redis-server)" >&2
-        exit 1
-    }
-done
-if [[ ${SKIP_BUILD:-0} != 1 && -z ${SIEVED_BIN:-} ]]; then
-    cargo build --release --manifest-path "$root/Cargo.toml" >&2
-fi
-sieved_bin=${SIEVED_BIN:-"$root/target/release/sieved"}
-
 # shellcheck source=benches/common.sh
 source "$root/benches/common.sh"
+require_tools "apt-get install -y redis-server" redis-server redis-cli
+build_sieved release
 
 now() { date +%s.%N; }
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 # Seconds redis-server takes from start until it answers PING (past LOADING) with `dir`'s dump.rdb.
 redis_load() {

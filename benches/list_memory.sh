@@ -13,18 +13,10 @@ N=${N:-1000000}
 KEYS=${KEYS:-100000}
 HOST=127.0.0.1
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-for tool in redis-server redis-cli python3; do
-    command -v "$tool" >/dev/null || {
-        echo "list_memory.sh: $tool not found (apt-get install -y redis-server redis-tools python3)" >&2
-        exit 1
-    }
-done
-if [[ -z "${SIEVED_BIN:-}" ]]; then
-    (cd "$root" && cargo build --quiet)
-    SIEVED_BIN="$root/target/debug/sieved"
-fi
 # shellcheck source=benches/common.sh
 source "$root/benches/common.sh"
+require_tools "apt-get install -y redis-server redis-tools python3" redis-server redis-cli python3
+build_sieved debug
 
 # Writes RESP commands for one shape to the file named: `long SIZE` pushes N elements of SIZE
 # bytes onto one list, 100 per RPUSH; `short SIZE` makes KEYS lists of 10 such elements.
@@ -46,33 +38,11 @@ else:
 PY
 }
 
-used_memory() {
-    redis-cli -h "$HOST" -p "$1" INFO memory | tr -d '\r' | awk -F: '$1 == "used_memory" { print $2 }'
-}
-
-start_server() {
-    port=$(free_port)
-    mkdir -p "$work/$port"
-    if [[ $1 == redis ]]; then
-        redis-server --port "$port" --bind "$HOST" --save '' --appendonly no \
-            --dir "$work/$port" >/dev/null 2>&1 &
-    else
-        "$SIEVED_BIN" --port "$port" --bind "$HOST" --save '' --dir "$work/$port" \
-            --log-level warn >/dev/null 2>&1 &
-    fi
-    pids+=($!)
-    wait_ready "$port"
-}
-
 # Prints the bytes per unit (element or key) that loading FILE into a fresh KIND server takes.
 measure() {
-    local kind=$1 file=$2 units=$3 before after
-    start_server "$kind"
-    before=$(used_memory "$port")
-    redis-cli -h "$HOST" -p "$port" --pipe <"$file" >/dev/null
-    after=$(used_memory "$port")
-    awk -v units="$units" -v bytes=$((after - before)) 'BEGIN { printf "%.1f", bytes / units }'
-    redis-cli -h "$HOST" -p "$port" SHUTDOWN NOSAVE >/dev/null 2>&1 || true
+    local kind=$1 file=$2 units=$3
+    awk -v units="$units" -v bytes="$(memory_of_load "$kind" "$file" "")" \
+        'BEGIN { printf "%.1f", bytes / units }'
 }
 
 echo "| list | element | redis-server $(redis-server --version | grep -o 'v=[0-9.]*') | sieved |"

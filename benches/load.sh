@@ -39,19 +39,10 @@ BATCH=100
 HOST=127.0.0.1
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-for tool in redis-server redis-benchmark redis-cli; do
-    command -v "$tool" >/dev/null || {
-        echo "load.sh: $tool not found (apt-get install -y redis-server redis-tools)" >&2
-        exit 1
-    }
-done
-if [[ ${SKIP_BUILD:-0} != 1 && -z ${SIEVED_BIN:-} ]]; then
-    cargo build --release --manifest-path "$root/Cargo.toml" >&2
-fi
-sieved_bin=${SIEVED_BIN:-"$root/target/release/sieved"}
-
 # shellcheck source=benches/common.sh
 source "$root/benches/common.sh"
+require_tools "apt-get install -y redis-server redis-tools" redis-server redis-benchmark redis-cli
+build_sieved release
 
 redis_port=$(free_port)
 mkdir -p "$work/redis"
@@ -79,13 +70,6 @@ start_sieved() {
     wait_ready "$port"
 }
 
-# The CPU time process `pid` has used so far, in clock ticks (utime + stime, fields 14 and 15
-# of /proc/PID/stat; the name in field 2 has no spaces for these servers).
-cpu_ticks() {
-    awk '{ print $14 + $15 }' "/proc/$1/stat"
-}
-ticks_per_second=$(getconf CLK_TCK)
-
 reset_servers() {
     local sieved=$1
     redis-cli -h "$HOST" -p "$redis_port" FLUSHALL >/dev/null
@@ -105,10 +89,6 @@ bench() {
     after=$(cpu_ticks "$pid")
     awk -v t=$((after - before)) -v hz="$ticks_per_second" -v n="$requests" \
         'BEGIN { printf "%.3f\n", t * 1e6 / hz / n }'
-}
-
-median() {
-    sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
 madd_args=(BF.MADD bench)

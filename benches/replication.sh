@@ -32,19 +32,12 @@ RANGE=100000000
 HOST=127.0.0.1
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-for tool in redis-server redis-benchmark redis-cli; do
-    command -v "$tool" >/dev/null || {
-        echo "replication.sh: $tool not found (apt-get install -y redis-server redis-tools)" >&2
-        exit 1
-    }
-done
-if [[ $SERVERS == *sieved* && ${SKIP_BUILD:-0} != 1 && -z ${SIEVED_BIN:-} ]]; then
-    cargo build --release --manifest-path "$root/Cargo.toml" >&2
-fi
-sieved_bin=${SIEVED_BIN:-"$root/target/release/sieved"}
-
 # shellcheck source=benches/common.sh
 source "$root/benches/common.sh"
+require_tools "apt-get install -y redis-server redis-tools" redis-server redis-benchmark redis-cli
+# Measuring redis-server alone builds nothing.
+if [[ $SERVERS != *sieved* ]]; then SKIP_BUILD=1; fi
+build_sieved release
 
 used_ports=()
 # A free port not handed out before in this run (nothing listens on it until the server starts).

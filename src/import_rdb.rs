@@ -16,6 +16,7 @@
 use crate::persist::fs;
 use crate::persist::redis_rdb::{self, Entry};
 use crate::persist::snapshot;
+use crate::protocol::encode_request;
 use crate::store::rdb::{self, Decoded, Limits};
 use crate::store::{now_ms, Store, Value};
 use clap::{Arg, ArgAction, ArgMatches, Command};
@@ -141,15 +142,6 @@ struct Sender {
     refused: Vec<String>,
 }
 
-fn push_command(out: &mut Vec<u8>, args: &[&[u8]]) {
-    out.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
-    for arg in args {
-        out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
-        out.extend_from_slice(arg);
-        out.extend_from_slice(b"\r\n");
-    }
-}
-
 impl Sender {
     fn connect(address: &str, auth: Option<&(Option<String>, String)>) -> Result<Sender, String> {
         let stream = TcpStream::connect(address)
@@ -167,9 +159,9 @@ impl Sender {
             let mut out = Vec::new();
             match user {
                 Some(user) => {
-                    push_command(&mut out, &[b"AUTH", user.as_bytes(), password.as_bytes()])
+                    encode_request(&mut out, &[b"AUTH", user.as_bytes(), password.as_bytes()])
                 }
-                None => push_command(&mut out, &[b"AUTH", password.as_bytes()]),
+                None => encode_request(&mut out, &[b"AUTH", password.as_bytes()]),
             }
             sender.send(&out, None)?;
             sender.drain()?;
@@ -222,7 +214,7 @@ impl Sender {
     ) -> Result<(), String> {
         if self.db != Some(db) {
             let mut out = Vec::new();
-            push_command(&mut out, &[b"SELECT", db.to_string().as_bytes()]);
+            encode_request(&mut out, &[b"SELECT", db.to_string().as_bytes()]);
             self.send(&out, None)?;
             self.db = Some(db);
         }
@@ -233,7 +225,7 @@ impl Sender {
             args.push(b"REPLACE");
         }
         let mut out = Vec::new();
-        push_command(&mut out, &args);
+        encode_request(&mut out, &args);
         self.send(&out, Some(describe_key(db, key)))
     }
 }

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{escape, spawn_server, DataDir, RawClient, Rng, TestServer};
+use common::{escape, RawClient, Rng, TestServer};
 use std::path::PathBuf;
 
 /// The `shared/` directory the repository is checked out beside (in CI, and for a worktree
@@ -394,20 +394,7 @@ fn loadchunk_of_garbage_never_panics() {
 /// A replica applies the primary's CF.* stream to the same bytes.
 #[test]
 fn a_replica_holds_the_same_filters() {
-    let primary_dir = DataDir::new("cuckoo-primary");
-    let replica_dir = DataDir::new("cuckoo-replica");
-    let (primary_port, replica_port) = (common::free_port(), common::free_port());
-    let _primary = spawn_server(&primary_dir.0, primary_port, &[]);
-    let replicaof = format!("127.0.0.1 {primary_port}");
-    let _replica = spawn_server(&replica_dir.0, replica_port, &["--replicaof", &replicaof]);
-    let mut primary = RawClient::connect(([127, 0, 0, 1], primary_port).into());
-    let mut replica = RawClient::connect(([127, 0, 0, 1], replica_port).into());
-    cuckoo_writes(&mut primary);
-    assert_eq!(primary.cmd(&["WAIT", "1", "60000"]), b":1\r\n");
-    assert_eq!(
-        escape(&restart_state(&mut replica)),
-        escape(&restart_state(&mut primary))
-    );
+    common::check_replica_holds_the_same("cuckoo", cuckoo_writes, restart_state);
 }
 
 /// RedisBloom's own dumps, from the transcripts, load into sieved and dump back the same bytes:

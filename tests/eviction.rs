@@ -89,6 +89,22 @@ impl Node {
         }
     }
 
+    /// SETs `volatile:0..KEYS` to values of `VALUE` bytes, key `i` expiring in `ttl(i)` seconds.
+    fn fill_volatile(&mut self, ttl: impl Fn(usize) -> usize) {
+        let commands: Vec<Vec<String>> = (0..KEYS)
+            .map(|i| {
+                vec![
+                    "SET".into(),
+                    format!("volatile:{i}"),
+                    "v".repeat(VALUE),
+                    "EX".into(),
+                    ttl(i).to_string(),
+                ]
+            })
+            .collect();
+        self.pipeline(&commands);
+    }
+
     /// How many of `name:0..count` are left.
     fn left(&mut self, name: &str, count: usize) -> usize {
         let commands: Vec<Vec<String>> = (0..count)
@@ -233,19 +249,7 @@ fn allkeys_random_evicts_from_every_group() {
 fn volatile_policy_spares_persistent_keys(policy: &str) {
     let mut node = Node::start(&format!("evict-{policy}"), &["--maxmemory-policy", policy]);
     node.fill("persistent", KEYS);
-    let commands: Vec<Vec<String>> = (0..KEYS)
-        .map(|i| {
-            let ttl = (10_000 + i).to_string();
-            vec![
-                "SET".into(),
-                format!("volatile:{i}"),
-                "v".repeat(VALUE),
-                "EX".into(),
-                ttl,
-            ]
-        })
-        .collect();
-    node.pipeline(&commands);
+    node.fill_volatile(|i| 10_000 + i);
     node.limit_memory();
     let value = "v".repeat(VALUE);
     let mut refused = false;
@@ -284,19 +288,7 @@ fn volatile_policies_spare_keys_without_an_expiry_time() {
 #[test]
 fn volatile_ttl_evicts_the_nearest_expiry_first() {
     let mut node = Node::start("evict-ttl", &["--maxmemory-policy", "volatile-ttl"]);
-    let commands: Vec<Vec<String>> = (0..KEYS)
-        .map(|i| {
-            let ttl = (10_000 + i * 10).to_string();
-            vec![
-                "SET".into(),
-                format!("volatile:{i}"),
-                "v".repeat(VALUE),
-                "EX".into(),
-                ttl,
-            ]
-        })
-        .collect();
-    node.pipeline(&commands);
+    node.fill_volatile(|i| 10_000 + i * 10);
     node.limit_memory();
     node.fill_until_evicted(100);
     let gone: Vec<usize> = (0..KEYS)

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{escape, spawn_server, DataDir, RawClient, Rng, TestServer};
+use common::{escape, RawClient, Rng, TestServer};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
@@ -144,21 +144,9 @@ fn frontiers_come_back_exactly_after_restarts() {
 
 #[test]
 fn a_replica_holds_the_same_frontiers() {
-    let primary_dir = DataDir::new("frontier-primary");
-    let replica_dir = DataDir::new("frontier-replica");
-    let (primary_port, replica_port) = (common::free_port(), common::free_port());
-    let _primary = spawn_server(&primary_dir.0, primary_port, &[]);
-    let replicaof = format!("127.0.0.1 {primary_port}");
-    let _replica = spawn_server(&replica_dir.0, replica_port, &["--replicaof", &replicaof]);
-    let mut primary = RawClient::connect(([127, 0, 0, 1], primary_port).into());
-    let mut replica = RawClient::connect(([127, 0, 0, 1], replica_port).into());
-    frontier_writes(&mut primary);
-    assert_eq!(primary.cmd(&["WAIT", "1", "60000"]), b":1\r\n");
-    assert_eq!(
-        escape(&frontier_state(&mut replica)),
-        escape(&frontier_state(&mut primary))
-    );
-    assert!(replica.cmd(&["FQ.POP", "f"]).starts_with(b"-READONLY"));
+    let mut pair =
+        common::check_replica_holds_the_same("frontier", frontier_writes, frontier_state);
+    assert!(pair.replica.cmd(&["FQ.POP", "f"]).starts_with(b"-READONLY"));
 }
 
 /// Reads `*N` of `*2 :id $url` pairs.

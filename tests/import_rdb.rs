@@ -72,24 +72,29 @@ fn mexists(client: &mut RawClient, key: &str, items: impl Iterator<Item = String
     answers
 }
 
+/// The Bloom filter `key` answers as RedisBloom's did: every item added (`count` of them, named
+/// `prefix` and a number) is there, and probes for absent items get RedisBloom's answers.
+fn check_filter(client: &mut RawClient, fixtures: &Path, key: &str, prefix: &str, count: usize) {
+    let added = mexists(client, key, (0..count).map(|i| format!("{prefix}{i}")));
+    assert!(!added.contains('0'), "{key}: an added item is missing");
+    let name = key.trim_start_matches("bf:");
+    let expected = std::fs::read_to_string(fixtures.join(format!("bf_{name}.absent-answers.txt")))
+        .expect("absent answers");
+    let absent = mexists(
+        client,
+        key,
+        (0..20_000).map(|i| format!("absent:{key}:{i}")),
+    );
+    assert!(
+        absent == expected.trim(),
+        "{key}: absent probes differ from RedisBloom's"
+    );
+}
+
 /// Everything the fixtures hold, as a server that imported them answers.
 fn check_imported(client: &mut RawClient, fixtures: &Path) {
     for (key, prefix, count) in FILTERS {
-        let added = mexists(client, key, (0..count).map(|i| format!("{prefix}{i}")));
-        assert!(!added.contains('0'), "{key}: an added item is missing");
-        let name = key.trim_start_matches("bf:");
-        let expected =
-            std::fs::read_to_string(fixtures.join(format!("bf_{name}.absent-answers.txt")))
-                .expect("absent answers");
-        let absent = mexists(
-            client,
-            key,
-            (0..20_000).map(|i| format!("absent:{key}:{i}")),
-        );
-        assert!(
-            absent == expected.trim(),
-            "{key}: absent probes differ from RedisBloom's"
-        );
+        check_filter(client, fixtures, key, prefix, count);
     }
     for bit in ["8", "11", "1048576", "1073741823"] {
         assert_eq!(
@@ -372,21 +377,7 @@ fn redisbloom_payloads_restore() {
             b"+OK\r\n",
             "{key}"
         );
-        let added = mexists(&mut client, key, (0..count).map(|i| format!("{prefix}{i}")));
-        assert!(!added.contains('0'), "{key}: an added item is missing");
-        let name = key.trim_start_matches("bf:");
-        let expected =
-            std::fs::read_to_string(fixtures.join(format!("bf_{name}.absent-answers.txt")))
-                .expect("absent answers");
-        let absent = mexists(
-            &mut client,
-            key,
-            (0..20_000).map(|i| format!("absent:{key}:{i}")),
-        );
-        assert!(
-            absent == expected.trim(),
-            "{key}: absent probes differ from RedisBloom's"
-        );
+        check_filter(&mut client, &fixtures, key, prefix, count);
     }
     let payload = redisbloom_payload(&rdb, "cf:cuckoo");
     assert_eq!(

@@ -11,6 +11,7 @@
 use super::args::{is, parse_i64};
 use super::bloom::{FILTER_KEY, KEY_ITEM, KEY_ITEMS, READ_KEY, WRITE_KEY};
 use super::errors::*;
+use super::filters;
 use super::spec::{bits, block, integer, key, pure_token, string, Arg, CommandSpec, Group};
 use super::Ctx;
 use crate::filter::{
@@ -117,12 +118,7 @@ fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
         return Err(CF_RESERVE_CAPACITY_RANGE.into());
     }
     let key = request.arg(1);
-    let existing = ctx.db().get(key, ctx.now, |v| v.map(|v| of(v).is_some()));
-    match existing {
-        Some(true) => return Err(BF_ITEM_EXISTS.into()),
-        Some(false) => return Err(WRONGTYPE.into()),
-        None => {}
-    }
+    filters::refuse_existing(ctx, key, |v| of(v).is_some())?;
     let options = CuckooOptions {
         capacity: capacity as u64,
         bucket_size,
@@ -507,12 +503,7 @@ fn loadchunk(ctx: &mut Ctx, request: Request) -> CmdResult {
         .ok_or(CF_INVALID_POSITION)?;
     let (key, data) = (request.arg(1), request.arg(3));
     if iterator == 1 {
-        let existing = ctx.db().get(key, ctx.now, |v| v.map(|v| of(v).is_some()));
-        match existing {
-            Some(true) => return Err(BF_ITEM_EXISTS.into()),
-            Some(false) => return Err(WRONGTYPE.into()),
-            None => {}
-        }
+        filters::refuse_existing(ctx, key, |v| of(v).is_some())?;
         if data.len() != CUCKOO_HEADER_LEN {
             return Err(CF_INVALID_HEADER.into());
         }

@@ -9,13 +9,61 @@ use super::Ctx;
 use crate::config::{Settings, CAPACITY_CEILING, MAX_EXPANSION};
 use crate::filter::{
     BloomChain, ChainOptions, CounterBits, CountingChain, CountingOptions, DumpStep, FilterError,
-    HashedChain,
+    HashedChain, WindowedFilter,
 };
 use crate::protocol::{Reply, Request};
 use crate::store::{Db, Value};
 
+/// A value type as SCANDUMP and LOADCHUNK see it: the Bloom and counting chains, the
+/// time-windowed filter.
+pub(super) trait Dumped: Sized {
+    fn from_header(data: &[u8], limit_bytes: u64) -> Result<Self, FilterError>;
+    fn into_value(self) -> Value;
+    fn of(value: &Value) -> Option<&Self>;
+    fn of_mut(value: &mut Value) -> Option<&mut Self>;
+    fn dump_chunk(&self, iterator: i64) -> DumpStep;
+    fn load_chunk(&mut self, iterator: i64, data: &[u8]) -> Result<(), FilterError>;
+}
+
+/// Implements `Dumped` for `$type`, held in `Value::$variant` as `$wrap` makes it, forwarding to
+/// the type's inherent methods of the same names.
+macro_rules! dumped_value {
+    ($type:ty, $variant:ident, $wrap:expr) => {
+        impl Dumped for $type {
+            fn from_header(data: &[u8], limit_bytes: u64) -> Result<Self, FilterError> {
+                <$type>::from_header(data, limit_bytes)
+            }
+            fn into_value(self) -> Value {
+                Value::$variant($wrap(self))
+            }
+            fn of(value: &Value) -> Option<&Self> {
+                match value {
+                    Value::$variant(filter) => Some(filter),
+                    _ => None,
+                }
+            }
+            fn of_mut(value: &mut Value) -> Option<&mut Self> {
+                match value {
+                    Value::$variant(filter) => Some(filter),
+                    _ => None,
+                }
+            }
+            fn dump_chunk(&self, iterator: i64) -> DumpStep {
+                <$type>::dump_chunk(self, iterator)
+            }
+            fn load_chunk(&mut self, iterator: i64, data: &[u8]) -> Result<(), FilterError> {
+                <$type>::load_chunk(self, iterator, data)
+            }
+        }
+    };
+}
+
+dumped_value!(BloomChain, Bloom, std::convert::identity);
+dumped_value!(CountingChain, Counting, Box::new);
+dumped_value!(WindowedFilter, Windowed, Box::new);
+
 /// A filter type as the shared commands see it.
-pub(super) trait Filter: HashedChain + Sized {
+pub(super) trait Filter: Dumped + HashedChain {
     type Options: Copy;
     /// The command that creates a filter of this type from a dump header: how the log records
     /// a creation, shape and all.
@@ -23,15 +71,9 @@ pub(super) trait Filter: HashedChain + Sized {
     /// The options of a key created implicitly (ADD, MADD, INSERT on a missing key).
     fn default_options(settings: &Settings) -> Self::Options;
     fn create(options: Self::Options, limit_bytes: u64) -> Result<Self, FilterError>;
-    fn from_header(data: &[u8], limit_bytes: u64) -> Result<Self, FilterError>;
-    fn into_value(self) -> Value;
-    fn of(value: &Value) -> Option<&Self>;
-    fn of_mut(value: &mut Value) -> Option<&mut Self>;
     fn add(&mut self, item: &[u8], limit_bytes: u64) -> Result<bool, FilterError>;
     fn contains(&self, item: &[u8]) -> bool;
     fn items(&self) -> u64;
-    fn dump_chunk(&self, iterator: i64) -> DumpStep;
-    fn load_chunk(&mut self, iterator: i64, data: &[u8]) -> Result<(), FilterError>;
     fn capacity(&self) -> u64;
     fn memory_bytes(&self) -> u64;
     /// INFO's Size.
@@ -81,9 +123,6 @@ const COMMON_INFO_FIELDS: usize = 5;
 /// Forwards the trait's filter operations to the chain's inherent methods of the same names.
 macro_rules! forward_filter_operations {
     () => {
-        fn from_header(data: &[u8], limit_bytes: u64) -> Result<Self, FilterError> {
-            Self::from_header(data, limit_bytes)
-        }
         fn add(&mut self, item: &[u8], limit_bytes: u64) -> Result<bool, FilterError> {
             Self::add(self, item, limit_bytes)
         }
@@ -92,12 +131,6 @@ macro_rules! forward_filter_operations {
         }
         fn items(&self) -> u64 {
             Self::items(self)
-        }
-        fn dump_chunk(&self, iterator: i64) -> DumpStep {
-            Self::dump_chunk(self, iterator)
-        }
-        fn load_chunk(&mut self, iterator: i64, data: &[u8]) -> Result<(), FilterError> {
-            Self::load_chunk(self, iterator, data)
         }
         fn capacity(&self) -> u64 {
             Self::capacity(self)
@@ -139,24 +172,6 @@ impl Filter for BloomChain {
         BloomChain::info_size(self)
     }
 
-    fn into_value(self) -> Value {
-        Value::Bloom(self)
-    }
-
-    fn of(value: &Value) -> Option<&Self> {
-        match value {
-            Value::Bloom(chain) => Some(chain),
-            _ => None,
-        }
-    }
-
-    fn of_mut(value: &mut Value) -> Option<&mut Self> {
-        match value {
-            Value::Bloom(chain) => Some(chain),
-            _ => None,
-        }
-    }
-
     forward_filter_operations!();
 }
 
@@ -187,24 +202,6 @@ impl Filter for CountingChain {
 
     fn create(options: CountingOptions, limit_bytes: u64) -> Result<Self, FilterError> {
         CountingChain::new(options, limit_bytes)
-    }
-
-    fn into_value(self) -> Value {
-        Value::Counting(Box::new(self))
-    }
-
-    fn of(value: &Value) -> Option<&Self> {
-        match value {
-            Value::Counting(chain) => Some(chain),
-            _ => None,
-        }
-    }
-
-    fn of_mut(value: &mut Value) -> Option<&mut Self> {
-        match value {
-            Value::Counting(chain) => Some(chain),
-            _ => None,
-        }
     }
 
     forward_filter_operations!();
@@ -255,16 +252,23 @@ pub(super) fn default_options<F: Filter>(ctx: &Ctx) -> F::Options {
     F::default_options(&ctx.config().settings())
 }
 
+/// Refuses to create a value at `key` if one is there: `ERR item exists` (RedisBloom's words)
+/// if it is of the type being created (`same_type`), WRONGTYPE if not.
+pub(super) fn refuse_existing(
+    ctx: &Ctx,
+    key: &[u8],
+    same_type: impl FnOnce(&Value) -> bool,
+) -> CmdResult {
+    match ctx.db().get(key, ctx.now, |v| v.map(same_type)) {
+        Some(true) => Err(BF_ITEM_EXISTS.into()),
+        Some(false) => Err(WRONGTYPE.into()),
+        None => Ok(()),
+    }
+}
+
 /// RESERVE: `ERR item exists` for a filter of this type, WRONGTYPE for another value.
 pub(super) fn reserve<F: Filter>(ctx: &mut Ctx, key: &[u8], options: F::Options) -> CmdResult {
-    let existing = ctx
-        .db()
-        .get(key, ctx.now, |v| v.map(|v| F::of(v).is_some()));
-    match existing {
-        Some(true) => return Err(BF_ITEM_EXISTS.into()),
-        Some(false) => return Err(WRONGTYPE.into()),
-        None => {}
-    }
+    refuse_existing(ctx, key, |v| F::of(v).is_some())?;
     let filter = create_filter::<F>(options, ctx.filter_memory_limit())?;
     let header = header_of(&filter);
     if !ctx.db().insert_new(key, filter.into_value(), ctx.now) {
@@ -570,7 +574,7 @@ pub(super) fn card<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 /// Runs `f` on the filter at `key`: `ERR not found` if missing, WRONGTYPE if of another type.
-pub(super) fn with_filter<F: Filter, R>(
+pub(super) fn with_filter<F: Dumped, R>(
     db: &Db,
     now: u64,
     key: &[u8],
@@ -592,27 +596,41 @@ pub(super) fn info<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
     let reply = &mut *ctx.reply;
     let db = ctx.store.db(ctx.session.db);
     with_filter(db, ctx.now, request.arg(1), |filter: &F| {
-        if request.len() == 2 {
-            reply.map(fields.len());
-            for &(field, _, label) in fields {
-                reply.simple(label);
-                write_info_field(filter, field, reply);
-            }
-            return Ok(());
-        }
-        let &(field, _, label) = fields
-            .iter()
-            .find(|(_, name, _)| is(request.arg(2), name))
-            .ok_or(BF_INVALID_INFO)?;
-        if reply.is_resp3() {
-            reply.map(1);
-            reply.simple(label);
-        } else {
-            reply.array(1);
-        }
-        write_info_field(filter, field, reply);
-        Ok(())
+        write_info(reply, fields, request, |field, reply| {
+            write_info_field(filter, field, reply)
+        })
     })?
+}
+
+/// The reply of an INFO key [FIELD] whose fields are `fields` (each with the name FIELD gives
+/// and its label), `write_field` writing a field's value: every field as a map, or the one
+/// FIELD names as RedisBloom 8 answers it.
+pub(super) fn write_info<T: Copy>(
+    reply: &mut Reply,
+    fields: &[(T, &str, &str)],
+    request: Request,
+    mut write_field: impl FnMut(T, &mut Reply),
+) -> CmdResult {
+    if request.len() == 2 {
+        reply.map(fields.len());
+        for &(field, _, label) in fields {
+            reply.simple(label);
+            write_field(field, reply);
+        }
+        return Ok(());
+    }
+    let &(field, _, label) = fields
+        .iter()
+        .find(|(_, name, _)| is(request.arg(2), name))
+        .ok_or(BF_INVALID_INFO)?;
+    if reply.is_resp3() {
+        reply.map(1);
+        reply.simple(label);
+    } else {
+        reply.array(1);
+    }
+    write_field(field, reply);
+    Ok(())
 }
 
 fn write_info_field<F: Filter>(filter: &F, field: InfoField, reply: &mut Reply) {
@@ -629,7 +647,7 @@ fn write_info_field<F: Filter>(filter: &F, field: InfoField, reply: &mut Reply) 
     }
 }
 
-pub(super) fn scandump<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn scandump<F: Dumped>(ctx: &mut Ctx, request: Request) -> CmdResult {
     let iterator = parse_i64(request.arg(2)).ok_or(BF_SCANDUMP_NOT_NUMERIC)?;
     let step = with_filter(ctx.db(), ctx.now, request.arg(1), |filter: &F| {
         filter.dump_chunk(iterator)
@@ -642,7 +660,7 @@ pub(super) fn scandump<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult 
 
 /// LOADCHUNK: iterator 1 on a missing key creates the filter from a header; any other chunk
 /// goes where SCANDUMP took it from.
-pub(super) fn loadchunk<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
+pub(super) fn loadchunk<F: Dumped>(ctx: &mut Ctx, request: Request) -> CmdResult {
     let iterator = parse_i64(request.arg(2)).ok_or(BF_LOADCHUNK_NOT_NUMERIC)?;
     let (key, data) = (request.arg(1), request.arg(3));
     let loaded = ctx.db().get_mut(key, ctx.now, |value| {

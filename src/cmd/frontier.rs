@@ -11,6 +11,7 @@
 use super::args::{is, parse_i64};
 use super::bloom::{parse_reserve_capacity, parse_reserve_error_rate, FILTER_KEY};
 use super::errors::*;
+use super::filters;
 use super::spec::{
     bits, block, integer, key, one_of, pure_token, string, unix_time, Arg, CommandSpec, Group,
     FIRST_RELEASE,
@@ -173,12 +174,7 @@ fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
         at += 2;
     }
     let key = request.arg(1);
-    let existing = ctx.db().get(key, ctx.now, |v| v.map(|v| of(v).is_some()));
-    match existing {
-        Some(true) => return Err(BF_ITEM_EXISTS.into()),
-        Some(false) => return Err(WRONGTYPE.into()),
-        None => {}
-    }
+    filters::refuse_existing(ctx, key, |v| of(v).is_some())?;
     let options = FrontierOptions {
         error_rate,
         capacity,
@@ -459,17 +455,24 @@ fn ack(ctx: &mut Ctx, request: Request) -> CmdResult {
                 .collect())
         },
     )?;
-    if !acked.is_empty() {
-        let words: Vec<Vec<u8>> = acked.iter().map(|&id| text(id)).collect();
-        let mut args: Vec<&[u8]> = vec![b"FQ.ACK", key];
+    // A host's INFLIGHT limit may let another item go now.
+    finish_on_ids(ctx, b"FQ.ACK", key, &acked);
+    Ok(())
+}
+
+/// The end of FQ.ACK and FQ.REQUEUE: logs `command` with just the ids it took effect on, so
+/// that replay does what happened here, replies their count, and signals the key, whose waiters
+/// may find work now.
+fn finish_on_ids(ctx: &mut Ctx, command: &[u8], key: &[u8], ids: &[u64]) {
+    if !ids.is_empty() {
+        let words: Vec<Vec<u8>> = ids.iter().map(|&id| text(id)).collect();
+        let mut args: Vec<&[u8]> = vec![command, key];
         args.extend(words.iter().map(Vec::as_slice));
         note(ctx, &args);
     }
     ctx.session.effects_only = true;
-    ctx.reply.int(acked.len() as i64);
-    // A host's INFLIGHT limit may let another item go now.
+    ctx.reply.int(ids.len() as i64);
     may_have_work(ctx, key);
-    Ok(())
 }
 
 /// FQ.NACK key id [DELAY ms | AT unix-ms]: 1 if the item was leased (it is queued again, or
@@ -681,15 +684,7 @@ fn requeue(ctx: &mut Ctx, request: Request) -> CmdResult {
     if let Some(clock) = moved {
         note_leases(ctx, key, clock, &[]);
     }
-    if !requeued.is_empty() {
-        let words: Vec<Vec<u8>> = requeued.iter().map(|&id| text(id)).collect();
-        let mut args: Vec<&[u8]> = vec![b"FQ.REQUEUE", key];
-        args.extend(words.iter().map(Vec::as_slice));
-        note(ctx, &args);
-    }
-    ctx.session.effects_only = true;
-    ctx.reply.int(requeued.len() as i64);
-    may_have_work(ctx, key);
+    finish_on_ids(ctx, b"FQ.REQUEUE", key, &requeued);
     Ok(())
 }
 

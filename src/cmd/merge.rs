@@ -15,7 +15,7 @@
 //! the logged MERGE (each write replays in order) rebuilds exactly the same `dest`.
 
 use super::errors::*;
-use super::filters::Filter;
+use super::filters::{Dumped, Filter};
 use super::Ctx;
 use crate::filter::{bounded_estimate, BloomChain, CountingChain, MergeShape};
 use crate::protocol::Request;

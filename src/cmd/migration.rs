@@ -7,7 +7,7 @@ use super::spec::{
     bits, block, integer, key, one_of, pure_token, string, CommandSpec, Group, KeySpec,
 };
 use super::Ctx;
-use crate::protocol::Request;
+use crate::protocol::{encode_request, Request};
 use crate::store::rdb::{self, Limits, RestoreError};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -154,15 +154,6 @@ fn migration_options(request: Request) -> Result<Migration, CmdError> {
     Ok(migration)
 }
 
-fn push_command(out: &mut Vec<u8>, args: &[&[u8]]) {
-    out.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
-    for arg in args {
-        out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
-        out.extend_from_slice(arg);
-        out.extend_from_slice(b"\r\n");
-    }
-}
-
 /// Where a migration's connection failed, as Redis's IOERR names it.
 enum LinkError {
     Connecting,
@@ -232,11 +223,11 @@ pub(super) fn migrate(ctx: &mut Ctx, request: Request) -> CmdResult {
     let mut out = Vec::new();
     if let Some((user, password)) = migration.auth {
         match user {
-            Some(user) => push_command(&mut out, &[b"AUTH", user, password]),
-            None => push_command(&mut out, &[b"AUTH", password]),
+            Some(user) => encode_request(&mut out, &[b"AUTH", user, password]),
+            None => encode_request(&mut out, &[b"AUTH", password]),
         }
     }
-    push_command(
+    encode_request(
         &mut out,
         &[b"SELECT", itoa::Buffer::new().format(db_index).as_bytes()],
     );
@@ -246,7 +237,7 @@ pub(super) fn migrate(ctx: &mut Ctx, request: Request) -> CmdResult {
         if migration.replace {
             args.push(b"REPLACE");
         }
-        push_command(&mut out, &args);
+        encode_request(&mut out, &args);
     }
     let sent: Vec<&[u8]> = found.iter().map(|(key, _, _)| *key).collect();
     drop(found);

@@ -174,6 +174,15 @@ impl Client {
         }
     }
 
+    /// Sets configuration directives, as CONFIG SET would.
+    fn configure(&mut self, settings: &[(&str, &str)]) {
+        let settings: Vec<(&[u8], &[u8])> = settings
+            .iter()
+            .map(|(name, value)| (name.as_bytes(), value.as_bytes()))
+            .collect();
+        self.server.config.set_many(&settings).expect("settings");
+    }
+
     /// Runs one command and returns its reply.
     fn run(&mut self, args: &[&str]) -> String {
         let mut base = Vec::new();
@@ -309,15 +318,11 @@ fn replaying_the_log_recreates_the_same_filters_whatever_the_settings() {
         client.run(&["CBF.INFO", "c"]),
     );
     let mut replica = Client::new(None);
-    replica
-        .server
-        .config
-        .set_many(&[
-            (b"max-filter-memory".as_slice(), b"1024".as_slice()),
-            (b"bf-initial-size", b"3"),
-            (b"bf-layout", b"blocked"),
-        ])
-        .expect("other settings");
+    replica.configure(&[
+        ("max-filter-memory", "1024"),
+        ("bf-initial-size", "3"),
+        ("bf-layout", "blocked"),
+    ]);
     replica.replay(&client.logged());
     assert_eq!(
         (
@@ -441,14 +446,7 @@ fn a_merge_is_logged_as_itself_and_replays_to_the_same_filters() {
     };
     let expected = state(&mut client);
     let mut replica = Client::new(None);
-    replica
-        .server
-        .config
-        .set_many(&[
-            (b"max-filter-memory".as_slice(), b"1024".as_slice()),
-            (b"bf-layout", b"blocked"),
-        ])
-        .expect("other settings");
+    replica.configure(&[("max-filter-memory", "1024"), ("bf-layout", "blocked")]);
     replica.replay(&client.logged());
     assert_eq!(state(&mut replica), expected);
 }
@@ -467,11 +465,7 @@ fn a_capacity_past_the_default_cap_replays_under_any_cap() {
         "x",
     ];
     assert_eq!(client.run(&insert), "-Bad capacity\r\n");
-    client
-        .server
-        .config
-        .set_many(&[(b"bf-max-capacity".as_slice(), b"2000000000".as_slice())])
-        .expect("a larger cap");
+    client.configure(&[("bf-max-capacity", "2000000000")]);
     assert_eq!(client.run(&insert), "*1\r\n:1\r\n");
     assert_eq!(
         client.run(&["BF.INSERT", "k", "CAPACITY", "1500000000", "ITEMS", "y"]),
@@ -491,11 +485,7 @@ fn a_windowed_filter_replays_into_the_slices_it_filled_live_on_any_day() {
     let mut client = Client::new(Some(Log::default()));
     client.now = 1_700_000_000_000;
     let start = client.now;
-    client
-        .server
-        .config
-        .set_many(&[(b"bf-layout".as_slice(), b"blocked".as_slice())])
-        .expect("a layout");
+    client.configure(&[("bf-layout", "blocked")]);
     assert_eq!(
         client.run(&["TBF.RESERVE", "w", "0.01", "1000", "4000"]),
         "+OK\r\n"

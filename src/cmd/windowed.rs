@@ -14,7 +14,7 @@ use super::bloom::{
     parse_reserve_capacity, parse_reserve_error_rate, FILTER_KEY, KEY_ITEM, KEY_ITEMS,
 };
 use super::errors::*;
-use super::filters::{self, write_results};
+use super::filters::{self, write_results, Dumped};
 use super::spec::{
     bits, double, integer, key, one_of, pure_token, string, CommandSpec, Group, FIRST_RELEASE,
 };
@@ -30,20 +30,6 @@ const LOADCHUNK: &[u8] = b"TBF.LOADCHUNK";
 const DEFAULT_SLICES: u32 = 4;
 /// RedisBloom's cap on the error rate of a Bloom filter, which every slice is.
 const MAX_ERROR_RATE: f64 = 0.25;
-
-fn of(value: &Value) -> Option<&WindowedFilter> {
-    match value {
-        Value::Windowed(filter) => Some(filter),
-        _ => None,
-    }
-}
-
-fn of_mut(value: &mut Value) -> Option<&mut WindowedFilter> {
-    match value {
-        Value::Windowed(filter) => Some(filter),
-        _ => None,
-    }
-}
 
 /// An add refused because the window holds its capacity gets words of its own.
 fn add_error(error: FilterError) -> CmdError {
@@ -82,12 +68,7 @@ fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
         return Err(TBF_WINDOW_RANGE.into());
     }
     let key = request.arg(1);
-    let existing = ctx.db().get(key, ctx.now, |v| v.map(|v| of(v).is_some()));
-    match existing {
-        Some(true) => return Err(BF_ITEM_EXISTS.into()),
-        Some(false) => return Err(WRONGTYPE.into()),
-        None => {}
-    }
+    filters::refuse_existing(ctx, key, |v| WindowedFilter::of(v).is_some())?;
     let options = WindowOptions {
         error_rate,
         capacity,
@@ -127,7 +108,7 @@ fn with_filter_mut<R>(
 ) -> Result<R, CmdError> {
     let mut retired = Retired::default();
     let result = ctx.db().get_mut(key, ctx.now, |value| match value {
-        Some(value) => of_mut(value)
+        Some(value) => WindowedFilter::of_mut(value)
             .map(|filter| add(filter, &mut retired))
             .ok_or(CmdError::from(WRONGTYPE)),
         None => Err(BF_NOT_FOUND.into()),
@@ -168,7 +149,8 @@ fn madd(ctx: &mut Ctx, request: Request) -> CmdResult {
 
 /// Runs `f` on the filter at `key`, if there is one of this type.
 fn with_filter<R>(ctx: &Ctx, key: &[u8], f: impl FnOnce(Option<&WindowedFilter>) -> R) -> R {
-    ctx.db().get(key, ctx.now, |value| f(value.and_then(of)))
+    ctx.db()
+        .get(key, ctx.now, |value| f(value.and_then(WindowedFilter::of)))
 }
 
 /// TBF.EXISTS key item: 0 for a missing key, as BF.EXISTS.
@@ -201,21 +183,13 @@ fn mexists(ctx: &mut Ctx, request: Request) -> CmdResult {
 fn card(ctx: &mut Ctx, request: Request) -> CmdResult {
     let now = ctx.now;
     let items = ctx.db().get(request.arg(1), now, |value| match value {
-        Some(value) => of(value)
+        Some(value) => WindowedFilter::of(value)
             .map(|filter| filter.items(now))
             .ok_or(CmdError::from(WRONGTYPE)),
         None => Ok(0),
     })?;
     ctx.reply.int(items.min(i64::MAX as u64) as i64);
     Ok(())
-}
-
-/// Runs `f` on the filter at `key`: `ERR not found` if missing, WRONGTYPE for another type.
-fn existing<R>(ctx: &Ctx, key: &[u8], f: impl FnOnce(&WindowedFilter) -> R) -> Result<R, CmdError> {
-    ctx.db().get(key, ctx.now, |value| match value {
-        Some(value) => of(value).map(f).ok_or(WRONGTYPE.into()),
-        None => Err(BF_NOT_FOUND.into()),
-    })
 }
 
 #[derive(Clone, Copy)]
@@ -259,67 +233,24 @@ fn info(ctx: &mut Ctx, request: Request) -> CmdResult {
     let db = ctx.store.db(ctx.session.db);
     db.get(request.arg(1), now, |value| {
         let filter = match value {
-            Some(value) => of(value).ok_or(CmdError::from(WRONGTYPE))?,
+            Some(value) => WindowedFilter::of(value).ok_or(CmdError::from(WRONGTYPE))?,
             None => return Err(BF_NOT_FOUND.into()),
         };
-        if request.len() == 2 {
-            reply.map(INFO_FIELDS.len());
-            for (field, _, label) in INFO_FIELDS {
-                reply.simple(label);
-                write_info_field(filter, field, now, reply);
-            }
-            return Ok(());
-        }
-        let (field, _, label) = INFO_FIELDS
-            .into_iter()
-            .find(|(_, name, _)| is(request.arg(2), name))
-            .ok_or(BF_INVALID_INFO)?;
-        if reply.is_resp3() {
-            reply.map(1);
-            reply.simple(label);
-        } else {
-            reply.array(1);
-        }
-        write_info_field(filter, field, now, reply);
-        Ok(())
+        filters::write_info(reply, &INFO_FIELDS, request, |field, reply| {
+            write_info_field(filter, field, now, reply)
+        })
     })
 }
 
+/// TBF.SCANDUMP key iterator, as BF.SCANDUMP.
 fn scandump(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let iterator = parse_i64(request.arg(2)).ok_or(BF_SCANDUMP_NOT_NUMERIC)?;
-    let step = existing(ctx, request.arg(1), |filter| filter.dump_chunk(iterator))?;
-    ctx.reply.array(2);
-    ctx.reply.int(step.next);
-    ctx.reply.bulk(&step.data);
-    Ok(())
+    filters::scandump::<WindowedFilter>(ctx, request)
 }
 
-/// TBF.LOADCHUNK: iterator 1 on a missing key creates the filter from a header; any other chunk
-/// goes where TBF.SCANDUMP took it from.
+/// TBF.LOADCHUNK key iterator data, as BF.LOADCHUNK: iterator 1 on a missing key creates the
+/// filter from a header; any other chunk goes where TBF.SCANDUMP took it from.
 fn loadchunk(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let iterator = parse_i64(request.arg(2)).ok_or(BF_LOADCHUNK_NOT_NUMERIC)?;
-    let (key, data) = (request.arg(1), request.arg(3));
-    let loaded = ctx.db().get_mut(key, ctx.now, |value| {
-        value.map(|value| match of_mut(value) {
-            Some(filter) => filter.load_chunk(iterator, data).map_err(CmdError::from),
-            None => Err(WRONGTYPE.into()),
-        })
-    });
-    match loaded {
-        Some(result) => result?,
-        None if iterator == 1 => {
-            let filter = WindowedFilter::from_header(data, ctx.filter_memory_limit())?;
-            if !ctx
-                .db()
-                .insert_new(key, Value::Windowed(Box::new(filter)), ctx.now)
-            {
-                return Err(BF_BAD_DATA.into());
-            }
-        }
-        None => return Err(BF_NOT_FOUND.into()),
-    }
-    ctx.reply.ok();
-    Ok(())
+    filters::loadchunk::<WindowedFilter>(ctx, request)
 }
 
 const PROBES_PER_SLICE: &str =

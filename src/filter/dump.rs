@@ -199,25 +199,7 @@ impl<A: DumpFormat> Chain<A> {
 
     /// The SCANDUMP step for `iterator`.
     pub fn dump_chunk(&self, iterator: i64) -> DumpStep {
-        if iterator == 0 {
-            return DumpStep {
-                next: 1,
-                data: self.dump_header(),
-            };
-        }
-        let Some((link, start, end)) = locate(self.link_bytes(), iterator) else {
-            return DumpStep {
-                next: 0,
-                data: Vec::new(),
-            };
-        };
-        let len = (end - start).min(MAX_CHUNK_BYTES);
-        let mut data = Vec::new();
-        self.links[link].read_bytes(start, len, &mut data);
-        DumpStep {
-            next: iterator + len as i64,
-            data,
-        }
+        dump_step(self.links.iter(), iterator, || self.dump_header())
     }
 
     /// Creates an empty chain from a header, refusing any inconsistency.
@@ -231,29 +213,8 @@ impl<A: DumpFormat> Chain<A> {
             let bytes = A::bytes_for(header.kind, spec.size).ok_or(FilterError::BadDump)?;
             total = total.checked_add(bytes).ok_or(FilterError::BadDump)?;
         }
-        if total > limit_bytes {
-            return Err(FilterError::TooLarge {
-                bytes: total,
-                limit: limit_bytes,
-            });
-        }
-        let mut links = Vec::new();
-        links
-            .try_reserve_exact(header.links.len())
-            .map_err(|_| FilterError::OutOfMemory)?;
-        for spec in &header.links {
-            let mut link = Link::with_size(
-                header.kind,
-                spec.size,
-                spec.capacity,
-                spec.error_rate,
-                u64::MAX,
-            )?;
-            link.set_items(spec.items);
-            links.push(link);
-        }
         Ok(Chain {
-            links,
+            links: empty_links(header.kind, &header.links, total, limit_bytes)?,
             items: header.items,
             expansion: header.expansion,
             stated_expansion: header.expansion,
@@ -262,51 +223,21 @@ impl<A: DumpFormat> Chain<A> {
 }
 
 impl<A: LinkArray> Chain<A> {
-    /// Each link's payload length, in order: the sections of the chain's payload.
-    fn link_bytes(&self) -> impl Iterator<Item = u64> + '_ {
-        self.links.iter().map(Link::bytes)
-    }
-
     /// Writes a chunk that SCANDUMP returned together with `iterator`, refusing a chunk that
     /// would not fit wholly inside one link.
     pub fn load_chunk(&mut self, iterator: i64, data: &[u8]) -> Result<(), FilterError> {
-        let start = i64::try_from(data.len())
-            .ok()
-            .and_then(|len| iterator.checked_sub(len))
-            .filter(|&s| s >= 1)
-            .ok_or(FilterError::BadDump)?;
-        let (link, offset, link_len) =
-            locate(self.link_bytes(), start).ok_or(FilterError::BadOffset)?;
-        if offset + data.len() as u64 > link_len {
-            return Err(FilterError::BadOffset);
-        }
-        self.links[link].write_bytes(offset, data);
-        Ok(())
+        load_chunk(self.links.iter_mut(), iterator, data)
     }
 
     /// Appends bytes `offset..offset + len` of the links' arrays taken end to end (a snapshot's
     /// payload); false, with nothing appended, if that range is not inside the filter.
     pub fn read_payload(&self, offset: u64, len: u64, out: &mut Vec<u8>) -> bool {
-        let Some(pieces) = payload_pieces(self.link_bytes(), offset, len) else {
-            return false;
-        };
-        for (link, from, len) in pieces {
-            self.links[link].read_bytes(from, len, out);
-        }
-        true
+        read_payload(self.links.iter(), offset, len, out)
     }
 
     /// Overwrites payload bytes at `offset`, the counterpart of `read_payload`.
     pub fn write_payload(&mut self, offset: u64, data: &[u8]) -> Result<(), FilterError> {
-        let pieces = payload_pieces(self.link_bytes(), offset, data.len() as u64)
-            .ok_or(FilterError::BadOffset)?;
-        let mut data = data;
-        for (link, from, len) in pieces {
-            let (piece, rest) = data.split_at(len as usize);
-            self.links[link].write_bytes(from, piece);
-            data = rest;
-        }
-        Ok(())
+        write_payload(self.links.iter_mut(), offset, data)
     }
 
     /// Overwrites the whole payload in place: `fill` is handed each link's array in turn.
@@ -320,12 +251,104 @@ impl<A: LinkArray> Chain<A> {
     }
 }
 
+// SCANDUMP, LOADCHUNK and a snapshot's payload over links laid end to end, in order: a chain's
+// links, a time-windowed filter's slices.
+
+/// The SCANDUMP step for `iterator`: the header (`header`) at 0, then each link's bytes in
+/// chunks of at most `MAX_CHUNK_BYTES` that never span two links.
+pub(super) fn dump_step<'a, A: LinkArray + 'a>(
+    mut links: impl Iterator<Item = &'a Link<A>> + Clone,
+    iterator: i64,
+    header: impl FnOnce() -> Vec<u8>,
+) -> DumpStep {
+    if iterator == 0 {
+        return DumpStep {
+            next: 1,
+            data: header(),
+        };
+    }
+    let Some((index, start, end)) = locate(links.clone().map(Link::bytes), iterator) else {
+        return DumpStep {
+            next: 0,
+            data: Vec::new(),
+        };
+    };
+    let len = (end - start).min(MAX_CHUNK_BYTES);
+    let mut data = Vec::new();
+    if let Some(link) = links.nth(index) {
+        link.read_bytes(start, len, &mut data);
+    }
+    DumpStep {
+        next: iterator + len as i64,
+        data,
+    }
+}
+
+/// Writes a chunk that SCANDUMP returned together with `iterator`, refusing a chunk that would
+/// not fit wholly inside one link.
+pub(super) fn load_chunk<'a, A: LinkArray + 'a>(
+    links: impl Iterator<Item = &'a mut Link<A>>,
+    iterator: i64,
+    data: &[u8],
+) -> Result<(), FilterError> {
+    let start = i64::try_from(data.len())
+        .ok()
+        .and_then(|len| iterator.checked_sub(len))
+        .filter(|&s| s >= 1)
+        .ok_or(FilterError::BadDump)?;
+    let mut links: Vec<&mut Link<A>> = links.collect();
+    let (index, offset, link_len) =
+        locate(links.iter().map(|link| link.bytes()), start).ok_or(FilterError::BadOffset)?;
+    if offset + data.len() as u64 > link_len {
+        return Err(FilterError::BadOffset);
+    }
+    links[index].write_bytes(offset, data);
+    Ok(())
+}
+
+/// Appends bytes `offset..offset + len` of the links' arrays taken end to end; false, with
+/// nothing appended, if that range is not inside them.
+pub(super) fn read_payload<'a, A: LinkArray + 'a>(
+    links: impl Iterator<Item = &'a Link<A>> + Clone,
+    offset: u64,
+    len: u64,
+    out: &mut Vec<u8>,
+) -> bool {
+    let Some(pieces) = payload_pieces(links.clone().map(Link::bytes), offset, len) else {
+        return false;
+    };
+    let links: Vec<&Link<A>> = links.collect();
+    for (index, from, len) in pieces {
+        links[index].read_bytes(from, len, out);
+    }
+    true
+}
+
+/// Overwrites payload bytes at `offset`, the counterpart of `read_payload`.
+pub(super) fn write_payload<'a, A: LinkArray + 'a>(
+    links: impl Iterator<Item = &'a mut Link<A>>,
+    offset: u64,
+    data: &[u8],
+) -> Result<(), FilterError> {
+    let mut links: Vec<&mut Link<A>> = links.collect();
+    let pieces = payload_pieces(
+        links.iter().map(|link| link.bytes()),
+        offset,
+        data.len() as u64,
+    )
+    .ok_or(FilterError::BadOffset)?;
+    let mut data = data;
+    for (index, from, len) in pieces {
+        let (piece, rest) = data.split_at(len as usize);
+        links[index].write_bytes(from, piece);
+        data = rest;
+    }
+    Ok(())
+}
+
 /// Which link holds byte `iterator - 1` of the links' concatenated payloads, given each link's
 /// length: the link's index, the byte's offset in it, and the link's length.
-pub(super) fn locate(
-    link_bytes: impl Iterator<Item = u64>,
-    iterator: i64,
-) -> Option<(usize, u64, u64)> {
+fn locate(link_bytes: impl Iterator<Item = u64>, iterator: i64) -> Option<(usize, u64, u64)> {
     let mut offset = u64::try_from(iterator.checked_sub(1)?).ok()?;
     for (index, len) in link_bytes.enumerate() {
         if offset < len {
@@ -338,7 +361,7 @@ pub(super) fn locate(
 
 /// How payload bytes `offset..offset + len` (the links' arrays end to end) fall into links: the
 /// pieces as (link, offset in it, length), or None if the range runs past the last link.
-pub(super) fn payload_pieces(
+fn payload_pieces(
     link_bytes: impl Iterator<Item = u64>,
     offset: u64,
     len: u64,
@@ -357,11 +380,55 @@ pub(super) fn payload_pieces(
     (end <= link_start).then_some(pieces)
 }
 
-struct LinkSpec {
-    capacity: u64,
-    error_rate: f64,
-    size: LinkSize,
-    items: u64,
+/// One link as a header (sieved's or RedisBloom's) describes it.
+pub(super) struct LinkSpec {
+    pub(super) capacity: u64,
+    pub(super) error_rate: f64,
+    pub(super) size: LinkSize,
+    pub(super) items: u64,
+}
+
+impl LinkSpec {
+    /// Whether the links' items add up to a header's count of the chain's items.
+    pub(super) fn add_up_to(links: &[LinkSpec], items: u64) -> bool {
+        links
+            .iter()
+            .try_fold(0u64, |sum, link| sum.checked_add(link.items))
+            == Some(items)
+    }
+
+    /// Whether a link of `capacity` and `error_rate` is this one grown by `expansion`, as
+    /// chain.rs grows links.
+    pub(super) fn grows_into(&self, expansion: u32, capacity: u64, error_rate: f64) -> bool {
+        self.capacity.checked_mul(u64::from(expansion)) == Some(capacity)
+            && self.error_rate * 0.5 == error_rate
+    }
+}
+
+/// The links a header describes, empty but for their counts of items; refused before anything
+/// is allocated if their `total_bytes` is over `limit_bytes`.
+pub(super) fn empty_links<A: LinkArray>(
+    kind: A::Kind,
+    specs: &[LinkSpec],
+    total_bytes: u64,
+    limit_bytes: u64,
+) -> Result<Vec<Link<A>>, FilterError> {
+    if total_bytes > limit_bytes {
+        return Err(FilterError::TooLarge {
+            bytes: total_bytes,
+            limit: limit_bytes,
+        });
+    }
+    let mut links = Vec::new();
+    links
+        .try_reserve_exact(specs.len())
+        .map_err(|_| FilterError::OutOfMemory)?;
+    for spec in specs {
+        let mut link = Link::with_size(kind, spec.size, spec.capacity, spec.error_rate, u64::MAX)?;
+        link.set_items(spec.items);
+        links.push(link);
+    }
+    Ok(links)
 }
 
 struct Header<A: LinkArray> {
@@ -425,7 +492,6 @@ impl<A: DumpFormat> Header<A> {
             return Err(FilterError::BadDump);
         }
         let mut links: Vec<LinkSpec> = Vec::with_capacity(count);
-        let mut link_items = 0u64;
         for _ in 0..count {
             let capacity = reader.u64()?;
             let error_rate = reader.f64()?;
@@ -436,10 +502,7 @@ impl<A: DumpFormat> Header<A> {
             // bounds how many different rates a header makes the sizing work out.
             let follows_growth = match links.last() {
                 None => !A::FIRST_RATE_CAPPED || error_rate <= MAX_ERROR_RATE,
-                Some(previous) => {
-                    previous.capacity.checked_mul(u64::from(expansion)) == Some(capacity)
-                        && previous.error_rate * 0.5 == error_rate
-                }
+                Some(previous) => previous.grows_into(expansion, capacity, error_rate),
             };
             if !follows_growth {
                 return Err(FilterError::BadDump);
@@ -448,7 +511,6 @@ impl<A: DumpFormat> Header<A> {
             if size.hashes != hashes || size.bits != bits {
                 return Err(FilterError::BadDump);
             }
-            link_items = link_items.checked_add(items).ok_or(FilterError::BadDump)?;
             links.push(LinkSpec {
                 capacity,
                 error_rate,
@@ -456,7 +518,7 @@ impl<A: DumpFormat> Header<A> {
                 items,
             });
         }
-        if link_items != items {
+        if !LinkSpec::add_up_to(&links, items) {
             return Err(FilterError::BadDump);
         }
         Ok(Header {

@@ -22,8 +22,8 @@
 
 use super::bloom::{Bits, BitsKind, BloomChain};
 use super::chain::Chain;
+use super::dump::{empty_links, LinkSpec};
 use super::hash::HashScheme;
-use super::link::Link;
 use super::sizing::{bits_per_element, Layout, LinkSize};
 use super::FilterError;
 
@@ -81,13 +81,6 @@ impl Fields<'_> {
     }
 }
 
-struct LinkSpec {
-    capacity: u64,
-    error_rate: f64,
-    size: LinkSize,
-    items: u64,
-}
-
 /// An empty chain from RedisBloom's header, refusing anything it does not describe exactly.
 pub(super) fn parse(data: &[u8], limit_bytes: u64) -> Result<BloomChain, FilterError> {
     let count = data
@@ -112,7 +105,7 @@ pub(super) fn parse(data: &[u8], limit_bytes: u64) -> Result<BloomChain, FilterE
     }
     let kind = BitsKind::new(Layout::Classic, HashScheme::Murmur);
     let mut links: Vec<LinkSpec> = Vec::with_capacity(count);
-    let (mut link_items, mut total_bytes) = (0u64, 0u64);
+    let mut total_bytes = 0u64;
     for _ in 0..count {
         let bytes = fields.u64();
         let bits = fields.u64();
@@ -124,10 +117,9 @@ pub(super) fn parse(data: &[u8], limit_bytes: u64) -> Result<BloomChain, FilterE
         let exponent = fields.take::<1>()[0];
         // Grown from the one before, as chain.rs grows links: checked first, as it is cheap and
         // bounds how many different rates a header makes the sizing work out.
-        let follows_growth = links.last().is_none_or(|previous| {
-            previous.capacity.checked_mul(u64::from(expansion)) == Some(capacity)
-                && previous.error_rate * 0.5 == error_rate
-        });
+        let follows_growth = links
+            .last()
+            .is_none_or(|previous| previous.grows_into(expansion, capacity, error_rate));
         if !follows_growth || exponent != 0 {
             return Err(FilterError::BadDump);
         }
@@ -139,7 +131,6 @@ pub(super) fn parse(data: &[u8], limit_bytes: u64) -> Result<BloomChain, FilterE
         {
             return Err(FilterError::BadDump);
         }
-        link_items = link_items.checked_add(items).ok_or(FilterError::BadDump)?;
         total_bytes = total_bytes.checked_add(bytes).ok_or(FilterError::BadDump)?;
         links.push(LinkSpec {
             capacity,
@@ -148,27 +139,11 @@ pub(super) fn parse(data: &[u8], limit_bytes: u64) -> Result<BloomChain, FilterE
             items,
         });
     }
-    if link_items != items {
+    if !LinkSpec::add_up_to(&links, items) {
         return Err(FilterError::BadDump);
     }
-    if total_bytes > limit_bytes {
-        return Err(FilterError::TooLarge {
-            bytes: total_bytes,
-            limit: limit_bytes,
-        });
-    }
-    let mut chain_links = Vec::new();
-    chain_links
-        .try_reserve_exact(links.len())
-        .map_err(|_| FilterError::OutOfMemory)?;
-    for spec in &links {
-        let mut link =
-            Link::<Bits>::with_size(kind, spec.size, spec.capacity, spec.error_rate, u64::MAX)?;
-        link.set_items(spec.items);
-        chain_links.push(link);
-    }
     Ok(Chain {
-        links: chain_links,
+        links: empty_links::<Bits>(kind, &links, total_bytes, limit_bytes)?,
         items,
         expansion: if non_scaling { 0 } else { expansion },
         stated_expansion: expansion,

@@ -41,7 +41,7 @@
 
 use super::bloom::{Bits, BitsKind};
 use super::chain::MAX_ERROR_RATE;
-use super::dump::{locate, payload_pieces, DumpStep, MAX_CHUNK_BYTES};
+use super::dump::{self, DumpStep};
 use super::hash::{HashScheme, ItemHash};
 use super::link::{Link, LinkArray};
 use super::sizing::Layout;
@@ -441,72 +441,29 @@ impl WindowedFilter {
         Ok(filter)
     }
 
-    fn slice_bytes(&self) -> impl Iterator<Item = u64> + '_ {
-        self.slices.iter().map(|slice| slice.link.bytes())
-    }
-
     /// The SCANDUMP step for `iterator`, as `Chain::dump_chunk`.
     pub fn dump_chunk(&self, iterator: i64) -> DumpStep {
-        if iterator == 0 {
-            return DumpStep {
-                next: 1,
-                data: self.dump_header(),
-            };
-        }
-        let Some((slice, start, end)) = locate(self.slice_bytes(), iterator) else {
-            return DumpStep {
-                next: 0,
-                data: Vec::new(),
-            };
-        };
-        let len = (end - start).min(MAX_CHUNK_BYTES);
-        let mut data = Vec::new();
-        self.slices[slice].link.read_bytes(start, len, &mut data);
-        DumpStep {
-            next: iterator + len as i64,
-            data,
-        }
+        let links = self.slices.iter().map(|slice| &slice.link);
+        dump::dump_step(links, iterator, || self.dump_header())
     }
 
     /// Writes a chunk that SCANDUMP returned with `iterator`, refusing one that would not fit
     /// wholly inside one slice.
     pub fn load_chunk(&mut self, iterator: i64, data: &[u8]) -> Result<(), FilterError> {
-        let start = i64::try_from(data.len())
-            .ok()
-            .and_then(|len| iterator.checked_sub(len))
-            .filter(|&s| s >= 1)
-            .ok_or(FilterError::BadDump)?;
-        let (slice, offset, len) =
-            locate(self.slice_bytes(), start).ok_or(FilterError::BadOffset)?;
-        if offset + data.len() as u64 > len {
-            return Err(FilterError::BadOffset);
-        }
-        self.slices[slice].link.write_bytes(offset, data);
-        Ok(())
+        let links = self.slices.iter_mut().map(|slice| &mut slice.link);
+        dump::load_chunk(links, iterator, data)
     }
 
     /// Payload bytes `offset..offset + len`, the slices' arrays end to end (a snapshot's
     /// payload); false, with nothing appended, if the range is not inside the filter.
     pub fn read_payload(&self, offset: u64, len: u64, out: &mut Vec<u8>) -> bool {
-        let Some(pieces) = payload_pieces(self.slice_bytes(), offset, len) else {
-            return false;
-        };
-        for (slice, from, len) in pieces {
-            self.slices[slice].link.read_bytes(from, len, out);
-        }
-        true
+        let links = self.slices.iter().map(|slice| &slice.link);
+        dump::read_payload(links, offset, len, out)
     }
 
     pub fn write_payload(&mut self, offset: u64, data: &[u8]) -> Result<(), FilterError> {
-        let pieces = payload_pieces(self.slice_bytes(), offset, data.len() as u64)
-            .ok_or(FilterError::BadOffset)?;
-        let mut data = data;
-        for (slice, from, len) in pieces {
-            let (piece, rest) = data.split_at(len as usize);
-            self.slices[slice].link.write_bytes(from, piece);
-            data = rest;
-        }
-        Ok(())
+        let links = self.slices.iter_mut().map(|slice| &mut slice.link);
+        dump::write_payload(links, offset, data)
     }
 
     /// Overwrites the whole payload in place: `fill` is handed each slice's array in turn.

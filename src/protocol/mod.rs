@@ -5,6 +5,6 @@ mod parser;
 mod reply;
 mod request_list;
 
-pub use parser::{parse_i64, Limits, ProtocolError, Request, RequestParser};
+pub use parser::{encode_request, parse_i64, Limits, ProtocolError, Request, RequestParser};
 pub use reply::{Protocol, Reply};
 pub use request_list::RequestList;

@@ -88,6 +88,17 @@ impl<'a> Request<'a> {
     }
 }
 
+/// Appends a request as a client sends it, an array of bulk strings: what the parser reads back
+/// as `args`. For talking to another server (MIGRATE's target, a primary, import-rdb's `--to`).
+pub fn encode_request(out: &mut Vec<u8>, args: &[&[u8]]) {
+    out.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
+    for arg in args {
+        out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+        out.extend_from_slice(arg);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum State {
     /// Between requests.

@@ -553,6 +553,38 @@ pub fn check_writes_survive_restarts(
     server.kill();
 }
 
+/// A primary and its replica, both running until this is dropped.
+pub struct ReplicatedPair {
+    pub replica: RawClient,
+    _servers: [Running; 2],
+    _dirs: [DataDir; 2],
+}
+
+/// Runs `writes` on a primary with one replica and, once WAIT says the replica has them all,
+/// checks that the replica's `state` is the primary's.
+pub fn check_replica_holds_the_same(
+    name: &str,
+    writes: fn(&mut RawClient),
+    state: fn(&mut RawClient) -> Vec<u8>,
+) -> ReplicatedPair {
+    let primary_dir = DataDir::new(&format!("{name}-primary"));
+    let replica_dir = DataDir::new(&format!("{name}-replica"));
+    let (primary_port, replica_port) = (free_port(), free_port());
+    let primary_server = spawn_server(&primary_dir.0, primary_port, &[]);
+    let replicaof = format!("127.0.0.1 {primary_port}");
+    let replica_server = spawn_server(&replica_dir.0, replica_port, &["--replicaof", &replicaof]);
+    let mut primary = RawClient::connect(([127, 0, 0, 1], primary_port).into());
+    let mut replica = RawClient::connect(([127, 0, 0, 1], replica_port).into());
+    writes(&mut primary);
+    assert_eq!(primary.cmd(&["WAIT", "1", "60000"]), b":1\r\n");
+    assert_eq!(escape(&state(&mut replica)), escape(&state(&mut primary)));
+    ReplicatedPair {
+        replica,
+        _servers: [replica_server, primary_server],
+        _dirs: [replica_dir, primary_dir],
+    }
+}
+
 /// Checks that COMMAND INFO of each command is, byte for byte, what redis-server answers. RESP2
 /// only: the test's RESP3 decoder cannot read maps inside sets; src/cmd/tests/table.rs checks
 /// the RESP3 shape.

@@ -11,7 +11,7 @@ use crate::cmd::{ClientKind, Replicating};
 use crate::persist::aof::format::decode_record;
 use crate::persist::recovery::{ApplyLogged, Logged};
 use crate::persist::snapshot;
-use crate::protocol::Request;
+use crate::protocol::{encode_request, Request};
 use crate::server::logged_writes::LoggedWrites;
 use crate::server::{blocking, saver, tls, Shared};
 use crate::store::now_ms;
@@ -230,12 +230,8 @@ struct Link {
 impl Link {
     /// Sends a command and reads the one-line answer.
     async fn ask(&mut self, args: &[&[u8]]) -> Result<String, String> {
-        let mut request = format!("*{}\r\n", args.len()).into_bytes();
-        for arg in args {
-            request.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
-            request.extend_from_slice(arg);
-            request.extend_from_slice(b"\r\n");
-        }
+        let mut request = Vec::new();
+        encode_request(&mut request, args);
         self.io
             .write_all(&request)
             .await
