@@ -6,27 +6,12 @@
 
 mod common;
 
+use common::redisbloom::fixtures as redisbloom_fixtures;
 use common::{
-    binary, escape, free_port, missing, spawn_server, DataDir, RawClient, RedisServer, TestServer,
+    binary, escape, free_port, spawn_server, DataDir, RawClient, RedisServer, TestServer,
 };
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
-
-fn fixtures() -> Option<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let found = std::env::var_os("SIEVED_REDISBLOOM_FIXTURES")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([
-            root.join("../shared/fixtures/redisbloom"),
-            root.join("../../shared/fixtures/redisbloom"),
-        ])
-        .find(|dir| dir.join("MANIFEST.json").is_file());
-    if found.is_none() {
-        missing("the RedisBloom fixtures (SIEVED_REDISBLOOM_FIXTURES)");
-    }
-    found
-}
 
 fn import(args: &[&str]) -> Output {
     Command::new(binary())
@@ -140,7 +125,9 @@ fn serve_and_check(dir: &Path, fixtures: &Path) {
 
 #[test]
 fn redisbloom_rdb_imports_into_a_snapshot() {
-    let Some(fixtures) = fixtures() else { return };
+    let Some(fixtures) = redisbloom_fixtures() else {
+        return;
+    };
     let rdb = fixtures.join("dump.rdb");
     let before = std::fs::read(&rdb).expect("the fixture");
     let dir = DataDir::new("import-rdb-snapshot");
@@ -170,7 +157,9 @@ fn redisbloom_rdb_imports_into_a_snapshot() {
 /// The multi-part AOF, through its manifest, with the files named as Redis names them.
 #[test]
 fn redisbloom_aof_imports_through_its_manifest() {
-    let Some(fixtures) = fixtures() else { return };
+    let Some(fixtures) = redisbloom_fixtures() else {
+        return;
+    };
     let aof = DataDir::new("import-rdb-aof-source");
     for name in [
         "appendonly.aof.manifest",
@@ -204,7 +193,9 @@ fn redisbloom_aof_imports_through_its_manifest() {
 
 #[test]
 fn redisbloom_rdb_imports_into_a_running_server() {
-    let Some(fixtures) = fixtures() else { return };
+    let Some(fixtures) = redisbloom_fixtures() else {
+        return;
+    };
     let server = TestServer::start();
     let rdb = fixtures.join("dump.rdb");
     let address = server.addr.to_string();
@@ -225,7 +216,9 @@ fn redisbloom_rdb_imports_into_a_running_server() {
 
 #[test]
 fn damaged_files_are_refused_and_nothing_is_written() {
-    let Some(fixtures) = fixtures() else { return };
+    let Some(fixtures) = redisbloom_fixtures() else {
+        return;
+    };
     let good = std::fs::read(fixtures.join("dump.rdb")).expect("the fixture");
     let work = DataDir::new("import-rdb-damaged");
     let mut flipped = good.clone();
@@ -366,7 +359,9 @@ fn redisbloom_payload(rdb: &[u8], key: &str) -> Vec<u8> {
 /// sends them, RESTORE into filters that answer as RedisBloom's did.
 #[test]
 fn redisbloom_payloads_restore() {
-    let Some(fixtures) = fixtures() else { return };
+    let Some(fixtures) = redisbloom_fixtures() else {
+        return;
+    };
     let rdb = std::fs::read(fixtures.join("dump.rdb")).expect("the fixture");
     let server = TestServer::start();
     let mut client = server.client();

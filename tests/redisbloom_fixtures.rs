@@ -2,61 +2,16 @@
 //! its SCANDUMP walks load into sieved and answer exactly as RedisBloom did, and its recorded
 //! BF.* transcripts replay against a fresh sieved with every reply byte-identical.
 //!
-//! The files live outside the repository; `SIEVED_REDISBLOOM_FIXTURES` names their directory,
-//! else the shared directory beside the checkout is used. Without them these tests are skipped
-//! (failed under CI, as a missing tool is).
+//! The files live outside the repository (`common::redisbloom::fixtures` finds them). Without
+//! them these tests are skipped (failed under CI, as a missing tool is).
 
 mod common;
 
-use common::{encode_command, escape, missing, RawClient, TestServer};
+use common::redisbloom::{
+    assert_transcript_replays, decode_base64, fixtures as redisbloom_fixtures, json_strings,
+};
+use common::{RawClient, TestServer};
 use std::path::PathBuf;
-
-fn fixtures() -> Option<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let candidates = std::env::var_os("SIEVED_REDISBLOOM_FIXTURES")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([
-            root.join("../shared/fixtures/redisbloom"),
-            root.join("../../shared/fixtures/redisbloom"),
-        ]);
-    let found = candidates
-        .into_iter()
-        .find(|dir| dir.join("MANIFEST.json").is_file());
-    if found.is_none() {
-        missing("the RedisBloom fixtures (SIEVED_REDISBLOOM_FIXTURES)");
-    }
-    found
-}
-
-fn base64(text: &str) -> Vec<u8> {
-    let value = |c: u8| -> u32 {
-        match c {
-            b'A'..=b'Z' => u32::from(c - b'A'),
-            b'a'..=b'z' => u32::from(c - b'a') + 26,
-            b'0'..=b'9' => u32::from(c - b'0') + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => panic!("not base64: {c}"),
-        }
-    };
-    let digits: Vec<u8> = text.bytes().filter(|&c| c != b'=').collect();
-    let mut out = Vec::with_capacity(digits.len() * 3 / 4);
-    for group in digits.chunks(4) {
-        let mut word = 0u32;
-        for (i, &c) in group.iter().enumerate() {
-            word |= value(c) << (18 - 6 * i);
-        }
-        let bytes = word.to_be_bytes();
-        out.extend_from_slice(&bytes[1..group.len()]);
-    }
-    out
-}
-
-/// The quoted strings of a JSON line, in order (the fixtures escape nothing inside them).
-fn strings(line: &str) -> Vec<&str> {
-    line.split('"').skip(1).step_by(2).collect()
-}
 
 /// The integer after `"field": ` in `text`; None for null.
 fn number_after(text: &str, field: &str) -> Option<i64> {
@@ -151,7 +106,9 @@ fn mexists(client: &mut RawClient, key: &str, items: &[String]) -> String {
 
 #[test]
 fn redisbloom_scandumps_load_and_answer_as_redisbloom() {
-    let Some(dir) = fixtures() else { return };
+    let Some(dir) = redisbloom_fixtures() else {
+        return;
+    };
     let manifest = std::fs::read_to_string(dir.join("MANIFEST.json")).expect("manifest");
     let server = TestServer::start();
     let mut client = server.client();
@@ -161,10 +118,10 @@ fn redisbloom_scandumps_load_and_answer_as_redisbloom() {
             .expect("scandump walk");
         let mut chunks = Vec::new();
         for line in walk.lines() {
-            let fields = strings(line);
+            let fields = json_strings(line);
             let iter = number_after(line, "iter").expect("iter");
             assert_eq!(fields[1], "data");
-            let data = base64(fields.get(2).copied().unwrap_or(""));
+            let data = decode_base64(fields.get(2).copied().unwrap_or(""));
             let iter = iter.to_string();
             let reply = client.command(&[
                 b"BF.LOADCHUNK",
@@ -222,60 +179,14 @@ fn redisbloom_scandumps_load_and_answer_as_redisbloom() {
     }
 }
 
-/// Replays one transcript, returning the first mismatches (line number, command, both replies).
-fn replay(path: &std::path::Path) -> (usize, Vec<String>) {
-    let text = std::fs::read_to_string(path).expect("transcript");
-    let mut lines = text.lines().enumerate();
-    let (_, first) = lines.next().expect("protocol line");
-    let protocol = number_after(first, "protocol").expect("protocol");
-    let server = TestServer::start();
-    let mut client = server.client();
-    if protocol == 3 {
-        client.hello3();
-    }
-    let (mut replayed, mut mismatches) = (0, Vec::new());
-    for (number, line) in lines {
-        let fields = strings(line);
-        let reply_at = fields.iter().position(|f| *f == "reply").expect("reply");
-        let args: Vec<Vec<u8>> = fields[1..reply_at].iter().map(|a| base64(a)).collect();
-        let expected = base64(fields[reply_at + 1]);
-        let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
-        client.send(&encode_command(&args));
-        let reply = client.read_reply();
-        replayed += 1;
-        if reply != expected && mismatches.len() < 10 {
-            let command: Vec<String> = args.iter().take(6).map(|a| escape(a)).collect();
-            mismatches.push(format!(
-                "line {}: {}\n  sieved:     {}\n  RedisBloom: {}",
-                number + 1,
-                command.join(" "),
-                escape(&reply),
-                escape(&expected)
-            ));
-        }
-    }
-    (replayed, mismatches)
-}
-
-fn replays_byte_identical(name: &str) {
-    let Some(dir) = fixtures() else { return };
-    let (replayed, mismatches) = replay(&dir.join("transcripts").join(name));
-    assert!(replayed > 1000, "{name}: only {replayed} commands");
-    assert!(
-        mismatches.is_empty(),
-        "{name}: replies differ from RedisBloom's:\n{}",
-        mismatches.join("\n")
-    );
-}
-
 #[test]
 fn the_resp2_transcript_replays_byte_identical() {
-    replays_byte_identical("bf-resp2.jsonl");
+    assert_transcript_replays("bf-resp2.jsonl");
 }
 
 #[test]
 fn the_resp3_transcript_replays_byte_identical() {
-    replays_byte_identical("bf-resp3.jsonl");
+    assert_transcript_replays("bf-resp3.jsonl");
 }
 
 /// `tests/data/xxh3/` was written by the build before RedisBloom's hash scheme (commit f5a8b8e),
