@@ -56,6 +56,21 @@ fn command_count_and_list_cover_the_whole_table() {
         assert!(list.contains(&format!("\r\n{}\r\n", spec.name)));
         assert_eq!(lookup(spec.name.to_uppercase().as_bytes()), Some(index));
         assert_eq!(spec.name, spec.name.to_lowercase());
+        assert!(spec.name.len() < 32, "{}", spec.name);
+    }
+    for unknown in [
+        "",
+        "bf.ad",
+        "bf.addd",
+        "bf.add\0",
+        "bf\u{e}add",
+        "bitfield\u{7f}ro",
+        "BITFIELD@RO",
+        "get\0\0\0\0\0\0\0\0",
+        "nosuchcommand",
+        &"x".repeat(40),
+    ] {
+        assert_eq!(lookup(unknown.as_bytes()), None, "{unknown}");
     }
 }
 
@@ -542,6 +557,26 @@ fn only_no_auth_commands_run_before_auth() {
             reply == "-NOAUTH Authentication required.\r\n",
             !spec.flags.contains(Flags::NO_AUTH),
             "{name}: {reply}"
+        );
+    }
+}
+
+#[test]
+fn name_index_lower_cases_exactly_the_ascii_letters() {
+    for byte in 0..=u8::MAX {
+        let name = [b'a', byte, b'Z', byte, b'.', byte, b'q', b'R', byte];
+        let lowered: Vec<u8> = name.iter().map(u8::to_ascii_lowercase).collect();
+        let mut expected = [0u64; 4];
+        let mut padded = [0u8; 32];
+        padded[..name.len()].copy_from_slice(&lowered);
+        padded[31] = name.len() as u8;
+        for (word, chunk) in expected.iter_mut().zip(padded.chunks_exact(8)) {
+            *word = u64::from_le_bytes(chunk.try_into().unwrap());
+        }
+        assert_eq!(
+            crate::cmd::name_words(&name),
+            Some(expected),
+            "byte {byte:#x}"
         );
     }
 }
