@@ -489,8 +489,24 @@ fn execute_all(
     }
     let mut started = Instant::now();
     let mut consumed = 0;
+    // The look ahead (`cmd::prefetch`): requests before `looked_to` have been looked at; once
+    // execution reaches `last_look`, where the latest look began, the next one is taken, so each
+    // filter command's memory is requested a look's worth of requests before it runs. A look
+    // that finds no filter command ends them for the batch.
+    let mut looked_to = 0;
+    let mut last_look = 0;
+    let mut looking = true;
     loop {
-        parser.set_authenticated(!session.must_authenticate(&shared.config));
+        let authenticated = !session.must_authenticate(&shared.config);
+        if looking && authenticated && consumed >= last_look {
+            let from = looked_to.max(consumed);
+            let db = shared.store.db(session.db);
+            let look = cmd::prefetch::look_ahead(db, now, &input[from..]);
+            looking = look.hinted > 0;
+            last_look = from;
+            looked_to = from + look.covered;
+        }
+        parser.set_authenticated(authenticated);
         let parsed = parser.parse(&input[consumed..]);
         let more = match parsed {
             Ok(Some(request)) => {

@@ -1,0 +1,154 @@
+//! Looking ahead in a pipeline: the Bloom and counting filters' ADD and EXISTS touch a few
+//! random cache lines of a filter that is usually far larger than the CPU's caches, so one such
+//! command at a time spends most of its time waiting for memory. BF.MADD overlaps its items'
+//! misses (`HashedChain::add_all`); here the connection does the same across the single-item
+//! commands it has already received: before it runs them, their items are hashed and their
+//! cache lines requested, so that by each one's turn its memory is on the way.
+//!
+//! Only a hint: nothing is changed or counted (no access is recorded on the key), and each
+//! command then runs exactly as it would have.
+
+use crate::filter::HashedChain;
+use crate::protocol::peek_request;
+use crate::store::{Db, Value};
+
+/// Requests one look covers: started a look ahead of their turn, with the misses of this many
+/// items in flight, as `HashedChain::add_all` keeps eight.
+pub const LOOKAHEAD_REQUESTS: usize = 16;
+
+/// What one `look_ahead` did.
+pub struct Look {
+    /// Bytes of whole requests looked at, from the start of the input.
+    pub covered: usize,
+    /// How many of them were commands whose memory was requested.
+    pub hinted: usize,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Bloom,
+    Counting,
+}
+
+/// The single-item commands on a filter that a look prepares for.
+fn kind_of(name: &[u8]) -> Option<Kind> {
+    const NAMES: [(&[u8], Kind); 4] = [
+        (b"BF.ADD", Kind::Bloom),
+        (b"BF.EXISTS", Kind::Bloom),
+        (b"CBF.ADD", Kind::Counting),
+        (b"CBF.EXISTS", Kind::Counting),
+    ];
+    NAMES
+        .iter()
+        .find(|(known, _)| known.eq_ignore_ascii_case(name))
+        .map(|&(_, kind)| kind)
+}
+
+/// Requests the memory the filter commands among the next `LOOKAHEAD_REQUESTS` complete
+/// requests at the start of `input` will read, in database `db` at time `now`. Consecutive
+/// commands on one key share a single look-up of it. Stops early at anything `peek_request`
+/// does not take for a request.
+pub fn look_ahead(db: &Db, now: u64, input: &[u8]) -> Look {
+    let mut look = Look {
+        covered: 0,
+        hinted: 0,
+    };
+    let mut run: Option<(Kind, &[u8])> = None;
+    let mut items = [&[][..]; LOOKAHEAD_REQUESTS];
+    let mut queued = 0;
+    for _ in 0..LOOKAHEAD_REQUESTS {
+        let mut args = [&[][..]; 3];
+        let Some((count, len)) = peek_request(&input[look.covered..], &mut args) else {
+            break;
+        };
+        look.covered += len;
+        let Some(kind) = kind_of(args[0]).filter(|_| count == 3) else {
+            continue;
+        };
+        let key = args[1];
+        if run != Some((kind, key)) {
+            if let Some((kind, key)) = run {
+                prefetch(db, now, kind, key, &items[..queued]);
+            }
+            run = Some((kind, key));
+            queued = 0;
+        }
+        items[queued] = args[2];
+        queued += 1;
+        look.hinted += 1;
+    }
+    if let Some((kind, key)) = run {
+        prefetch(db, now, kind, key, &items[..queued]);
+    }
+    look
+}
+
+fn prefetch(db: &Db, now: u64, kind: Kind, key: &[u8], items: &[&[u8]]) {
+    db.peek(key, now, |value| match (kind, value) {
+        (Kind::Bloom, Some(Value::Bloom(chain))) => prefetch_items(chain, items),
+        (Kind::Counting, Some(Value::Counting(chain))) => prefetch_items(&**chain, items),
+        _ => {}
+    });
+}
+
+fn prefetch_items(filter: &impl HashedChain, items: &[&[u8]]) {
+    for item in items {
+        filter.prefetch(filter.hash(item));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::{BloomChain, ChainOptions, HashScheme, Layout};
+    use crate::protocol::encode_request;
+
+    fn requests(list: &[&[&[u8]]]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for args in list {
+            encode_request(&mut out, args);
+        }
+        out
+    }
+
+    #[test]
+    fn covers_whole_requests_and_counts_the_filter_commands() {
+        let db = Db::new(4);
+        let options = ChainOptions {
+            error_rate: 0.01,
+            capacity: 1000,
+            expansion: 2,
+            non_scaling: false,
+            layout: Layout::Classic,
+            hash: HashScheme::Murmur,
+        };
+        let filter = BloomChain::new(options, u64::MAX).unwrap();
+        db.insert(b"f", Value::Bloom(filter), 0);
+        let input = requests(&[
+            &[b"bf.add", b"f", b"a"],
+            &[b"BF.EXISTS", b"f", b"b"],
+            &[b"GET", b"f"],
+            &[b"CBF.ADD", b"missing", b"c"],
+            &[b"BF.ADD", b"f"],
+        ]);
+        let partial = b"*3\r\n$6\r\nBF.ADD\r\n";
+        let mut whole = input.clone();
+        whole.extend_from_slice(partial);
+        let look = look_ahead(&db, 0, &whole);
+        assert_eq!(look.covered, input.len());
+        assert_eq!(look.hinted, 3);
+    }
+
+    #[test]
+    fn stops_at_the_lookahead_or_at_anything_else() {
+        let db = Db::new(4);
+        let one = requests(&[&[b"BF.ADD", b"f", b"a"]]);
+        let many = one.repeat(LOOKAHEAD_REQUESTS + 3);
+        let look = look_ahead(&db, 0, &many);
+        assert_eq!(look.covered, one.len() * LOOKAHEAD_REQUESTS);
+        let mut inline = one.clone();
+        inline.extend_from_slice(b"BF.ADD f b\r\n");
+        inline.extend_from_slice(&one);
+        assert_eq!(look_ahead(&db, 0, &inline).covered, one.len());
+    }
+}
