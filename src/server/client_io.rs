@@ -12,6 +12,7 @@ use crate::observe::{Call, Stats, Tally};
 use crate::protocol::{Limits, Protocol, Reply, Request, RequestParser};
 use crate::store::now_ms;
 use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -46,27 +47,67 @@ where
     Ok(())
 }
 
-/// Resolves once the `timeout` setting's seconds have passed since it was called; never while
+/// Resolves once the connection has been waiting for the `timeout` setting's seconds since
+/// `waiting_since`, which the connection moves each time it starts to wait; never while
 /// `timeout` is 0. Follows CONFIG SET timeout, so that a new limit reaches clients already
 /// waiting, as Redis's periodic check does.
-async fn idle(config: &Config) {
-    let since = Instant::now();
+///
+/// A connection keeps one of these for its whole life rather than one per wait: arming a timer
+/// and joining the settings' change notice on every read cost each round trip a timer-wheel
+/// insertion and a lock that every connection shares. A timer armed for an earlier wait that
+/// fires finds the wait moved on and is armed again.
+async fn idle(config: &Config, waiting_since: &WaitStart) {
     loop {
         let changed = config.changed();
         let limit = match config.timeout_secs() {
             0 => None,
-            secs => Some(since + Duration::from_secs(secs)),
+            secs => Some(Duration::from_secs(secs)),
         };
         let expired = async {
             match limit {
-                Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
+                Some(limit) => {
+                    tokio::time::sleep_until((waiting_since.get() + limit).into()).await;
+                    waiting_since.get().elapsed() >= limit
+                }
                 None => std::future::pending().await,
             }
         };
         tokio::select! {
-            _ = expired => return,
+            expired = expired => if expired {
+                return;
+            },
             _ = changed => {}
         }
+    }
+}
+
+/// `idle` from the moment it is first polled.
+async fn idle_from_now(config: &Config) {
+    idle(config, &WaitStart::now()).await
+}
+
+/// When a connection last started to wait, as an offset from a fixed instant: an atomic, for the
+/// connection's future to be `Send`, though only its own task reads and writes it.
+struct WaitStart {
+    origin: Instant,
+    nanos: AtomicU64,
+}
+
+impl WaitStart {
+    fn now() -> WaitStart {
+        WaitStart {
+            origin: Instant::now(),
+            nanos: AtomicU64::new(0),
+        }
+    }
+
+    fn set_now(&self) {
+        let nanos = self.origin.elapsed().as_nanos().min(u64::MAX as u128) as u64;
+        self.nanos.store(nanos, Ordering::Relaxed);
+    }
+
+    fn get(&self) -> Instant {
+        self.origin + Duration::from_nanos(self.nanos.load(Ordering::Relaxed))
     }
 }
 
@@ -96,7 +137,7 @@ where
         let written = tokio::select! {
             biased;
             written = progress => written?,
-            _ = idle(config), if !subscriber => return Ok(false),
+            _ = idle_from_now(config), if !subscriber => return Ok(false),
             _ = inbox.cut_off() => return Ok(false),
         };
         if bytes.is_empty() {
@@ -126,7 +167,15 @@ where
     let mut reply = Reply::new(Protocol::Resp2);
     let membership = shared.pubsub.join(client.id);
     let inbox = &*membership.inbox;
-    let mut session = Session::new(client, !shared.config.requires_password());
+    // What ends or interrupts a wait for input, made once for the connection (see `idle`):
+    // once registered, each is only checked again on later polls.
+    let shutdown = shared.shutdown.requested();
+    let killed = client.killed();
+    let waiting_since = WaitStart::now();
+    let idled = idle(&shared.config, &waiting_since);
+    tokio::pin!(shutdown, killed, idled);
+    let mut arrived = Box::pin(inbox.arrived());
+    let mut session = Session::new(Arc::clone(&client), !shared.config.requires_password());
     let mut tally = Tally::default();
     // Requests already read but not yet run, left by a batch that stopped to write its replies.
     let mut unfinished = false;
@@ -163,10 +212,11 @@ where
             // that is there already is read without arming the idle timer. As in Redis, a
             // subscriber is never idle: it waits for messages.
             // Bytes read, or None when messages arrived instead.
+            waiting_since.set_now();
             let read = tokio::select! {
                 biased;
-                _ = shared.shutdown.requested() => return Ok(()),
-                _ = session.client.killed() => return Ok(()),
+                _ = &mut shutdown => return Ok(()),
+                _ = &mut killed => return Ok(()),
                 read = stream.read_buf(input.for_reading()) => match read {
                     Ok(read) => Some(read),
                     // A TLS client that hangs up without close_notify, as most do: requests
@@ -174,8 +224,11 @@ where
                     Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => Some(0),
                     Err(error) => return Err(error),
                 },
-                _ = inbox.arrived() => None,
-                _ = idle(&shared.config), if !session.client.subscribed() => {
+                _ = &mut arrived => {
+                    arrived.set(inbox.arrived());
+                    None
+                }
+                _ = &mut idled, if !session.client.subscribed() => {
                     tracing::debug!(client = session.client.id, "idle timeout; closing");
                     return Ok(());
                 }
@@ -286,6 +339,7 @@ where
             // From here on the connection carries the replication stream.
             let handshake = session.replica_handshake.take().unwrap_or_default();
             let input = input.pending().to_vec();
+            drop(arrived);
             drop(membership);
             return replication::serve_replica(shared, stream, &session.client, *handshake, input)
                 .await;
