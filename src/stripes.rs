@@ -34,7 +34,7 @@ pub(crate) fn this_thread_stripe() -> usize {
 }
 
 /// A counter that threads add to without sharing a cache line; reading it sums the stripes.
-pub(crate) struct Counter {
+pub struct Counter {
     stripes: Box<[Padded<AtomicU64>]>,
 }
 
@@ -71,6 +71,34 @@ impl Counter {
     pub(crate) fn reset(&self) {
         for stripe in self.stripes.iter() {
             stripe.0.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Lock acquisitions that found the lock held and had to wait, counted in test builds for the
+/// scaling measurement (`server::scaling`): the keyspace's shard and value locks, the isolation
+/// stripes, and the append-only file's lock, which also sums how long writes held it.
+#[cfg(test)]
+pub(crate) mod lock_waits {
+    use super::Counter;
+    use std::sync::{LazyLock, TryLockError, TryLockResult};
+
+    pub(crate) static KEYSPACE: LazyLock<Counter> = LazyLock::new(Counter::default);
+    pub(crate) static ISOLATION: LazyLock<Counter> = LazyLock::new(Counter::default);
+    pub(crate) static LOG: LazyLock<Counter> = LazyLock::new(Counter::default);
+    /// Nanoseconds write commands held the append-only file's lock (`aof::Appender`).
+    pub(crate) static LOG_HELD_NS: LazyLock<Counter> = LazyLock::new(Counter::default);
+
+    /// The guard if the lock was free (or poisoned, which the callers ignore); None if it was
+    /// held, counted in `waits`, and the caller then waits for it as usual.
+    pub(crate) fn uncontended<G>(attempt: TryLockResult<G>, waits: &Counter) -> Option<G> {
+        match attempt {
+            Ok(guard) => Some(guard),
+            Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+            Err(TryLockError::WouldBlock) => {
+                waits.add(1);
+                None
+            }
         }
     }
 }

@@ -6,6 +6,8 @@
 //! each thread has a lock of its own (a "big reader" lock): a batch touches only its thread's
 //! lock, and EXEC, which is rare, pays for taking every one, always in the same order.
 
+#[cfg(test)]
+use crate::stripes::lock_waits;
 use crate::stripes::{this_thread_stripe, Padded, STRIPES};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -25,6 +27,10 @@ impl Isolation {
     /// Held while a batch of ordinary requests executes; never across an await.
     pub fn shared(&self) -> RwLockReadGuard<'_, ()> {
         let stripe = &self.stripes[this_thread_stripe()].0;
+        #[cfg(test)]
+        if let Some(guard) = lock_waits::uncontended(stripe.try_read(), &lock_waits::ISOLATION) {
+            return guard;
+        }
         stripe.read().unwrap_or_else(|p| p.into_inner())
     }
 
