@@ -18,6 +18,7 @@ pub mod persist;
 pub mod protocol;
 pub mod server;
 pub mod store;
+mod stripes;
 
 /// The Redis version sieved reports to clients (HELLO, INFO redis_version): the release whose
 /// commands and replies it follows, so that clients enable the matching features.

@@ -3,9 +3,12 @@
 //! A connection counts into its own `Tally` while it runs a batch of requests, with plain adds,
 //! and flushes the tally into the shared `CommandStats` once per batch (before the replies are
 //! sent, so a client that has its reply sees its commands counted). A pipeline of a thousand
-//! BF.ADDs costs a handful of shared atomic adds, not thousands.
+//! BF.ADDs costs a handful of atomic adds, not thousands; and those go to its thread's stripe of
+//! the totals (see `stripes`), so threads running the same command never write the same line.
 
+use crate::stripes::{this_thread_stripe, STRIPES};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 /// Upper bounds of the latency histogram's buckets, in microseconds; one more bucket holds the
 /// rest. From the cost of a single probe up to a SAVE of a large dataset.
@@ -83,17 +86,27 @@ struct SharedTotals {
     buckets: [AtomicU64; BUCKETS],
 }
 
-/// Totals since start-up (or CONFIG RESETSTAT), one entry per command of the table.
+/// Totals since start-up (or CONFIG RESETSTAT), one entry per command of the table in each
+/// stripe of threads. A stripe's table is made when one of its threads first flushes, so a
+/// server keeps about as many as it has threads.
 pub struct CommandStats {
-    commands: Box<[SharedTotals]>,
+    commands: usize,
+    stripes: Box<[OnceLock<Box<[SharedTotals]>>]>,
 }
 
 impl CommandStats {
     /// Totals for a table of `commands` commands.
     pub fn new(commands: usize) -> CommandStats {
         CommandStats {
-            commands: (0..commands).map(|_| SharedTotals::default()).collect(),
+            commands,
+            stripes: (0..STRIPES).map(|_| OnceLock::new()).collect(),
         }
+    }
+
+    fn made_stripes(&self) -> impl Iterator<Item = &[SharedTotals]> {
+        self.stripes
+            .iter()
+            .filter_map(|stripe| stripe.get().map(|table| &**table))
     }
 }
 
@@ -105,7 +118,12 @@ fn add(counter: &AtomicU64, n: u64) {
 
 impl CommandStats {
     fn add(&self, index: usize, totals: &CommandTotals) {
-        let shared = &self.commands[index];
+        let table = self.stripes[this_thread_stripe()].get_or_init(|| {
+            (0..self.commands)
+                .map(|_| SharedTotals::default())
+                .collect()
+        });
+        let shared = &table[index];
         add(&shared.calls, totals.calls);
         add(&shared.usec, totals.usec);
         add(&shared.failed, totals.failed);
@@ -118,25 +136,26 @@ impl CommandStats {
     /// Every command that has been called or rejected, by its index in the command table.
     pub fn used(&self) -> Vec<(usize, CommandTotals)> {
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
-        self.commands
-            .iter()
+        let mut sums = vec![CommandTotals::default(); self.commands];
+        for table in self.made_stripes() {
+            for (sum, shared) in sums.iter_mut().zip(table) {
+                sum.calls += load(&shared.calls);
+                sum.usec += load(&shared.usec);
+                sum.failed += load(&shared.failed);
+                sum.rejected += load(&shared.rejected);
+                for (bucket, counter) in sum.buckets.iter_mut().zip(&shared.buckets) {
+                    *bucket += load(counter);
+                }
+            }
+        }
+        sums.into_iter()
             .enumerate()
-            .map(|(index, shared)| {
-                let totals = CommandTotals {
-                    calls: load(&shared.calls),
-                    usec: load(&shared.usec),
-                    failed: load(&shared.failed),
-                    rejected: load(&shared.rejected),
-                    buckets: std::array::from_fn(|b| load(&shared.buckets[b])),
-                };
-                (index, totals)
-            })
             .filter(|(_, totals)| totals.calls + totals.rejected > 0)
             .collect()
     }
 
     pub fn reset(&self) {
-        for shared in self.commands.iter() {
+        for shared in self.made_stripes().flatten() {
             let counters = [
                 &shared.calls,
                 &shared.usec,

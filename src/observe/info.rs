@@ -98,7 +98,7 @@ fn section(report: &Report, name: &str, out: &mut String) {
                 human_bytes(memory.maxmemory),
                 memory.policy,
                 memory.rss as f64 / used.max(1) as f64,
-                Stats::get(&report.stats.query_buffers),
+                report.stats.query_buffer_bytes(),
             )
         }
         "persistence" => write!(

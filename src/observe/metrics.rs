@@ -168,7 +168,7 @@ pub(crate) fn render(report: &Report) -> String {
         (
             "sieved_query_buffers_bytes",
             "Bytes the clients' request buffers hold.",
-            Stats::get(&report.stats.query_buffers),
+            report.stats.query_buffer_bytes(),
         ),
     ] {
         family(out, name, "gauge", help, &one(value));

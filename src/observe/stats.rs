@@ -1,6 +1,8 @@
 //! Server-wide counters for INFO stats. Connections add their counts once per batch of requests,
-//! not once per command, so the counters' cache line is not fought over.
+//! not once per command, each thread into a stripe of its own (`stripes::Counter`), so no cache
+//! line is fought over however many cores serve; INFO sums the stripes.
 
+use crate::stripes::Counter;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -12,14 +14,14 @@ const SAMPLES: usize = 16;
 
 #[derive(Default)]
 pub struct Stats {
-    pub connections_received: AtomicU64,
-    pub commands_processed: AtomicU64,
-    pub net_input_bytes: AtomicU64,
-    pub net_output_bytes: AtomicU64,
-    pub expired_keys: AtomicU64,
+    pub connections_received: Counter,
+    pub commands_processed: Counter,
+    pub net_input_bytes: Counter,
+    pub net_output_bytes: Counter,
+    pub expired_keys: Counter,
     /// Keys removed to bring memory under `maxmemory`.
-    pub evicted_keys: AtomicU64,
-    pub rejected_connections: AtomicU64,
+    pub evicted_keys: Counter,
+    pub rejected_connections: Counter,
     /// Bytes the connections' request buffers hold now: a gauge, which RESETSTAT leaves alone.
     pub query_buffers: AtomicU64,
     ops_samples: Mutex<OpsSamples>,
@@ -59,14 +61,19 @@ impl Series {
 }
 
 impl Stats {
-    pub fn add(counter: &AtomicU64, n: u64) {
+    pub fn add(counter: &Counter, n: u64) {
         if n > 0 {
-            counter.fetch_add(n, Ordering::Relaxed);
+            counter.add(n);
         }
     }
 
-    pub fn get(counter: &AtomicU64) -> u64 {
-        counter.load(Ordering::Relaxed)
+    pub fn get(counter: &Counter) -> u64 {
+        counter.get()
+    }
+
+    /// Bytes the connections' request buffers hold now.
+    pub fn query_buffer_bytes(&self) -> u64 {
+        self.query_buffers.load(Ordering::Relaxed)
     }
 
     pub fn sample_ops(&self, now_ms: u64) {
@@ -116,7 +123,7 @@ impl Stats {
             &self.evicted_keys,
             &self.rejected_connections,
         ] {
-            counter.store(0, Ordering::Relaxed);
+            counter.reset();
         }
         *self.ops_samples.lock().unwrap_or_else(|p| p.into_inner()) = OpsSamples::default();
     }

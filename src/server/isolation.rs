@@ -4,57 +4,41 @@
 //! Every batch of requests holds a read lock, and EXEC takes them all for writing. A single
 //! read-write lock would put one cache line shared by every core on the path of every batch; so
 //! each thread has a lock of its own (a "big reader" lock): a batch touches only its thread's
-//! lock, and EXEC, which is rare, pays for taking every one.
+//! lock, and EXEC, which is rare, pays for taking every one, always in the same order.
 
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
+#[cfg(test)]
+use crate::stripes::lock_waits;
+use crate::stripes::{this_thread_stripe, Padded, STRIPES};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-const SLOTS: usize = 64;
-
-/// Keeps each slot on a cache line of its own.
-#[repr(align(128))]
-#[derive(Default)]
-struct Slot(RwLock<()>);
-
 pub struct Isolation {
-    slots: Box<[Slot]>,
+    stripes: Box<[Padded<RwLock<()>>]>,
 }
 
 impl Default for Isolation {
     fn default() -> Self {
         Isolation {
-            slots: (0..SLOTS).map(|_| Slot::default()).collect(),
+            stripes: (0..STRIPES).map(|_| Padded::default()).collect(),
         }
     }
-}
-
-fn this_thread_slot() -> usize {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    thread_local! {
-        static SLOT: Cell<Option<usize>> = const { Cell::new(None) };
-    }
-    SLOT.with(|slot| {
-        *slot.get().get_or_insert_with(|| {
-            let assigned = NEXT.fetch_add(1, Ordering::Relaxed) % SLOTS;
-            slot.set(Some(assigned));
-            assigned
-        })
-    })
 }
 
 impl Isolation {
     /// Held while a batch of ordinary requests executes; never across an await.
     pub fn shared(&self) -> RwLockReadGuard<'_, ()> {
-        let slot = &self.slots[this_thread_slot()].0;
-        slot.read().unwrap_or_else(|p| p.into_inner())
+        let stripe = &self.stripes[this_thread_stripe()].0;
+        #[cfg(test)]
+        if let Some(guard) = lock_waits::uncontended(stripe.try_read(), &lock_waits::ISOLATION) {
+            return guard;
+        }
+        stripe.read().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Held while a transaction executes: waits for every batch in progress to end.
     pub fn exclusive(&self) -> Vec<RwLockWriteGuard<'_, ()>> {
-        self.slots
+        self.stripes
             .iter()
-            .map(|slot| slot.0.write().unwrap_or_else(|p| p.into_inner()))
+            .map(|stripe| stripe.0.write().unwrap_or_else(|p| p.into_inner()))
             .collect()
     }
 }

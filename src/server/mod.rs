@@ -15,6 +15,8 @@ mod pubsub;
 mod query_buffer;
 mod replication;
 mod saver;
+#[cfg(test)]
+mod scaling;
 mod shutdown;
 mod stats;
 mod tls;

@@ -6,6 +6,7 @@ use super::Shared;
 use crate::persist::compaction;
 use crate::persist::snapshot::{self, Expired, SnapshotStats};
 use crate::store::{now_ms, Store};
+use crate::stripes::Counter;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -21,7 +22,9 @@ pub enum SaveError {
 }
 
 pub struct Saver {
-    changes: AtomicU64,
+    /// Writes since the last snapshot: added to after every batch that wrote, so striped per
+    /// thread, which also keeps it off the line of `refuses_writes`, read by every write.
+    changes: Counter,
     in_progress: AtomicBool,
     /// BGSAVE SCHEDULE arrived while a snapshot was running: start another once it ends.
     pending: AtomicBool,
@@ -42,7 +45,7 @@ pub struct Saver {
 impl Saver {
     pub fn new(now: u64) -> Saver {
         Saver {
-            changes: AtomicU64::new(0),
+            changes: Counter::default(),
             in_progress: AtomicBool::new(false),
             pending: AtomicBool::new(false),
             last_save_ms: AtomicU64::new(now),
@@ -57,13 +60,13 @@ impl Saver {
 
     pub fn add_changes(&self, n: u64) {
         if n > 0 {
-            self.changes.fetch_add(n, Ordering::Relaxed);
+            self.changes.add(n);
         }
     }
 
     /// Writes since the last successful snapshot.
     pub fn changes(&self) -> u64 {
-        self.changes.load(Ordering::Relaxed)
+        self.changes.get()
     }
 
     pub fn in_progress(&self) -> bool {
@@ -181,7 +184,7 @@ impl Saver {
         let result = save();
         match &result {
             Ok(stats) => {
-                self.changes.fetch_sub(changes_before, Ordering::Relaxed);
+                self.changes.sub(changes_before);
                 self.last_save_ms.store(now_ms(), Ordering::Relaxed);
                 self.last_ok.store(true, Ordering::Relaxed);
                 self.saves.fetch_add(1, Ordering::Relaxed);

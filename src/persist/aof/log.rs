@@ -9,6 +9,8 @@
 
 use crate::config::Fsync;
 use crate::persist::fs::{DataFile, FileSystem};
+#[cfg(test)]
+use crate::stripes::lock_waits;
 use std::io;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
@@ -108,6 +110,10 @@ impl Aof {
     }
 
     pub(super) fn lock(&self) -> MutexGuard<'_, State> {
+        #[cfg(test)]
+        if let Some(guard) = lock_waits::uncontended(self.state.try_lock(), &lock_waits::LOG) {
+            return guard;
+        }
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -117,6 +123,8 @@ impl Aof {
         Appender {
             aof: self,
             state: self.lock(),
+            #[cfg(test)]
+            since: std::time::Instant::now(),
         }
     }
 
@@ -268,6 +276,15 @@ impl Aof {
 pub struct Appender<'a> {
     aof: &'a Aof,
     state: MutexGuard<'a, State>,
+    #[cfg(test)]
+    since: std::time::Instant,
+}
+
+#[cfg(test)]
+impl Drop for Appender<'_> {
+    fn drop(&mut self) {
+        lock_waits::LOG_HELD_NS.add(self.since.elapsed().as_nanos() as u64);
+    }
 }
 
 impl Appender<'_> {
