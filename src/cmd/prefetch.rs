@@ -1,6 +1,6 @@
-//! Looking ahead in a pipeline: the Bloom and counting filters' ADD and EXISTS touch a few
-//! random cache lines of a filter that is usually far larger than the CPU's caches, so one such
-//! command at a time spends most of its time waiting for memory. BF.MADD overlaps its items'
+//! Looking ahead in a pipeline: the Bloom, counting and cuckoo filters' ADD and EXISTS touch a
+//! few random cache lines of a filter that is usually far larger than the CPU's caches, so one
+//! such command at a time spends most of its time waiting for memory. BF.MADD overlaps its items'
 //! misses (`HashedChain::add_all`); here the connection does the same across the single-item
 //! commands it has already received: before it runs them, their items are hashed and their
 //! cache lines requested, so that by each one's turn its memory is on the way.
@@ -28,15 +28,19 @@ pub struct Look {
 enum Kind {
     Bloom,
     Counting,
+    Cuckoo,
 }
 
 /// The single-item commands on a filter that a look prepares for.
 fn kind_of(name: &[u8]) -> Option<Kind> {
-    const NAMES: [(&[u8], Kind); 4] = [
+    const NAMES: [(&[u8], Kind); 7] = [
         (b"BF.ADD", Kind::Bloom),
         (b"BF.EXISTS", Kind::Bloom),
         (b"CBF.ADD", Kind::Counting),
         (b"CBF.EXISTS", Kind::Counting),
+        (b"CF.ADD", Kind::Cuckoo),
+        (b"CF.ADDNX", Kind::Cuckoo),
+        (b"CF.EXISTS", Kind::Cuckoo),
     ];
     NAMES
         .iter()
@@ -87,6 +91,9 @@ fn prefetch(db: &Db, now: u64, kind: Kind, key: &[u8], items: &[&[u8]]) {
     db.peek(key, now, |value| match (kind, value) {
         (Kind::Bloom, Some(Value::Bloom(chain))) => prefetch_items(chain, items),
         (Kind::Counting, Some(Value::Counting(chain))) => prefetch_items(&**chain, items),
+        (Kind::Cuckoo, Some(Value::Cuckoo(filter))) => {
+            items.iter().for_each(|item| filter.prefetch(item))
+        }
         _ => {}
     });
 }

@@ -6,19 +6,19 @@ use super::FilterError;
 /// Arrays smaller than this (1 MiB) are left to the caches; see `Link::worth_prefetching`.
 pub(super) const PREFETCH_MIN_WORDS: usize = 1 << 17;
 
-/// Asks the CPU to start loading the cache line that holds `words[index]`. Only a hint: it reads
+/// Asks the CPU to start loading the cache line that holds `items[index]`. Only a hint: it reads
 /// nothing and cannot fault. Where no prefetch instruction is wired up it does nothing.
 #[inline(always)]
-pub(super) fn prefetch_word(words: &[u64], index: usize) {
+pub(super) fn prefetch_at<T>(items: &[T], index: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         // SAFETY: PREFETCHT0 never dereferences its operand in a way that can fault, whatever the
         // address, and SSE is part of the x86-64 baseline.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(words.as_ptr().wrapping_add(index).cast()) }
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(items.as_ptr().wrapping_add(index).cast()) }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (words, index);
+    let _ = (items, index);
 }
 
 /// Arrays from this size up are worth backing with huge pages.

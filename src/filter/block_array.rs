@@ -6,7 +6,7 @@
 //! The item's hash gives the block and, independently, the probes inside it (`ItemHash::block`,
 //! `ItemHash::each_block_probe` in `hash.rs`).
 
-use super::arrays::{prefetch_word, zeroed_words};
+use super::arrays::{prefetch_at, zeroed_words};
 use super::hash::ItemHash;
 use super::FilterError;
 
@@ -146,7 +146,7 @@ pub(super) fn insert(blocks: &mut BlockArray, hash: ItemHash, hashes: u32) -> bo
 #[inline]
 pub(super) fn prefetch(blocks: &BlockArray, hash: ItemHash) {
     let at = blocks.start() + hash.block(blocks.len()) * BLOCK_WORDS;
-    prefetch_word(&blocks.words, at);
+    prefetch_at(&blocks.words, at);
 }
 
 #[cfg(test)]

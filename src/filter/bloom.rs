@@ -7,7 +7,7 @@
 //! The blocked layout (`block_array.rs`) keeps each item's probes in one cache line, for speed on
 //! large filters, at the cost of a few more bits, and always uses sieved's own hash.
 
-use super::arrays::{fill_le_bytes, prefetch_word, read_le_bytes, write_le_bytes, zeroed_words};
+use super::arrays::{fill_le_bytes, prefetch_at, read_le_bytes, write_le_bytes, zeroed_words};
 use super::block_array::{self, BlockArray};
 use super::blocked_sizing::BLOCK_BITS;
 use super::chain::Chain;
@@ -183,12 +183,12 @@ impl LinkArray for Bits {
         match &self.0 {
             BitArray::Murmur(words) => {
                 for bit in hash.redisbloom_probes(size.bits, size.hashes) {
-                    prefetch_word(words, (bit >> 6) as usize);
+                    prefetch_at(words, (bit >> 6) as usize);
                 }
             }
             BitArray::Classic(words) => {
                 for bit in hash.probes(size.bits, size.hashes) {
-                    prefetch_word(words, (bit >> 6) as usize);
+                    prefetch_at(words, (bit >> 6) as usize);
                 }
             }
             BitArray::Blocked(blocks) => block_array::prefetch(blocks, hash),
@@ -201,12 +201,12 @@ impl LinkArray for Bits {
         match &self.0 {
             BitArray::Murmur(words) => {
                 if let Some(bit) = hash.redisbloom_probes(size.bits, size.hashes).next() {
-                    prefetch_word(words, (bit >> 6) as usize);
+                    prefetch_at(words, (bit >> 6) as usize);
                 }
             }
             BitArray::Classic(words) => {
                 if let Some(bit) = hash.probes(size.bits, size.hashes).next() {
-                    prefetch_word(words, (bit >> 6) as usize);
+                    prefetch_at(words, (bit >> 6) as usize);
                 }
             }
             BitArray::Blocked(blocks) => block_array::prefetch(blocks, hash),

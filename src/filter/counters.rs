@@ -8,7 +8,7 @@
 //! `i` of a word in bits `i·w .. i·w + w`. Counters saturate: one that reaches its maximum (15 or
 //! 255) never changes again, neither up nor down.
 
-use super::arrays::{fill_le_bytes, prefetch_word, read_le_bytes, write_le_bytes, zeroed_words};
+use super::arrays::{fill_le_bytes, prefetch_at, read_le_bytes, write_le_bytes, zeroed_words};
 use super::hash::ItemHash;
 use super::link::{Link, LinkArray};
 use super::sizing::LinkSize;
@@ -189,14 +189,14 @@ impl LinkArray for Counters {
     #[inline]
     fn prefetch(&self, size: LinkSize, hash: ItemHash) {
         for counter in hash.probes(size.bits, size.hashes) {
-            prefetch_word(&self.words, self.slot(counter).0);
+            prefetch_at(&self.words, self.slot(counter).0);
         }
     }
 
     #[inline]
     fn prefetch_first(&self, size: LinkSize, hash: ItemHash) {
         if let Some(counter) = hash.probes(size.bits, size.hashes).next() {
-            prefetch_word(&self.words, self.slot(counter).0);
+            prefetch_at(&self.words, self.slot(counter).0);
         }
     }
 

@@ -5,6 +5,7 @@
 //! RedisBloom 8.8, quirks included, because clients move dumps between the two servers and
 //! replay must rebuild a filter byte for byte.
 
+use super::arrays::{prefetch_at, PREFETCH_MIN_WORDS};
 use super::murmur::murmur64a;
 use super::FilterError;
 
@@ -256,6 +257,21 @@ impl CuckooFilter {
     pub fn contains(&self, item: &[u8]) -> bool {
         let lookup = Lookup::of(item);
         self.contains_lookup(&lookup)
+    }
+
+    /// Starts loading both candidate buckets of `item` in every sub-filter, for a caller about to
+    /// add or look it up (a pipeline's look-ahead), so that the misses of several items overlap.
+    /// A filter small enough to stay in the caches skips it.
+    pub fn prefetch(&self, item: &[u8]) {
+        if self.payload_bytes() < PREFETCH_MIN_WORDS as u64 * 8 {
+            return;
+        }
+        let lookup = Lookup::of(item);
+        for sub in &self.filters {
+            for start in sub.candidates(&lookup, self.bucket_size) {
+                prefetch_at(&sub.slots, start);
+            }
+        }
     }
 
     fn contains_lookup(&self, lookup: &Lookup) -> bool {

@@ -28,6 +28,30 @@ fn a_full_filter_refuses_where_redisbloom_does() {
 /// The shapes RedisBloom reports: capacity 1000 → 512 buckets, Size 1080; capacity 100 → 64
 /// buckets, Size 184; BUCKETSIZE 4 → 256 buckets.
 #[test]
+fn prefetching_asks_only_for_buckets_inside_every_sub_filter() {
+    // Two sub-filters past the size that prefetches. `prefetch_at` does no bounds check (a hint
+    // cannot fault), so the addresses it is given are checked here.
+    let mut filter = reserve(1 << 21, 2, 1);
+    let items: Vec<Vec<u8>> = (0..(1u32 << 22))
+        .map(|i| i.to_le_bytes().to_vec())
+        .collect();
+    for item in &items {
+        assert_eq!(filter.insert(item, u64::MAX), Insertion::Inserted);
+    }
+    assert!(filter.filter_count() > 1);
+    for item in items.iter().step_by(97) {
+        filter.prefetch(item);
+        let lookup = Lookup::of(item);
+        for sub in &filter.filters {
+            for start in sub.candidates(&lookup, filter.bucket_size) {
+                assert!(start + usize::from(filter.bucket_size) <= sub.slots.len());
+            }
+        }
+    }
+    assert!(items.iter().all(|item| filter.contains(item)));
+}
+
+#[test]
 fn sizes_match_redisbloom() {
     assert_eq!(reserve(1000, 2, 1).reported_size(), 1080);
     assert_eq!(reserve(1000, 2, 1).buckets(), 512);
