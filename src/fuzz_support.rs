@@ -5,7 +5,7 @@ use crate::cmd::{self, Ctx, Session};
 use crate::config::Config;
 use crate::filter::{BloomChain, CountingChain, CuckooFilter, Retired, WindowedFilter};
 use crate::persist::{aof, snapshot};
-use crate::protocol::{Limits, Protocol, Reply, RequestParser};
+use crate::protocol::{peek_request, Limits, Protocol, Reply, RequestParser};
 use crate::server::Shared;
 use crate::store::{now_ms, rdb, Store};
 use std::sync::Arc;
@@ -30,22 +30,37 @@ pub fn request_parser(data: &[u8]) {
     for chunk in data.chunks(piece) {
         buffer.extend_from_slice(chunk);
         loop {
-            match parser.parse(&buffer) {
+            // The look-ahead's view of the request at the front (the buffer always starts at
+            // one), which the parser must confirm whenever it accepts that request.
+            let mut peeked_args = [&[][..]; 4];
+            let peeked = peek_request(&buffer, &mut peeked_args)
+                .map(|(count, len)| (peeked_args[..count].to_vec(), len));
+            let wants_more = match parser.parse(&buffer) {
                 Ok(Some(request)) => {
                     assert!(!request.is_empty());
                     // Arguments are slices of what arrived (escapes only shorten inline ones).
                     let total: usize = request.args().map(<[u8]>::len).sum();
                     assert!(total <= buffer.len());
+                    if let Some((args, _)) = &peeked {
+                        assert!(request.args().eq(args.iter().copied()));
+                    }
+                    false
                 }
+                // A request the look-ahead saw whole is never one the parser waits for.
                 Ok(None) => {
-                    let consumed = parser.take_consumed();
-                    buffer.drain(..consumed);
-                    break;
+                    assert!(peeked.is_none());
+                    true
                 }
                 Err(_) => return,
-            }
+            };
             let consumed = parser.take_consumed();
+            if let Some((_, len)) = peeked {
+                assert_eq!(consumed, len);
+            }
             buffer.drain(..consumed);
+            if wants_more {
+                break;
+            }
         }
     }
 }
@@ -260,6 +275,48 @@ mod regressions {
     fn request_parser_regressions() {
         replay("request_parser", super::request_parser);
         super::request_parser(b"\x03*2\r\n$4\r\nECHO\r\n$2\r\nhi\r\nPING\r\n");
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Requests, near-requests and noise, delivered in pieces: the look-ahead and the parser
+        /// agree on every request the look-ahead takes (`request_parser` asserts it).
+        #[test]
+        fn the_look_ahead_agrees_with_the_parser(
+            piece in 1u8..40,
+            parts in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::collection::vec(
+                        proptest::collection::vec(proptest::prelude::any::<u8>(), 0..12),
+                        0..6,
+                    )
+                    .prop_map(|args| {
+                        let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+                        let mut out = Vec::new();
+                        crate::protocol::encode_request(&mut out, &args);
+                        out
+                    }),
+                    proptest::sample::select(vec![
+                        b"*".to_vec(),
+                        b"$".to_vec(),
+                        b"\r\n".to_vec(),
+                        b"\n".to_vec(),
+                        b"*3\r\n$6\r\nBF.ADD\r\n".to_vec(),
+                        b"$-1\r\n".to_vec(),
+                        b"*-1\r\n".to_vec(),
+                        b"$05\r\n".to_vec(),
+                        b"PING\r\n".to_vec(),
+                    ]),
+                    proptest::collection::vec(proptest::prelude::any::<u8>(), 0..6),
+                ],
+                0..12,
+            )
+        ) {
+            let mut data = vec![piece];
+            data.extend(parts.concat());
+            super::request_parser(&data);
+        }
     }
 
     #[test]
