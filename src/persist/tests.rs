@@ -512,8 +512,9 @@ fn wait_for(condition: impl Fn() -> bool) -> bool {
 }
 
 /// Payloads longer than the read buffer are read straight into the values' memory, in large
-/// reads each hashed where it lands: they come back byte for byte (a counting filter with its
-/// tally of saturated counters), and a flipped byte or a cut anywhere is refused.
+/// reads each hashed where it lands (the Bloom filter's, over 8 MiB, with its pages faulted in
+/// ahead by a helper thread): they come back byte for byte (a counting filter with its tally of
+/// saturated counters), and a flipped byte or a cut anywhere is refused.
 #[test]
 fn large_payloads_load_in_place_and_damage_anywhere_in_them_is_refused() {
     use crate::filter::{
@@ -524,7 +525,7 @@ fn large_payloads_load_in_place_and_damage_anywhere_in_them_is_refused() {
     let mut bloom = BloomChain::new(
         ChainOptions {
             error_rate: 0.01,
-            capacity: 2_000_000,
+            capacity: 8_000_000,
             expansion: 0,
             non_scaling: true,
             layout: Layout::Classic,

@@ -2,6 +2,7 @@
 //! loading one (`read`).
 
 pub(crate) mod format;
+mod prefault;
 mod read;
 mod write;
 

@@ -9,6 +9,7 @@
 use super::format::{
     FILE_NAME, MAGIC, TAG_END, TAG_KEY, VERSION, VERSION_CLASSIC_ONLY, VERSION_WHOLE_FILE_CHECKSUM,
 };
+use super::prefault::fill_faulting_ahead;
 use crate::filter::FilterError;
 use crate::store::{now_ms, Store, Value, ValueKind};
 use std::fmt;
@@ -381,12 +382,15 @@ fn load_records(
         let mut value = Value::from_snapshot_header(kind, &header, payload_len, payload_len)
             .map_err(|error| describe(kind, error, payload_len))?;
         value
-            .fill_payload(payload_len, |memory| -> Result<(), String> {
-                for piece in memory.chunks_mut(PROGRESS_STEP as usize) {
+            .fill_payload(payload_len, |memory| {
+                fill_faulting_ahead(memory, DIRECT_READ, |piece| {
                     reader.fill(piece)?;
-                    progress(reader.offset, reader.size);
-                }
-                Ok(())
+                    if reader.offset >= reported + PROGRESS_STEP {
+                        reported = reader.offset;
+                        progress(reader.offset, reader.size);
+                    }
+                    Ok::<(), String>(())
+                })
             })
             .map_err(|_| "a payload does not fit its header".to_string())??;
         reader.check(|reader| reader.record_hash.digest(), "record")?;
