@@ -49,10 +49,12 @@ fn kind_of(name: &[u8]) -> Option<Kind> {
 }
 
 /// Requests the memory the filter commands among the next `LOOKAHEAD_REQUESTS` complete
-/// requests at the start of `input` will read, in database `db` at time `now`. Consecutive
-/// commands on one key share a single look-up of it. Stops early at anything `peek_request`
-/// does not take for a request.
-pub fn look_ahead(db: &Db, now: u64, input: &[u8]) -> Look {
+/// requests at the start of `input` will read, in database `db` at time `now`, passing over the
+/// first `skip` of them (the request about to run gains nothing from a prefetch issued just
+/// before it: its own run prefetches, and with one request per round trip the look would be
+/// all cost). Consecutive commands on one key share a single look-up of it. Stops early at
+/// anything `peek_request` does not take for a request.
+pub fn look_ahead(db: &Db, now: u64, input: &[u8], skip: usize) -> Look {
     let mut look = Look {
         covered: 0,
         hinted: 0,
@@ -60,13 +62,13 @@ pub fn look_ahead(db: &Db, now: u64, input: &[u8]) -> Look {
     let mut run: Option<(Kind, &[u8])> = None;
     let mut items = [&[][..]; LOOKAHEAD_REQUESTS];
     let mut queued = 0;
-    for _ in 0..LOOKAHEAD_REQUESTS {
+    for index in 0..LOOKAHEAD_REQUESTS + skip {
         let mut args = [&[][..]; 3];
         let Some((count, len)) = peek_request(&input[look.covered..], &mut args) else {
             break;
         };
         look.covered += len;
-        let Some(kind) = kind_of(args[0]).filter(|_| count == 3) else {
+        let Some(kind) = kind_of(args[0]).filter(|_| count == 3 && index >= skip) else {
             continue;
         };
         let key = args[1];
@@ -141,9 +143,12 @@ mod tests {
         let partial = b"*3\r\n$6\r\nBF.ADD\r\n";
         let mut whole = input.clone();
         whole.extend_from_slice(partial);
-        let look = look_ahead(&db, 0, &whole);
+        let look = look_ahead(&db, 0, &whole, 0);
         assert_eq!(look.covered, input.len());
         assert_eq!(look.hinted, 3);
+        let look = look_ahead(&db, 0, &whole, 1);
+        assert_eq!(look.covered, input.len());
+        assert_eq!(look.hinted, 2);
     }
 
     #[test]
@@ -151,11 +156,15 @@ mod tests {
         let db = Db::new(4);
         let one = requests(&[&[b"BF.ADD", b"f", b"a"]]);
         let many = one.repeat(LOOKAHEAD_REQUESTS + 3);
-        let look = look_ahead(&db, 0, &many);
+        let look = look_ahead(&db, 0, &many, 0);
         assert_eq!(look.covered, one.len() * LOOKAHEAD_REQUESTS);
+        let look = look_ahead(&db, 0, &many, 1);
+        assert_eq!(look.covered, one.len() * (LOOKAHEAD_REQUESTS + 1));
+        assert_eq!(look.hinted, LOOKAHEAD_REQUESTS);
+        assert_eq!(look_ahead(&db, 0, &one, 1).hinted, 0);
         let mut inline = one.clone();
         inline.extend_from_slice(b"BF.ADD f b\r\n");
         inline.extend_from_slice(&one);
-        assert_eq!(look_ahead(&db, 0, &inline).covered, one.len());
+        assert_eq!(look_ahead(&db, 0, &inline, 0).covered, one.len());
     }
 }

@@ -555,7 +555,9 @@ fn execute_all(
         if looking && authenticated && consumed >= last_look {
             let from = looked_to.max(consumed);
             let db = shared.store.db(session.db);
-            let look = cmd::prefetch::look_ahead(db, now, &input[from..]);
+            // Not the request about to run, when the look starts there.
+            let skip = usize::from(from == consumed);
+            let look = cmd::prefetch::look_ahead(db, now, &input[from..], skip);
             looking = look.hinted > 0;
             last_look = from;
             looked_to = from + look.covered;
