@@ -29,7 +29,7 @@ mod lists;
 mod merge;
 mod migration;
 mod module;
-pub mod prefetch;
+pub(crate) mod prefetch;
 mod pubsub;
 mod replication;
 mod sets;

@@ -12,16 +12,18 @@ use crate::filter::HashedChain;
 use crate::protocol::peek_request;
 use crate::store::{Db, Value};
 
-/// Requests one look covers: started a look ahead of their turn, with the misses of this many
-/// items in flight, as `HashedChain::add_all` keeps eight.
-pub const LOOKAHEAD_REQUESTS: usize = 16;
+/// How many requests one look covers. The connection takes the next look when execution reaches
+/// the start of the last one, so an item's memory is requested 16 to 32 commands before its
+/// turn: enough for a miss to memory to arrive, as `HashedChain::add_all` keeps eight items
+/// ahead within one BF.MADD, where less work separates the items.
+pub(crate) const LOOKAHEAD_REQUESTS: usize = 16;
 
 /// What one `look_ahead` did.
-pub struct Look {
+pub(crate) struct Look {
     /// Bytes of whole requests looked at, from the start of the input.
-    pub covered: usize,
+    pub(crate) covered: usize,
     /// How many of them were commands whose memory was requested.
-    pub hinted: usize,
+    pub(crate) hinted: usize,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -54,7 +56,7 @@ fn kind_of(name: &[u8]) -> Option<Kind> {
 /// before it: its own run prefetches, and with one request per round trip the look would be
 /// all cost). Consecutive commands on one key share a single look-up of it. Stops early at
 /// anything `peek_request` does not take for a request.
-pub fn look_ahead(db: &Db, now: u64, input: &[u8], skip: usize) -> Look {
+pub(crate) fn look_ahead(db: &Db, now: u64, input: &[u8], skip: usize) -> Look {
     let mut look = Look {
         covered: 0,
         hinted: 0,
