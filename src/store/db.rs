@@ -358,12 +358,12 @@ impl Db {
             shard.volatile.fetch_add(1, Ordering::Relaxed);
         }
         shard.note(&value);
-        let access = match map.get(hash, key) {
-            Some(old) if self.tracking.is_lfu() => old.access.get(),
-            _ => self.tracking.fresh(),
-        };
-        let entry = Entry::new(value, expires_at, access);
-        Self::forget_expiry(shard, map.insert(hash, key, entry).1);
+        let entry = Entry::new(value, expires_at, self.tracking.fresh());
+        let (entry, old) = map.insert(hash, key, entry);
+        if let Some(old) = old.as_ref().filter(|_| self.tracking.is_lfu()) {
+            entry.access.set(old.access.get());
+        }
+        Self::forget_expiry(shard, old);
         self.waits.signal(key);
     }
 
