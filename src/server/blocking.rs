@@ -17,9 +17,9 @@
 //! withdrawn by its closing connection) and handed back through a one-shot channel. A wait
 //! ended while its command runs is ended once the command parks again.
 
-use super::Shared;
-use crate::cmd::{self, BlockOn, Ctx, Outcome, Session};
-use crate::observe::{Call, Tally};
+use super::{client_io, Shared};
+use crate::cmd::{self, BlockOn, Ctx, Session};
+use crate::observe::Tally;
 use crate::protocol::{Reply, RequestList};
 use crate::store::{now_ms, Store, Value};
 use std::collections::{HashMap, VecDeque};
@@ -449,11 +449,6 @@ fn run(shared: &Arc<Shared>, held: &mut Held, tally: &mut Tally) -> Option<Box<B
     };
     let outcome = cmd::execute(&mut ctx, request);
     let micros = started.elapsed().as_micros() as u64;
-    match outcome {
-        Outcome::Succeeded(index) => tally.record(index, Call::Succeeded, micros),
-        Outcome::Failed(index) => tally.record(index, Call::Failed, micros),
-        Outcome::Rejected(index) => tally.record(index, Call::Rejected, micros),
-        Outcome::Blocked | Outcome::Unknown | Outcome::Queued => {}
-    }
+    client_io::count(tally, outcome, micros);
     session.block_asked.take()
 }

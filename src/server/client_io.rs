@@ -618,7 +618,7 @@ fn execute_all(
 }
 
 /// Counts a command's outcome in the connection's tally.
-fn count(tally: &mut Tally, outcome: Outcome, micros: u64) {
+pub(super) fn count(tally: &mut Tally, outcome: Outcome, micros: u64) {
     let (index, call) = match outcome {
         Outcome::Unknown | Outcome::Queued | Outcome::Blocked => return,
         Outcome::Succeeded(index) => (index, Call::Succeeded),
