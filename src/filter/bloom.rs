@@ -83,6 +83,13 @@ impl Bits {
             BitArray::Blocked(blocks) => blocks.words(),
         }
     }
+
+    fn words_mut(&mut self) -> &mut [u64] {
+        match &mut self.0 {
+            BitArray::Murmur(words) | BitArray::Classic(words) => words,
+            BitArray::Blocked(blocks) => blocks.words_mut(),
+        }
+    }
 }
 
 /// Whether every one of `probes` is set in `words`.
@@ -258,22 +265,14 @@ impl LinkArray for Bits {
     }
 
     fn write_bytes(&mut self, from: u64, data: &[u8]) {
-        let words = match &mut self.0 {
-            BitArray::Murmur(words) | BitArray::Classic(words) => words,
-            BitArray::Blocked(blocks) => blocks.words_mut(),
-        };
-        write_le_bytes(words, from, data);
+        write_le_bytes(self.words_mut(), from, data);
     }
 
     fn fill_bytes<E>(
         &mut self,
         fill: &mut impl FnMut(&mut [u8]) -> Result<(), E>,
     ) -> Result<(), E> {
-        let words = match &mut self.0 {
-            BitArray::Murmur(words) | BitArray::Classic(words) => words,
-            BitArray::Blocked(blocks) => blocks.words_mut(),
-        };
-        fill_le_bytes(words, fill)
+        fill_le_bytes(self.words_mut(), fill)
     }
 
     fn combine(_: BitsKind, into: &mut [u8], from: &[u8]) {
@@ -354,10 +353,7 @@ mod tests {
 
     /// The words of a link's array, whatever its layout.
     fn words_mut(link: &mut BloomLink) -> &mut [u64] {
-        match &mut link.array.0 {
-            BitArray::Murmur(words) | BitArray::Classic(words) => words,
-            BitArray::Blocked(blocks) => blocks.words_mut(),
-        }
+        link.array.words_mut()
     }
 
     /// The chance that a look-up in a block whose bits are each set with probability 1/2 finds
