@@ -244,15 +244,12 @@ impl Reader {
         }
         self.hash_taken();
         for chunk in rest.chunks_mut(DIRECT_READ) {
-            let mut done = 0;
-            while done < chunk.len() {
-                match self.file.read(&mut chunk[done..]) {
-                    Ok(0) => return Err(TRUNCATED.into()),
-                    Ok(read) => done += read,
-                    Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-                    Err(error) => return Err(error.to_string()),
-                }
-            }
+            self.file
+                .read_exact(chunk)
+                .map_err(|error| match error.kind() {
+                    io::ErrorKind::UnexpectedEof => TRUNCATED.to_string(),
+                    _ => error.to_string(),
+                })?;
             self.hash(chunk);
             self.offset += chunk.len() as u64;
         }
