@@ -77,7 +77,7 @@ impl Stats {
     }
 
     pub fn sample_ops(&self, now_ms: u64) {
-        let mut samples = self.ops_samples.lock().unwrap_or_else(|p| p.into_inner());
+        let mut samples = self.samples();
         let elapsed_ms = match samples.last_ms {
             0 => 0,
             last => now_ms.saturating_sub(last),
@@ -125,7 +125,7 @@ impl Stats {
         ] {
             counter.reset();
         }
-        *self.ops_samples.lock().unwrap_or_else(|p| p.into_inner()) = OpsSamples::default();
+        *self.samples() = OpsSamples::default();
     }
 }
 
