@@ -533,26 +533,30 @@ fn pop(ctx: &mut Ctx, request: Request, highest: bool) -> CmdResult {
         _ => return Err(SYNTAX.into()),
     };
     let popped = change_zset(ctx, request.arg(1), |zset| {
-        let take = count.unwrap_or(1);
-        let popped: Vec<(Box<[u8]>, f64)> = if highest {
-            zset.iter()
-                .rev()
-                .take(take)
-                .map(|(m, s)| (m.into(), s))
-                .collect()
-        } else {
-            zset.iter().take(take).map(|(m, s)| (m.into(), s)).collect()
-        };
-        popped
-            .iter()
-            .for_each(|(member, _)| _ = zset.remove(member));
-        Ok(popped)
+        Ok(pop_members(zset, count.unwrap_or(1), highest))
     })?
     .unwrap_or_default();
     let found: Vec<(&[u8], f64)> = popped.iter().map(|(m, s)| (&**m, *s)).collect();
     let nested = ctx.reply.is_resp3() && count.is_some();
     write_members(ctx.reply, &found, true, nested);
     Ok(())
+}
+
+/// Removes and returns the `take` lowest members (highest if `highest`), in pop order.
+fn pop_members(zset: &mut ZSet, take: usize, highest: bool) -> Vec<(Box<[u8]>, f64)> {
+    let popped: Vec<(Box<[u8]>, f64)> = if highest {
+        zset.iter()
+            .rev()
+            .take(take)
+            .map(|(m, s)| (m.into(), s))
+            .collect()
+    } else {
+        zset.iter().take(take).map(|(m, s)| (m.into(), s)).collect()
+    };
+    popped
+        .iter()
+        .for_each(|(member, _)| _ = zset.remove(member));
+    popped
 }
 
 pub(super) fn zpopmin(ctx: &mut Ctx, request: Request) -> CmdResult {
@@ -574,21 +578,7 @@ fn blocking_pop(ctx: &mut Ctx, request: Request, highest: bool) -> CmdResult {
     let timeout = parse_timeout(request.arg(request.len() - 1), ctx.now)?;
     let keys = 1..request.len() - 1;
     for key in keys.clone().map(|at| request.arg(at)) {
-        let popped = change_zset(ctx, key, |zset| {
-            let popped = {
-                let mut members = zset.iter();
-                let first = if highest {
-                    members.next_back()
-                } else {
-                    members.next()
-                };
-                first.map(|(member, score)| (Box::<[u8]>::from(member), score))
-            };
-            if let Some((member, _)) = &popped {
-                zset.remove(member);
-            }
-            Ok(popped)
-        })?;
+        let popped = change_zset(ctx, key, |zset| Ok(pop_members(zset, 1, highest).pop()))?;
         if let Some((member, score)) = popped.flatten() {
             let name: &[u8] = if highest { b"ZPOPMAX" } else { b"ZPOPMIN" };
             log_as(ctx, Some([name, key]));
