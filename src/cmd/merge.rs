@@ -81,9 +81,7 @@ impl Union for BloomChain {
             .iter()
             .zip(counts)
             .map(|(link, counts)| {
-                let most = counts.iter().copied().max().unwrap_or(0);
-                let sum = counts.iter().fold(0u64, |sum, &n| sum.saturating_add(n));
-                bounded_estimate(link.items_for_set_bits(link.used_slots()), most, sum)
+                set_union_count(link.items_for_set_bits(link.used_slots()), counts)
             })
             .collect()
     }
@@ -106,13 +104,21 @@ impl Union for CountingChain {
 
     /// A multiset's union is its sum.
     fn union_items(&self, counts: &[Vec<u64>]) -> Vec<u64> {
-        counts
-            .iter()
-            .map(|counts| counts.iter().fold(0u64, |sum, &n| sum.saturating_add(n)))
-            .collect()
+        counts.iter().map(|counts| saturating_sum(counts)).collect()
     }
 
     forward_union_operations!();
+}
+
+/// The estimated count of a union of sets holding `counts` items: at least the largest set, at
+/// most all of them.
+fn set_union_count(estimate: f64, counts: &[u64]) -> u64 {
+    let most = counts.iter().copied().max().unwrap_or(0);
+    bounded_estimate(estimate, most, saturating_sum(counts))
+}
+
+fn saturating_sum(counts: &[u64]) -> u64 {
+    counts.iter().fold(0u64, |sum, &n| sum.saturating_add(n))
 }
 
 /// A key as an error message shows it.
@@ -372,9 +378,7 @@ pub(super) fn bf_unioncard(ctx: &mut Ctx, request: Request) -> CmdResult {
                 chain.links().get(link).map(|l| l.items_for_set_bits(set))
             })
             .unwrap_or(0.0);
-        let most = counts.iter().copied().max().unwrap_or(0);
-        let sum = counts.iter().fold(0u64, |sum, &n| sum.saturating_add(n));
-        total = total.saturating_add(bounded_estimate(estimate, most, sum));
+        total = total.saturating_add(set_union_count(estimate, counts));
     }
     ctx.reply.int(total.min(i64::MAX as u64) as i64);
     Ok(())
