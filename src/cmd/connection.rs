@@ -109,16 +109,7 @@ pub(super) fn hello(ctx: &mut Ctx, request: Request) -> CmdResult {
     reply.bulk(b"role");
     reply.bulk(b"master");
     reply.bulk(b"modules");
-    reply.array(1);
-    reply.map(4);
-    reply.bulk(b"name");
-    reply.bulk(b"bf");
-    reply.bulk(b"ver");
-    reply.int(crate::BLOOM_MODULE_VERSION);
-    reply.bulk(b"path");
-    reply.bulk(b"sieved");
-    reply.bulk(b"args");
-    reply.array(0);
+    super::module::write_module_list(reply, b"sieved");
     Ok(())
 }
 

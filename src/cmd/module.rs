@@ -7,7 +7,7 @@ use super::args::is;
 use super::errors::*;
 use super::spec::{block, string, CommandSpec, Docs, Group};
 use super::Ctx;
-use crate::protocol::Request;
+use crate::protocol::{Reply, Request};
 
 /// Each subcommand's name and arity, for Redis's `module|<sub>` arity error.
 const SUBCOMMANDS: &[(&str, i32)] = &[
@@ -35,6 +35,22 @@ const HELP: &[&str] = &[
 /// The module RedisBloom registers, as Redis describes a loaded module.
 const BLOOM_MODULE: &str = "bf";
 
+/// The loaded modules as MODULE LIST and HELLO describe them, in Redis's shape: one map per
+/// module (a flat array in RESP2) of its name, version, the `path` it was loaded from and its
+/// load arguments (none).
+pub(super) fn write_module_list(reply: &mut Reply, path: &[u8]) {
+    reply.array(1);
+    reply.map(4);
+    reply.bulk(b"name");
+    reply.bulk(BLOOM_MODULE.as_bytes());
+    reply.bulk(b"ver");
+    reply.int(crate::BLOOM_MODULE_VERSION);
+    reply.bulk(b"path");
+    reply.bulk(path);
+    reply.bulk(b"args");
+    reply.array(0);
+}
+
 pub(super) fn module(ctx: &mut Ctx, request: Request) -> CmdResult {
     let sub = request.arg(1);
     let (name, arity) = SUBCOMMANDS
@@ -46,20 +62,8 @@ pub(super) fn module(ctx: &mut Ctx, request: Request) -> CmdResult {
     }
     let reply = &mut *ctx.reply;
     match *name {
-        "list" => {
-            // Redis's shape: one map per module (a flat array in RESP2) of its name, version,
-            // the path it was loaded from (none here) and its load arguments (none).
-            reply.array(1);
-            reply.map(4);
-            reply.bulk(b"name");
-            reply.bulk(BLOOM_MODULE.as_bytes());
-            reply.bulk(b"ver");
-            reply.int(crate::BLOOM_MODULE_VERSION);
-            reply.bulk(b"path");
-            reply.bulk(b"");
-            reply.bulk(b"args");
-            reply.array(0);
-        }
+        // The path it was loaded from: none here.
+        "list" => write_module_list(reply, b""),
         "load" | "loadex" => {
             return Err(
                 "ERR Error loading the extension: sieved does not load modules; \
