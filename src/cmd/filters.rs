@@ -17,6 +17,9 @@ use crate::store::{Db, Value};
 /// A value type as SCANDUMP and LOADCHUNK see it: the Bloom and counting chains, the
 /// time-windowed filter.
 pub(super) trait Dumped: Sized {
+    /// The command that creates a value of this type from a dump header: how the log records a
+    /// creation, shape and all.
+    const LOADCHUNK: &'static [u8];
     fn from_header(data: &[u8], limit_bytes: u64) -> Result<Self, FilterError>;
     fn into_value(self) -> Value;
     fn of(value: &Value) -> Option<&Self>;
@@ -28,8 +31,9 @@ pub(super) trait Dumped: Sized {
 /// Implements `Dumped` for `$type`, held in `Value::$variant` as `$wrap` makes it, forwarding to
 /// the type's inherent methods of the same names.
 macro_rules! dumped_value {
-    ($type:ty, $variant:ident, $wrap:expr) => {
+    ($type:ty, $variant:ident, $wrap:expr, $loadchunk:literal) => {
         impl Dumped for $type {
+            const LOADCHUNK: &'static [u8] = $loadchunk;
             fn from_header(data: &[u8], limit_bytes: u64) -> Result<Self, FilterError> {
                 <$type>::from_header(data, limit_bytes)
             }
@@ -58,16 +62,13 @@ macro_rules! dumped_value {
     };
 }
 
-dumped_value!(BloomChain, Bloom, std::convert::identity);
-dumped_value!(CountingChain, Counting, Box::new);
-dumped_value!(WindowedFilter, Windowed, Box::new);
+dumped_value!(BloomChain, Bloom, std::convert::identity, b"BF.LOADCHUNK");
+dumped_value!(CountingChain, Counting, Box::new, b"CBF.LOADCHUNK");
+dumped_value!(WindowedFilter, Windowed, Box::new, b"TBF.LOADCHUNK");
 
 /// A filter type as the shared commands see it.
 pub(super) trait Filter: Dumped + HashedChain {
     type Options: Copy;
-    /// The command that creates a filter of this type from a dump header: how the log records
-    /// a creation, shape and all.
-    const LOADCHUNK: &'static [u8];
     /// The options of a key created implicitly (ADD, MADD, INSERT on a missing key).
     fn default_options(settings: &Settings) -> Self::Options;
     fn create(options: Self::Options, limit_bytes: u64) -> Result<Self, FilterError>;
@@ -149,7 +150,6 @@ macro_rules! forward_filter_operations {
 
 impl Filter for BloomChain {
     type Options = ChainOptions;
-    const LOADCHUNK: &'static [u8] = b"BF.LOADCHUNK";
     const INFO: &'static str = "bf.info";
 
     fn default_options(settings: &Settings) -> ChainOptions {
@@ -177,7 +177,6 @@ impl Filter for BloomChain {
 
 impl Filter for CountingChain {
     type Options = CountingOptions;
-    const LOADCHUNK: &'static [u8] = b"CBF.LOADCHUNK";
     const INFO: &'static str = "cbf.info";
     const INFO_FIELD_COUNT: usize = INFO_FIELDS.len();
 
@@ -210,7 +209,7 @@ impl Filter for CountingChain {
 /// Notes for the write log that `key` was created as the filter whose dump header is `header`:
 /// replay then makes exactly this filter, whatever the `bf-*` defaults, the layout and the
 /// limits are by then.
-fn note_created<F: Filter>(ctx: &mut Ctx, key: &[u8], header: &[u8]) {
+fn note_created<F: Dumped>(ctx: &mut Ctx, key: &[u8], header: &[u8]) {
     if ctx.server.write_log().is_none() {
         return;
     }
@@ -220,7 +219,7 @@ fn note_created<F: Filter>(ctx: &mut Ctx, key: &[u8], header: &[u8]) {
         .push_args(db, [F::LOADCHUNK, key, b"1".as_slice(), header]);
 }
 
-fn header_of<F: Filter>(filter: &F) -> Vec<u8> {
+fn header_of<F: Dumped>(filter: &F) -> Vec<u8> {
     filter.dump_chunk(0).data
 }
 
@@ -270,6 +269,12 @@ pub(super) fn refuse_existing(
 pub(super) fn reserve<F: Filter>(ctx: &mut Ctx, key: &[u8], options: F::Options) -> CmdResult {
     refuse_existing(ctx, key, |v| F::of(v).is_some())?;
     let filter = create_filter::<F>(options, ctx.filter_memory_limit())?;
+    store_reserved(ctx, key, filter)
+}
+
+/// The end of a RESERVE: stores the new `filter` at `key` (`ERR item exists` if a value took
+/// the key meanwhile), notes its creation for the log as its LOADCHUNK, and replies OK.
+pub(super) fn store_reserved<F: Dumped>(ctx: &mut Ctx, key: &[u8], filter: F) -> CmdResult {
     let header = header_of(&filter);
     if !ctx.db().insert_new(key, filter.into_value(), ctx.now) {
         return Err(BF_ITEM_EXISTS.into());

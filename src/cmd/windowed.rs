@@ -21,10 +21,7 @@ use super::spec::{
 use super::Ctx;
 use crate::filter::{FilterError, Retired, WindowOptions, WindowedFilter, MAX_SLICES};
 use crate::protocol::{Reply, Request};
-use crate::store::Value;
 
-/// The command that recreates a filter from its header: how the log records a creation.
-const LOADCHUNK: &[u8] = b"TBF.LOADCHUNK";
 /// Slices when SLICES is not given: an item is remembered for at least three quarters of the
 /// window, at four times the memory of one Bloom filter for the window's items.
 const DEFAULT_SLICES: u32 = 4;
@@ -80,22 +77,7 @@ fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
         Err(FilterError::CannotScale) => return Err(BF_RATE_UNREACHABLE.into()),
         other => other?,
     };
-    let header = filter.dump_header();
-    if !ctx
-        .db()
-        .insert_new(key, Value::Windowed(Box::new(filter)), ctx.now)
-    {
-        return Err(BF_ITEM_EXISTS.into());
-    }
-    if ctx.server.write_log().is_some() {
-        let db = ctx.session.db;
-        ctx.session
-            .effects
-            .push_args(db, [LOADCHUNK, key, b"1".as_slice(), &header]);
-        ctx.session.effects_only = true;
-    }
-    ctx.reply.ok();
-    Ok(())
+    filters::store_reserved(ctx, key, filter)
 }
 
 /// Runs `add` on the filter at `key` at the command's time: `ERR not found` if missing (a window
@@ -231,15 +213,11 @@ fn info(ctx: &mut Ctx, request: Request) -> CmdResult {
     let now = ctx.now;
     let reply = &mut *ctx.reply;
     let db = ctx.store.db(ctx.session.db);
-    db.get(request.arg(1), now, |value| {
-        let filter = match value {
-            Some(value) => WindowedFilter::of(value).ok_or(CmdError::from(WRONGTYPE))?,
-            None => return Err(BF_NOT_FOUND.into()),
-        };
+    filters::with_filter(db, now, request.arg(1), |filter: &WindowedFilter| {
         filters::write_info(reply, &INFO_FIELDS, request, |field, reply| {
             write_info_field(filter, field, now, reply)
         })
-    })
+    })?
 }
 
 /// TBF.SCANDUMP key iterator, as BF.SCANDUMP.
