@@ -381,7 +381,7 @@ fn parse_insert_capacity(arg: &[u8], max: u64) -> Result<u64, CmdError> {
 pub(super) fn max_capacity(ctx: &Ctx) -> u64 {
     match ctx.session.replaying {
         true => CAPACITY_CEILING,
-        false => ctx.config().settings().bf_max_capacity,
+        false => ctx.config().bf_max_capacity(),
     }
 }
 

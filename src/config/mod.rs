@@ -250,6 +250,11 @@ impl Config {
         self.hot.max_filter_memory.load(Ordering::Relaxed)
     }
 
+    /// `bf-max-capacity`: the largest capacity a RESERVE or INSERT may ask for.
+    pub fn bf_max_capacity(&self) -> u64 {
+        self.hot.bf_max_capacity.load(Ordering::Relaxed)
+    }
+
     /// `client-query-buffer-limit`.
     pub fn client_query_buffer_limit(&self) -> u64 {
         self.hot.client_query_buffer_limit.load(Ordering::Relaxed)
@@ -274,6 +279,7 @@ struct HotSettings {
     client_query_buffer_limit: AtomicU64,
     max_query_buffers_memory: AtomicU64,
     max_filter_memory: AtomicU64,
+    bf_max_capacity: AtomicU64,
 }
 
 impl HotSettings {
@@ -285,6 +291,7 @@ impl HotSettings {
             client_query_buffer_limit: AtomicU64::new(0),
             max_query_buffers_memory: AtomicU64::new(0),
             max_filter_memory: AtomicU64::new(0),
+            bf_max_capacity: AtomicU64::new(0),
         };
         hot.store(settings);
         hot
@@ -302,6 +309,8 @@ impl HotSettings {
             .store(settings.max_query_buffers_memory, relaxed);
         self.max_filter_memory
             .store(settings.max_filter_memory, relaxed);
+        self.bf_max_capacity
+            .store(settings.bf_max_capacity, relaxed);
     }
 }
 
