@@ -113,10 +113,6 @@ run() {
 }
 
 # The median of column `col` (1: requests per second, 2: CPU microseconds per request) of `file`.
-column() {
-    cut -d' ' -f"$1" "$2" | median
-}
-
 echo "$sieved_bin (work tree at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')) vs $(redis-server --version | cut -d' ' -f1-3)" >&2
 echo "$(nproc) cores, $CLIENTS clients x $URLS URLs x 6 bits, $(uptime)" >&2
 : >"$work/s-set" && : >"$work/r-set" && : >"$work/s-get" && : >"$work/r-get"

@@ -123,3 +123,8 @@ ticks_per_second=$(getconf CLK_TCK)
 median() {
     sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
+
+# The median of space-separated column $1 of file $2.
+column() {
+    cut -d' ' -f"$1" "$2" | median
+}

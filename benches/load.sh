@@ -121,10 +121,6 @@ for layout in $LAYOUTS; do
     )
 done
 
-column() {
-    cut -d' ' -f"$1" "$2" | median
-}
-
 echo "$sieved_bin (work tree at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')) vs $(redis-server --version | cut -d' ' -f1-3)" >&2
 echo "$(nproc) cores, $(uptime)" >&2
 printf '| command | -P | threads | sieved rps | redis rps | sieved CPU us/req | redis CPU us/req | CPU ratio | sieved CPU us/item | sieved p50 / p99 ms | redis p50 / p99 ms |\n'
