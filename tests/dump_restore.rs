@@ -88,7 +88,7 @@ fn state(client: &mut RawClient) -> Vec<Vec<Vec<u8>>> {
                 _ => &["TYPE", key],
             };
             let mut seen = unordered(&client.cmd(read));
-            seen.push(client.cmd(&["TYPE", key]));
+            seen.push(kind);
             let ttl = client.cmd(&["PTTL", key]);
             seen.push(if ttl.starts_with(b":-") {
                 ttl

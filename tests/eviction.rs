@@ -339,15 +339,9 @@ fn evictions_reach_the_log_and_replicas_as_deletions() {
     primary.fill("old", KEYS);
     primary.limit_memory();
     primary.fill_until_evicted(100);
-    let offset = primary
-        .info_field("replication", "master_repl_offset")
-        .to_string();
+    let offset = primary.info_field("replication", "master_repl_offset");
     let deadline = Instant::now() + Duration::from_secs(60);
-    while replica
-        .info_field("replication", "slave_repl_offset")
-        .to_string()
-        != offset
-    {
+    while replica.info_field("replication", "slave_repl_offset") != offset {
         assert!(Instant::now() < deadline, "the replica did not catch up");
         std::thread::sleep(Duration::from_millis(50));
     }

@@ -183,20 +183,25 @@ impl RawClient {
         }
     }
 
+    /// Appends what the server sent next to `pending`; the connection must not close first.
+    fn read_more(&mut self) {
+        let mut chunk = [0u8; 64 * 1024];
+        let n = self.stream.read(&mut chunk).expect("read reply");
+        assert!(
+            n > 0,
+            "connection closed; partial reply {}",
+            escape(&self.pending)
+        );
+        self.pending.extend_from_slice(&chunk[..n]);
+    }
+
     /// Reads exactly one reply and returns its bytes.
     pub fn read_reply(&mut self) -> Vec<u8> {
         loop {
             if let Some(len) = self.frame_len(&self.pending) {
                 return self.pending.drain(..len).collect();
             }
-            let mut chunk = [0u8; 64 * 1024];
-            let n = self.stream.read(&mut chunk).expect("read reply");
-            assert!(
-                n > 0,
-                "connection closed; partial reply {}",
-                escape(&self.pending)
-            );
-            self.pending.extend_from_slice(&chunk[..n]);
+            self.read_more();
         }
     }
 
@@ -209,14 +214,7 @@ impl RawClient {
             if let Some((_, len)) = Node::parse_prefix(&self.pending) {
                 return self.pending.drain(..len).collect();
             }
-            let mut chunk = [0u8; 64 * 1024];
-            let n = self.stream.read(&mut chunk).expect("read reply");
-            assert!(
-                n > 0,
-                "connection closed; partial reply {}",
-                escape(&self.pending)
-            );
-            self.pending.extend_from_slice(&chunk[..n]);
+            self.read_more();
         }
     }
 
