@@ -28,7 +28,7 @@ pub(super) enum Room {
 }
 
 /// Evicts until memory is under `limit`, the policy finds nothing more, or the time is up.
-pub(super) fn make_room(ctx: &Ctx, limit: u64) -> Room {
+pub(super) fn make_room(ctx: &mut Ctx, limit: u64) -> Room {
     let settings = ctx.config().settings();
     let policy = settings.maxmemory_policy;
     if policy == EvictionPolicy::NoEviction {
@@ -61,7 +61,11 @@ pub(super) fn make_room(ctx: &Ctx, limit: u64) -> Room {
     };
     let mut batch = RequestList::default();
     match log {
-        Some(log) => _ = log.in_order(ctx.now, &mut batch, &mut evict),
+        // The connection writes the deletions out with its replies (`Session::logged_up_to`).
+        Some(log) => {
+            let position = log.in_order(ctx.now, &mut batch, &mut evict);
+            ctx.session.note_logged(position);
+        }
         None => evict(&mut batch),
     }
     if evicted > 0 {

@@ -262,7 +262,7 @@ fn dispatch(ctx: &mut Ctx, request: Request) -> Outcome {
 /// authentication (unless flagged `no_auth`), memory (over `maxmemory`, keys are evicted as the
 /// policy says; if none can go, a command flagged `denyoom` is refused), a disk that cannot keep
 /// writes (MISCONF), and MULTI's refusal of `no_multi` commands.
-fn admit(ctx: &Ctx, spec: &CommandSpec, request: Request) -> CmdResult {
+fn admit(ctx: &mut Ctx, spec: &CommandSpec, request: Request) -> CmdResult {
     if !spec.arity_fits(request.len()) {
         return Err(CmdError::arity(spec.name));
     }

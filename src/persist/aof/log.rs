@@ -7,6 +7,7 @@
 //! the file is durable: connections wait for that before they send their replies, so the writes
 //! of every client that arrived during one sync share the next one (group commit).
 
+use super::writer::FileEnd;
 use crate::config::Fsync;
 use crate::persist::fs::{DataFile, FileSystem};
 #[cfg(test)]
@@ -43,6 +44,8 @@ pub struct Aof {
     fsync: AtomicU8,
     pub(super) state: Mutex<State>,
     pub(super) wake: Condvar,
+    /// The segment being written and the sync thread's handle, while the writer thread runs.
+    pub(super) end: Mutex<Option<FileEnd>>,
     /// How far the log is as safe as the fsync policy promises before a reply (see
     /// `wait_durable`): a position in the log.
     pub(super) durable: watch::Sender<u64>,
@@ -85,6 +88,7 @@ impl Aof {
                 closing: false,
             }),
             wake: Condvar::new(),
+            end: Mutex::new(None),
             durable: watch::channel(0).0,
             failing: Mutex::new(None),
             has_failed: AtomicBool::new(false),
@@ -164,10 +168,13 @@ impl Aof {
 
     /// Resolves once everything up to `position` is as safe as the fsync policy promises
     /// before a reply: synced with `always`; with `everysec` and `no`, handed to the operating
-    /// system, as Redis does, so that a crash of the process alone loses nothing acknowledged
+    /// system (by the caller itself when nobody else is writing: `write_through`), as Redis does, so that a crash of the process alone loses nothing acknowledged
     /// (while the disk fails, the write is kept and retried and new writes are refused, as in
     /// Redis, and waiting ends once the write was tried).
     pub async fn wait_durable(&self, position: u64) {
+        if self.write_through(position) {
+            return;
+        }
         let mut durable = self.durable.subscribe();
         let _ = durable.wait_for(|&at| at >= position).await;
     }
@@ -303,7 +310,8 @@ impl Appender<'_> {
         let added = (self.state.buffer.len() - before) as u64;
         self.state.appended += added;
         self.state.live_bytes += added;
-        if self.state.writer_waiting {
+        // Under `everysec` and `no` whoever waits for the write writes it (`write_through`).
+        if self.state.writer_waiting && self.aof.fsync() == Fsync::Always {
             self.aof.wake.notify_one();
         }
         self.state.appended
