@@ -129,7 +129,7 @@ impl DumpFormat for Bits {
     }
 
     fn foreign_header(chain: &Chain<Bits>) -> Option<Vec<u8>> {
-        (chain.kind().hash() == HashScheme::Murmur).then(|| redisbloom_dump::header(chain))
+        redisbloom_dump::header(chain)
     }
 
     /// RedisBloom's header never starts with sieved's magic: that would be 5e18 items.
