@@ -10,6 +10,7 @@ use common::redisbloom::fixtures as redisbloom_fixtures;
 use common::{
     binary, escape, free_port, spawn_server, DataDir, RawClient, RedisServer, TestServer,
 };
+use sieved::store::rdb::append_trailer;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -336,7 +337,14 @@ fn redis_7_rdb_imports_every_encoding() {
 /// The payload Redis with RedisBloom sends for `key` in a MIGRATE (or answers to DUMP): the
 /// value's bytes as its RDB file holds them, with the version and checksum trailer.
 fn redisbloom_payload(rdb: &[u8], key: &str) -> Vec<u8> {
-    use sieved::store::rdb::{crc64, read_value, Input, Limits, SliceInput};
+    let mut payload = redisbloom_value(rdb, key);
+    append_trailer(&mut payload, 12);
+    payload
+}
+
+/// `key`'s value in the RDB file: its type byte and its bytes, which a payload's trailer follows.
+fn redisbloom_value(rdb: &[u8], key: &str) -> Vec<u8> {
+    use sieved::store::rdb::{read_value, Input, Limits, SliceInput};
     let mut pattern = vec![7u8, key.len() as u8];
     pattern.extend_from_slice(key.as_bytes());
     let start = rdb
@@ -347,12 +355,9 @@ fn redisbloom_payload(rdb: &[u8], key: &str) -> Vec<u8> {
     let mut input = SliceInput(body);
     read_value(&mut input, 7, &Limits::NONE).expect("a module value");
     let len = body.len() - input.remaining() as usize;
-    let mut payload = vec![7u8];
-    payload.extend_from_slice(&body[..len]);
-    payload.extend_from_slice(&12u16.to_le_bytes());
-    let crc = crc64::update(0, &payload);
-    payload.extend_from_slice(&crc.to_le_bytes());
-    payload
+    let mut value = vec![7u8];
+    value.extend_from_slice(&body[..len]);
+    value
 }
 
 /// RedisBloom's own MBbloom-- and MBbloomCF bytes, as a MIGRATE from Redis with RedisBloom
@@ -384,11 +389,9 @@ fn redisbloom_payloads_restore() {
     // it never wrote, are refused. The module ID is bytes 2 to 9, big-endian: the name's last
     // character starts at bit 10, the version is the low 10 bits.
     for (at, flip) in [(8, 0x04), (9, 0x01)] {
-        let mut changed = redisbloom_payload(&rdb, "bf:small");
+        let mut changed = redisbloom_value(&rdb, "bf:small");
         changed[at] ^= flip;
-        let len = changed.len();
-        let crc = sieved::store::rdb::crc64::update(0, &changed[..len - 8]);
-        changed[len - 8..].copy_from_slice(&crc.to_le_bytes());
+        append_trailer(&mut changed, 12);
         assert_eq!(
             client.command(&[b"RESTORE", b"changed", b"0", &changed]),
             b"-ERR Bad data format\r\n"
