@@ -6,7 +6,7 @@ use super::args::{is, parse_i64, Cursor};
 use super::errors::*;
 use super::spec::{bits, KeySpec};
 use super::Ctx;
-use crate::protocol::Request;
+use crate::protocol::{Reply, Request};
 use crate::store::Value;
 use std::time::Duration;
 
@@ -30,7 +30,7 @@ pub(super) const RW_ACCESS_DELETE_ALL_BUT_LAST: &[KeySpec] = &[KeySpec::range(
 /// A blocking command's timeout in seconds, as Redis reads it (a float, rounded up to whole
 /// milliseconds); None for 0, which waits for as long as it takes. A timeout that rounds to 0
 /// from below (-0.0001) is 0, as in Redis.
-pub(super) fn parse_timeout(arg: &[u8], now: u64) -> Result<Option<Duration>, CmdError> {
+fn parse_timeout(arg: &[u8], now: u64) -> Result<Option<Duration>, CmdError> {
     let seconds = std::str::from_utf8(arg)
         .ok()
         .and_then(|text| text.parse::<f64>().ok())
@@ -54,7 +54,7 @@ const TIMEOUT_RANGE: &str = "ERR timeout is out of range";
 
 /// Logs the running write as `effect` alone (nothing at all for None): a blocking pop is
 /// logged as the plain pop it did, so that the log and replicas never see it wait.
-pub(super) fn log_as<'a>(ctx: &mut Ctx, effect: Option<impl IntoIterator<Item = &'a [u8]>>) {
+fn log_as<'a>(ctx: &mut Ctx, effect: Option<impl IntoIterator<Item = &'a [u8]>>) {
     if ctx.server.write_log().is_none() {
         return;
     }
@@ -63,6 +63,35 @@ pub(super) fn log_as<'a>(ctx: &mut Ctx, effect: Option<impl IntoIterator<Item = 
         ctx.session.effects.push_args(db, args);
     }
     ctx.session.effects_only = true;
+}
+
+/// BLPOP, BRPOP, BZPOPMIN and BZPOPMAX: `key [key ...] timeout`. `pop` tries each key in turn
+/// and, at the first that had something, writes the reply and says so; that pop is logged as
+/// `logged_as` on its key (`log_as`). With nothing to pop, the client waits for a value that
+/// `serves` (inside EXEC: a null reply at once).
+pub(super) fn pop_or_block(
+    ctx: &mut Ctx,
+    request: Request,
+    logged_as: &[u8],
+    serves: fn(&Value) -> bool,
+    mut pop: impl FnMut(&mut Ctx, &[u8]) -> Result<bool, CmdError>,
+) -> CmdResult {
+    let timeout = parse_timeout(request.arg(request.len() - 1), ctx.now)?;
+    let keys = 1..request.len() - 1;
+    for key in keys.clone().map(|at| request.arg(at)) {
+        if pop(ctx, key)? {
+            log_as(ctx, Some([logged_as, key]));
+            return Ok(());
+        }
+    }
+    log_as(ctx, None::<[&[u8]; 0]>);
+    if ctx.may_block() {
+        let keys = keys.map(|at| request.arg(at).to_vec()).collect();
+        ctx.block_on(&request, keys, timeout, serves, Reply::null_array);
+    } else {
+        ctx.reply.null_array();
+    }
+    Ok(())
 }
 
 /// Runs `f` on the live value at `key` (None if there is none), write-locked; if that leaves
