@@ -52,23 +52,11 @@ fn parse_timeout(arg: &[u8], now: u64) -> Result<Option<Duration>, CmdError> {
 
 const TIMEOUT_RANGE: &str = "ERR timeout is out of range";
 
-/// Logs the running write as `effect` alone (nothing at all for None): a blocking pop is
-/// logged as the plain pop it did, so that the log and replicas never see it wait.
-fn log_as<'a>(ctx: &mut Ctx, effect: Option<impl IntoIterator<Item = &'a [u8]>>) {
-    if ctx.server.write_log().is_none() {
-        return;
-    }
-    if let Some(args) = effect {
-        let db = ctx.session.db;
-        ctx.session.effects.push_args(db, args);
-    }
-    ctx.session.effects_only = true;
-}
-
 /// BLPOP, BRPOP, BZPOPMIN and BZPOPMAX: `key [key ...] timeout`. `pop` tries each key in turn
 /// and, at the first that had something, writes the reply and says so; that pop is logged as
-/// `logged_as` on its key (`log_as`). With nothing to pop, the client waits for a value that
-/// `serves` (inside EXEC: a null reply at once).
+/// `logged_as` on its key, so that the log and replicas never see a pop wait. With nothing to
+/// pop, the client waits for a value that `serves` (inside EXEC: a null reply at once), and
+/// nothing is logged.
 pub(super) fn pop_or_block(
     ctx: &mut Ctx,
     request: Request,
@@ -80,11 +68,12 @@ pub(super) fn pop_or_block(
     let keys = 1..request.len() - 1;
     for key in keys.clone().map(|at| request.arg(at)) {
         if pop(ctx, key)? {
-            log_as(ctx, Some([logged_as, key]));
+            ctx.note_effect([logged_as, key]);
+            ctx.log_effects_only();
             return Ok(());
         }
     }
-    log_as(ctx, None::<[&[u8]; 0]>);
+    ctx.log_effects_only();
     if ctx.may_block() {
         let keys = keys.map(|at| request.arg(at).to_vec()).collect();
         ctx.block_on(&request, keys, timeout, serves, Reply::null_array);
