@@ -262,27 +262,28 @@ pub(super) fn lrem(ctx: &mut Ctx, request: Request) -> CmdResult {
         } else {
             usize::try_from(count.unsigned_abs()).unwrap_or(usize::MAX)
         };
-        // The positions of the matches to remove, found from the head or from the tail.
+        // The matches to remove are all those in one run of positions: from the head to the
+        // `limit`th match, or from the `limit`th match from the tail to the end. Only that
+        // match is looked for, which takes no memory however many there are.
         let last = list.len().saturating_sub(1);
-        let doomed: std::collections::HashSet<usize> = if count < 0 {
+        let doomed = if count < 0 {
             let from_tail = list.iter().rev().enumerate();
             from_tail
                 .filter(|(_, element)| *element == item)
                 .take(limit)
-                .map(|(back, _)| last - back)
-                .collect()
+                .last()
+                .map(|(back, _)| last - back..=last)
         } else {
             let from_head = list.iter().enumerate();
             from_head
                 .filter(|(_, element)| *element == item)
                 .take(limit)
-                .map(|(at, _)| at)
-                .collect()
+                .last()
+                .map(|(at, _)| 0..=at)
         };
-        if !doomed.is_empty() {
-            list.retain(|at, _| !doomed.contains(&at));
-        }
-        Ok(doomed.len())
+        Ok(doomed.map_or(0, |doomed| {
+            list.retain(|at, element| !(doomed.contains(&at) && element == item))
+        }))
     })?;
     ctx.reply.int(removed.unwrap_or(0) as i64);
     Ok(())
