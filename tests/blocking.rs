@@ -16,17 +16,9 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 /// The `name` field of INFO's `section`.
-fn info_field(addr: SocketAddr, section: &str, name: &str) -> String {
-    let reply = RawClient::connect(addr).cmd(&["INFO", section]);
-    let text = String::from_utf8_lossy(&reply).into_owned();
-    let prefix = format!("{name}:");
-    text.lines()
-        .find_map(|line| line.strip_prefix(&prefix).map(str::to_string))
-        .unwrap_or_else(|| panic!("no {name} in INFO {section}"))
-}
-
 fn blocked_clients(addr: SocketAddr) -> usize {
-    info_field(addr, "clients", "blocked_clients")
+    RawClient::connect(addr)
+        .info_field("clients", "blocked_clients")
         .parse()
         .expect("a count")
 }
@@ -301,7 +293,7 @@ fn served_pops_are_logged_and_replicated_as_plain_pops() {
     );
     let replica_addr: SocketAddr = ([127, 0, 0, 1], replica_port).into();
     let deadline = Instant::now() + Duration::from_secs(30);
-    while info_field(replica_addr, "replication", "master_link_status") != "up" {
+    while RawClient::connect(replica_addr).info_field("replication", "master_link_status") != "up" {
         assert!(Instant::now() < deadline, "the replica never linked");
         std::thread::sleep(Duration::from_millis(20));
     }
