@@ -271,6 +271,33 @@ mod tests {
         }
     }
 
+    /// The wait a blocking command asks for: whole milliseconds, rounded up, so that it never
+    /// ends sooner than the client asked; 0 (or what rounds to it from below) for no limit.
+    #[test]
+    fn timeouts_round_up_to_whole_milliseconds() {
+        let timeout = |text: &str| parse_timeout(text.as_bytes(), 0);
+        assert_eq!(timeout("0.3").unwrap(), Some(Duration::from_millis(300)));
+        assert_eq!(timeout("5").unwrap(), Some(Duration::from_secs(5)));
+        assert_eq!(timeout("0.0001").unwrap(), Some(Duration::from_millis(1)));
+        assert_eq!(
+            timeout("1.0001").unwrap(),
+            Some(Duration::from_millis(1001))
+        );
+        assert_eq!(timeout("0").unwrap(), None);
+        assert_eq!(timeout("-0.0001").unwrap(), None);
+        assert!(timeout("-1").is_err());
+        assert!(timeout("x").is_err());
+        assert!(timeout("nan").is_err());
+        assert!(timeout("9223372036854775807").is_err());
+        // The deadline, now plus the wait, must fit Redis's milliseconds.
+        let now = i64::MAX as u64 - 1000;
+        assert_eq!(
+            parse_timeout(b"1", now).unwrap(),
+            Some(Duration::from_secs(1))
+        );
+        assert!(parse_timeout(b"1", now + 1).is_err());
+    }
+
     #[test]
     fn rank_ranges_as_redis() {
         assert_eq!(rank_range(0, -1, 3), Some((0, 2)));
