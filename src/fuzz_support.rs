@@ -234,9 +234,7 @@ pub fn restore_payload(data: &[u8]) {
     };
     let _ = rdb::restore(data, &limits);
     let mut sealed = data.to_vec();
-    sealed.extend_from_slice(&rdb::DUMP_VERSION.to_le_bytes());
-    let crc = rdb::crc64::update(0, &sealed);
-    sealed.extend_from_slice(&crc.to_le_bytes());
+    rdb::append_trailer(&mut sealed, rdb::DUMP_VERSION);
     if let Ok(value) = rdb::restore(&sealed, &limits) {
         let payload = rdb::dump(&value);
         let copy = rdb::restore(&payload, &limits).expect("a dump restores");

@@ -460,6 +460,15 @@ fn chosen_edges_answer_as_redis_does() {
         "RENAME hh hh2",
         "HGETALL hh2",
         "EXISTS hh",
+        "RPUSH r a b a c a d a",
+        "LREM r 2 a",
+        "LRANGE r 0 -1",
+        "RPUSH r2 a b a c a d a",
+        "LREM r2 -2 a",
+        "LRANGE r2 0 -1",
+        "LREM r2 -9 zz",
+        "LREM r2 0 a",
+        "LRANGE r2 0 -1",
     ];
     for resp in [Resp::Two, Resp::Three] {
         let mut ours = RawClient::speaking(server.addr, resp);

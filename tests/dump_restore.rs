@@ -8,7 +8,7 @@ use common::{
     assert_command_info_as_redis, check_writes_survive_restarts, escape, RawClient, RedisServer,
     TestServer,
 };
-use sieved::store::rdb::crc64;
+use sieved::store::rdb::append_trailer;
 use std::net::SocketAddr;
 
 /// The data of a bulk reply.
@@ -141,9 +141,7 @@ fn payloads_move_both_ways_with_redis() {
 /// A payload with its trailer recomputed after changing it.
 fn sealed(body: &[u8], version: u16) -> Vec<u8> {
     let mut payload = body.to_vec();
-    payload.extend_from_slice(&version.to_le_bytes());
-    let crc = crc64::update(0, &payload);
-    payload.extend_from_slice(&crc.to_le_bytes());
+    append_trailer(&mut payload, version);
     payload
 }
 

@@ -47,14 +47,8 @@ impl Node {
     }
 
     fn info_field(&mut self, section: &str, field: &str) -> u64 {
-        let reply = String::from_utf8(self.cmd(&["INFO", section])).expect("text");
-        let prefix = format!("{field}:");
-        reply
-            .split("\r\n")
-            .find_map(|line| line.strip_prefix(&prefix))
-            .unwrap_or_else(|| panic!("no {field} in {reply}"))
-            .parse()
-            .expect("a number")
+        let value = self.client.info_field(section, field);
+        value.parse().expect("a number")
     }
 
     /// Sets maxmemory to the memory in use now plus `ROOM`.

@@ -380,16 +380,6 @@ fn inline_commands_over_tcp() {
 }
 
 /// The value of one field of INFO, read over a raw connection.
-fn info_field(server: &TestServer, section: &str, field: &str) -> String {
-    let reply = server.client().cmd(&["INFO", section]);
-    let text = String::from_utf8(reply).expect("INFO is text");
-    let prefix = format!("{field}:");
-    text.split("\r\n")
-        .find_map(|line| line.strip_prefix(&prefix))
-        .unwrap_or_else(|| panic!("no {field} in {text}"))
-        .to_string()
-}
-
 fn benchmark(server: &TestServer, program: &Path, args: &[&str]) -> String {
     let mut command = Command::new(program);
     command
@@ -416,7 +406,9 @@ fn benchmark(server: &TestServer, program: &Path, args: &[&str]) -> String {
 }
 
 fn commands_processed(server: &TestServer) -> u64 {
-    info_field(server, "stats", "total_commands_processed")
+    server
+        .client()
+        .info_field("stats", "total_commands_processed")
         .parse()
         .expect("a count")
 }

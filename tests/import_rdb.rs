@@ -6,10 +6,11 @@
 
 mod common;
 
-use common::redisbloom::fixtures as redisbloom_fixtures;
+use common::redisbloom::{check_filter, fixtures as redisbloom_fixtures, FILTERS};
 use common::{
     binary, escape, free_port, spawn_server, DataDir, RawClient, RedisServer, TestServer,
 };
+use sieved::store::rdb::append_trailer;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -25,61 +26,10 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// The filters in the fixtures: key, item prefix, items added.
-const FILTERS: [(&str, &str, usize); 6] = [
-    ("bf:small", "small:", 500),
-    ("bf:scaled", "scaled:", 10_000),
-    ("bf:nonscaling", "nonscaling:", 5_000),
-    ("bf:auto", "auto:", 3_000),
-    ("bf:big", "big:", 200_000),
-    ("bf:exp4", "exp4:", 20_000),
-];
-
-fn mexists(client: &mut RawClient, key: &str, items: impl Iterator<Item = String>) -> String {
-    let items: Vec<String> = items.collect();
-    let mut answers = String::with_capacity(items.len());
-    for batch in items.chunks(1000) {
-        let mut args: Vec<&[u8]> = vec![b"BF.MEXISTS", key.as_bytes()];
-        args.extend(batch.iter().map(|item| item.as_bytes()));
-        let reply = text(&client.command(&args));
-        answers.extend(
-            reply
-                .split("\r\n")
-                .skip(1)
-                .filter(|l| !l.is_empty())
-                .map(|l| match l {
-                    ":1" => '1',
-                    ":0" => '0',
-                    other => panic!("{key}: BF.MEXISTS answered {other}"),
-                }),
-        );
-    }
-    answers
-}
-
-/// The Bloom filter `key` answers as RedisBloom's did: every item added (`count` of them, named
-/// `prefix` and a number) is there, and probes for absent items get RedisBloom's answers.
-fn check_filter(client: &mut RawClient, fixtures: &Path, key: &str, prefix: &str, count: usize) {
-    let added = mexists(client, key, (0..count).map(|i| format!("{prefix}{i}")));
-    assert!(!added.contains('0'), "{key}: an added item is missing");
-    let name = key.trim_start_matches("bf:");
-    let expected = std::fs::read_to_string(fixtures.join(format!("bf_{name}.absent-answers.txt")))
-        .expect("absent answers");
-    let absent = mexists(
-        client,
-        key,
-        (0..20_000).map(|i| format!("absent:{key}:{i}")),
-    );
-    assert!(
-        absent == expected.trim(),
-        "{key}: absent probes differ from RedisBloom's"
-    );
-}
-
 /// Everything the fixtures hold, as a server that imported them answers.
 fn check_imported(client: &mut RawClient, fixtures: &Path) {
-    for (key, prefix, count) in FILTERS {
-        check_filter(client, fixtures, key, prefix, count);
+    for filter in &FILTERS {
+        check_filter(client, fixtures, filter);
     }
     for bit in ["8", "11", "1048576", "1073741823"] {
         assert_eq!(
@@ -336,7 +286,14 @@ fn redis_7_rdb_imports_every_encoding() {
 /// The payload Redis with RedisBloom sends for `key` in a MIGRATE (or answers to DUMP): the
 /// value's bytes as its RDB file holds them, with the version and checksum trailer.
 fn redisbloom_payload(rdb: &[u8], key: &str) -> Vec<u8> {
-    use sieved::store::rdb::{crc64, read_value, Input, Limits, SliceInput};
+    let mut payload = redisbloom_value(rdb, key);
+    append_trailer(&mut payload, 12);
+    payload
+}
+
+/// `key`'s value in the RDB file: its type byte and its bytes, which a payload's trailer follows.
+fn redisbloom_value(rdb: &[u8], key: &str) -> Vec<u8> {
+    use sieved::store::rdb::{read_value, Input, Limits, SliceInput};
     let mut pattern = vec![7u8, key.len() as u8];
     pattern.extend_from_slice(key.as_bytes());
     let start = rdb
@@ -347,12 +304,9 @@ fn redisbloom_payload(rdb: &[u8], key: &str) -> Vec<u8> {
     let mut input = SliceInput(body);
     read_value(&mut input, 7, &Limits::NONE).expect("a module value");
     let len = body.len() - input.remaining() as usize;
-    let mut payload = vec![7u8];
-    payload.extend_from_slice(&body[..len]);
-    payload.extend_from_slice(&12u16.to_le_bytes());
-    let crc = crc64::update(0, &payload);
-    payload.extend_from_slice(&crc.to_le_bytes());
-    payload
+    let mut value = vec![7u8];
+    value.extend_from_slice(&body[..len]);
+    value
 }
 
 /// RedisBloom's own MBbloom-- and MBbloomCF bytes, as a MIGRATE from Redis with RedisBloom
@@ -365,14 +319,15 @@ fn redisbloom_payloads_restore() {
     let rdb = std::fs::read(fixtures.join("dump.rdb")).expect("the fixture");
     let server = TestServer::start();
     let mut client = server.client();
-    for (key, prefix, count) in FILTERS {
-        let payload = redisbloom_payload(&rdb, key);
+    for filter in &FILTERS {
+        let payload = redisbloom_payload(&rdb, filter.key);
         assert_eq!(
-            client.command(&[b"RESTORE", key.as_bytes(), b"0", &payload]),
+            client.command(&[b"RESTORE", filter.key.as_bytes(), b"0", &payload]),
             b"+OK\r\n",
-            "{key}"
+            "{}",
+            filter.key
         );
-        check_filter(&mut client, &fixtures, key, prefix, count);
+        check_filter(&mut client, &fixtures, filter);
     }
     let payload = redisbloom_payload(&rdb, "cf:cuckoo");
     assert_eq!(
@@ -384,11 +339,9 @@ fn redisbloom_payloads_restore() {
     // it never wrote, are refused. The module ID is bytes 2 to 9, big-endian: the name's last
     // character starts at bit 10, the version is the low 10 bits.
     for (at, flip) in [(8, 0x04), (9, 0x01)] {
-        let mut changed = redisbloom_payload(&rdb, "bf:small");
+        let mut changed = redisbloom_value(&rdb, "bf:small");
         changed[at] ^= flip;
-        let len = changed.len();
-        let crc = sieved::store::rdb::crc64::update(0, &changed[..len - 8]);
-        changed[len - 8..].copy_from_slice(&crc.to_le_bytes());
+        append_trailer(&mut changed, 12);
         assert_eq!(
             client.command(&[b"RESTORE", b"changed", b"0", &changed]),
             b"-ERR Bad data format\r\n"

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{RawClient, TestServer};
+use common::{info_field, RawClient, TestServer};
 use sieved::config::{self, Config};
 use std::io::{Read, Write};
 use std::path::Path;
@@ -65,14 +65,6 @@ fn text(reply: Vec<u8>) -> String {
     String::from_utf8(reply).expect("text")
 }
 
-/// The value of `field` in an INFO reply.
-fn field<'a>(info: &'a str, field: &str) -> &'a str {
-    let prefix = format!("{field}:");
-    info.lines()
-        .find_map(|line| line.strip_prefix(&prefix))
-        .unwrap_or_else(|| panic!("no {field} in {info}"))
-}
-
 /// The workload every test here measures: 3 filters' worth of known commands.
 fn workload(client: &mut RawClient) {
     client.cmd(&["BF.RESERVE", "urls", "0.01", "1000"]);
@@ -100,7 +92,7 @@ fn info_reports_the_workload() {
 
     let stats = text(client.cmd(&["INFO", "commandstats"]));
     assert!(stats.starts_with("$"), "{stats}");
-    let bf_add = field(&stats, "cmdstat_bf.add");
+    let bf_add = info_field(&stats, "cmdstat_bf.add");
     assert!(bf_add.starts_with("calls=11,usec="), "{bf_add}");
     assert!(
         bf_add.ends_with(",rejected_calls=1,failed_calls=1"),
@@ -118,8 +110,8 @@ fn info_reports_the_workload() {
     // Calls are timed in whole microseconds, so eleven fast adds may total 0: the field must be
     // a number, not a particular one (tests assert nothing on wall-clock time).
     assert!(per_call >= 0.0, "{bf_add}");
-    assert!(field(&stats, "cmdstat_cbf.add").starts_with("calls=20,"));
-    assert!(field(&stats, "cmdstat_bf.madd").starts_with("calls=1,"));
+    assert!(info_field(&stats, "cmdstat_cbf.add").starts_with("calls=20,"));
+    assert!(info_field(&stats, "cmdstat_bf.madd").starts_with("calls=1,"));
     assert!(
         !stats.contains("cmdstat_info"),
         "INFO counted before it ran: {stats}"
@@ -127,28 +119,31 @@ fn info_reports_the_workload() {
     assert!(!stats.contains("nosuch"), "{stats}");
 
     let bloom = text(client.cmd(&["INFO", "bloom"]));
-    assert_eq!(field(&bloom, "bf_filters"), "1");
-    assert_eq!(field(&bloom, "bf_items"), "12");
-    assert_eq!(field(&bloom, "bf_capacity"), "1000");
-    assert_eq!(field(&bloom, "bf_links"), "1");
-    assert_eq!(field(&bloom, "cbf_filters"), "1");
-    assert_eq!(field(&bloom, "cbf_items"), "20");
+    assert_eq!(info_field(&bloom, "bf_filters"), "1");
+    assert_eq!(info_field(&bloom, "bf_items"), "12");
+    assert_eq!(info_field(&bloom, "bf_capacity"), "1000");
+    assert_eq!(info_field(&bloom, "bf_links"), "1");
+    assert_eq!(info_field(&bloom, "cbf_filters"), "1");
+    assert_eq!(info_field(&bloom, "cbf_items"), "20");
     let hashes = 8; // the first link of a scaling filter at 1%, built for 0.5%
-    assert_eq!(field(&bloom, "cbf_saturated_counters"), hashes.to_string());
+    assert_eq!(
+        info_field(&bloom, "cbf_saturated_counters"),
+        hashes.to_string()
+    );
     let memory: u64 = text(client.cmd(&["MEMORY", "USAGE", "urls"]))
         .lines()
         .next()
         .unwrap()[1..]
         .parse()
         .unwrap();
-    let bf_bytes: u64 = field(&bloom, "bf_bytes").parse().unwrap();
+    let bf_bytes: u64 = info_field(&bloom, "bf_bytes").parse().unwrap();
     assert!(
         bf_bytes <= memory && bf_bytes + 128 > memory,
         "{bf_bytes} vs MEMORY USAGE {memory}"
     );
 
     let info = text(other.cmd(&["INFO"]));
-    assert_eq!(field(&info, "connected_clients"), "2");
+    assert_eq!(info_field(&info, "connected_clients"), "2");
     assert!(
         !info.contains("# Commandstats") && !info.contains("# Bloom"),
         "{info}"
@@ -167,7 +162,7 @@ fn info_reports_the_workload() {
     assert_eq!(client.cmd(&["CONFIG", "RESETSTAT"]), b"+OK\r\n");
     let stats = text(client.cmd(&["INFO", "commandstats"]));
     assert!(
-        field(&stats, "cmdstat_config").starts_with("calls=1,"),
+        info_field(&stats, "cmdstat_config").starts_with("calls=1,"),
         "{stats}"
     );
     assert!(!stats.contains("cmdstat_bf.add"), "{stats}");
@@ -178,12 +173,10 @@ fn instantaneous_ops_per_sec_follows_the_load() {
     let server = start_from_deployed_config();
     let mut client = server.client();
     let ops = |client: &mut RawClient| -> u64 {
-        field(
-            &text(client.cmd(&["INFO", "stats"])),
-            "instantaneous_ops_per_sec",
-        )
-        .parse()
-        .unwrap()
+        client
+            .info_field("stats", "instantaneous_ops_per_sec")
+            .parse()
+            .unwrap()
     };
     let pipeline: Vec<u8> = (0..2000)
         .flat_map(|i| common::encode_command(&[b"BF.ADD", b"k", format!("{i}").as_bytes()]))
@@ -467,11 +460,11 @@ fn info_replication_reads_as_a_primary_without_replicas() {
         ("repl_backlog_active", "0"),
         ("repl_backlog_size", "1048576"),
     ] {
-        assert_eq!(field(&replication, name), value, "{replication}");
+        assert_eq!(info_field(&replication, name), value, "{replication}");
     }
     let server_section = text(client.cmd(&["INFO", "server"]));
-    let replid = field(&replication, "master_replid");
-    let run_id = field(&server_section, "run_id");
+    let replid = info_field(&replication, "master_replid");
+    let run_id = info_field(&server_section, "run_id");
     for id in [&replid, &run_id] {
         assert!(
             id.len() == 40 && id.bytes().all(|b| b.is_ascii_hexdigit()),
@@ -481,7 +474,7 @@ fn info_replication_reads_as_a_primary_without_replicas() {
     assert_ne!(replid, run_id);
     let stats = text(client.cmd(&["INFO", "stats"]));
     for name in ["sync_full", "sync_partial_ok", "sync_partial_err"] {
-        assert_eq!(field(&stats, name), "0");
+        assert_eq!(info_field(&stats, name), "0");
     }
     assert!(text(client.cmd(&["INFO"])).contains("# Replication\r\n"));
 }

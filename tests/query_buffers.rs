@@ -61,12 +61,7 @@ fn with_password(password: &str) -> TestServer {
 fn info_field(server: &TestServer, field: &str) -> u64 {
     let mut client = server.client();
     client.cmd(&["AUTH", "s3cret"]);
-    let info = String::from_utf8(client.cmd(&["INFO", "memory"])).expect("text");
-    let line = info
-        .lines()
-        .find_map(|line| line.strip_prefix(&format!("{field}:")))
-        .unwrap_or_else(|| panic!("no {field} in {info}"));
-    line.trim().parse().expect("number")
+    client.info_field("memory", field).parse().expect("number")
 }
 
 #[test]

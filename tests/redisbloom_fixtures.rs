@@ -8,7 +8,8 @@
 mod common;
 
 use common::redisbloom::{
-    assert_transcript_replays, decode_base64, fixtures as redisbloom_fixtures, json_strings,
+    assert_transcript_replays, check_filter, decode_base64, fixtures as redisbloom_fixtures,
+    json_strings, mexists, FILTERS,
 };
 use common::{RawClient, TestServer};
 use std::path::PathBuf;
@@ -22,46 +23,6 @@ fn number_after(text: &str, field: &str) -> Option<i64> {
         .unwrap_or(rest.len());
     rest[..end].parse().ok()
 }
-
-/// One filter of MANIFEST.json: its key, item prefix and count, and RedisBloom's BF.INFO.
-struct Filter {
-    key: &'static str,
-    prefix: &'static str,
-    count: usize,
-}
-
-const FILTERS: [Filter; 6] = [
-    Filter {
-        key: "bf:small",
-        prefix: "small:",
-        count: 500,
-    },
-    Filter {
-        key: "bf:scaled",
-        prefix: "scaled:",
-        count: 10_000,
-    },
-    Filter {
-        key: "bf:nonscaling",
-        prefix: "nonscaling:",
-        count: 5000,
-    },
-    Filter {
-        key: "bf:auto",
-        prefix: "auto:",
-        count: 3000,
-    },
-    Filter {
-        key: "bf:big",
-        prefix: "big:",
-        count: 200_000,
-    },
-    Filter {
-        key: "bf:exp4",
-        prefix: "exp4:",
-        count: 20_000,
-    },
-];
 
 /// BF.INFO as RedisBloom answers it under RESP2, from the manifest's figures.
 fn expected_info(manifest: &str, key: &str) -> Vec<u8> {
@@ -83,25 +44,6 @@ fn expected_info(manifest: &str, key: &str) -> Vec<u8> {
         }
     }
     reply
-}
-
-/// The 0/1 answers of BF.MEXISTS for `items`, asked in batches.
-fn mexists(client: &mut RawClient, key: &str, items: &[String]) -> String {
-    let mut answers = String::with_capacity(items.len());
-    for batch in items.chunks(1000) {
-        let mut args: Vec<&[u8]> = vec![b"BF.MEXISTS", key.as_bytes()];
-        args.extend(batch.iter().map(|item| item.as_bytes()));
-        let reply = client.command(&args);
-        let text = String::from_utf8(reply).expect("text");
-        let mut lines = text.split("\r\n");
-        assert_eq!(lines.next(), Some(format!("*{}", batch.len()).as_str()));
-        answers.extend(lines.filter(|l| !l.is_empty()).map(|l| match l {
-            ":1" => '1',
-            ":0" => '0',
-            other => panic!("BF.MEXISTS answered {other}"),
-        }));
-    }
-    answers
 }
 
 #[test]
@@ -138,26 +80,7 @@ fn redisbloom_scandumps_load_and_answer_as_redisbloom() {
             "{}",
             filter.key
         );
-        let added: Vec<String> = (0..filter.count)
-            .map(|i| format!("{}{i}", filter.prefix))
-            .collect();
-        let answers = mexists(&mut client, filter.key, &added);
-        assert!(
-            !answers.contains('0'),
-            "{}: an added item is missing",
-            filter.key
-        );
-        let absent: Vec<String> = (0..20_000)
-            .map(|i| format!("absent:{}:{i}", filter.key))
-            .collect();
-        let expected = std::fs::read_to_string(dir.join(format!("bf_{name}.absent-answers.txt")))
-            .expect("absent answers");
-        let answers = mexists(&mut client, filter.key, &absent);
-        assert!(
-            answers == expected.trim(),
-            "{}: absent probes differ",
-            filter.key
-        );
+        check_filter(&mut client, &dir, filter);
         // Dumped again, the walk is RedisBloom's byte for byte.
         let mut iterator = "0".to_string();
         for (iter, data) in &chunks {

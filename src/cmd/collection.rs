@@ -6,7 +6,7 @@ use super::args::{is, parse_i64, Cursor};
 use super::errors::*;
 use super::spec::{bits, KeySpec};
 use super::Ctx;
-use crate::protocol::Request;
+use crate::protocol::{Reply, Request};
 use crate::store::Value;
 use std::time::Duration;
 
@@ -30,7 +30,7 @@ pub(super) const RW_ACCESS_DELETE_ALL_BUT_LAST: &[KeySpec] = &[KeySpec::range(
 /// A blocking command's timeout in seconds, as Redis reads it (a float, rounded up to whole
 /// milliseconds); None for 0, which waits for as long as it takes. A timeout that rounds to 0
 /// from below (-0.0001) is 0, as in Redis.
-pub(super) fn parse_timeout(arg: &[u8], now: u64) -> Result<Option<Duration>, CmdError> {
+fn parse_timeout(arg: &[u8], now: u64) -> Result<Option<Duration>, CmdError> {
     let seconds = std::str::from_utf8(arg)
         .ok()
         .and_then(|text| text.parse::<f64>().ok())
@@ -52,17 +52,35 @@ pub(super) fn parse_timeout(arg: &[u8], now: u64) -> Result<Option<Duration>, Cm
 
 const TIMEOUT_RANGE: &str = "ERR timeout is out of range";
 
-/// Logs the running write as `effect` alone (nothing at all for None): a blocking pop is
-/// logged as the plain pop it did, so that the log and replicas never see it wait.
-pub(super) fn log_as<'a>(ctx: &mut Ctx, effect: Option<impl IntoIterator<Item = &'a [u8]>>) {
-    if ctx.server.write_log().is_none() {
-        return;
+/// BLPOP, BRPOP, BZPOPMIN and BZPOPMAX: `key [key ...] timeout`. `pop` tries each key in turn
+/// and, at the first that had something, writes the reply and says so; that pop is logged as
+/// `logged_as` on its key, so that the log and replicas never see a pop wait. With nothing to
+/// pop, the client waits for a value that `serves` (inside EXEC: a null reply at once), and
+/// nothing is logged.
+pub(super) fn pop_or_block(
+    ctx: &mut Ctx,
+    request: Request,
+    logged_as: &[u8],
+    serves: fn(&Value) -> bool,
+    mut pop: impl FnMut(&mut Ctx, &[u8]) -> Result<bool, CmdError>,
+) -> CmdResult {
+    let timeout = parse_timeout(request.arg(request.len() - 1), ctx.now)?;
+    let keys = 1..request.len() - 1;
+    for key in keys.clone().map(|at| request.arg(at)) {
+        if pop(ctx, key)? {
+            ctx.note_effect([logged_as, key]);
+            ctx.log_effects_only();
+            return Ok(());
+        }
     }
-    if let Some(args) = effect {
-        let db = ctx.session.db;
-        ctx.session.effects.push_args(db, args);
+    ctx.log_effects_only();
+    if ctx.may_block() {
+        let keys = keys.map(|at| request.arg(at).to_vec()).collect();
+        ctx.block_on(&request, keys, timeout, serves, Reply::null_array);
+    } else {
+        ctx.reply.null_array();
     }
-    ctx.session.effects_only = true;
+    Ok(())
 }
 
 /// Runs `f` on the live value at `key` (None if there is none), write-locked; if that leaves
@@ -251,6 +269,33 @@ mod tests {
         ] {
             assert_eq!(format_score(score), text);
         }
+    }
+
+    /// The wait a blocking command asks for: whole milliseconds, rounded up, so that it never
+    /// ends sooner than the client asked; 0 (or what rounds to it from below) for no limit.
+    #[test]
+    fn timeouts_round_up_to_whole_milliseconds() {
+        let timeout = |text: &str| parse_timeout(text.as_bytes(), 0);
+        assert_eq!(timeout("0.3").unwrap(), Some(Duration::from_millis(300)));
+        assert_eq!(timeout("5").unwrap(), Some(Duration::from_secs(5)));
+        assert_eq!(timeout("0.0001").unwrap(), Some(Duration::from_millis(1)));
+        assert_eq!(
+            timeout("1.0001").unwrap(),
+            Some(Duration::from_millis(1001))
+        );
+        assert_eq!(timeout("0").unwrap(), None);
+        assert_eq!(timeout("-0.0001").unwrap(), None);
+        assert!(timeout("-1").is_err());
+        assert!(timeout("x").is_err());
+        assert!(timeout("nan").is_err());
+        assert!(timeout("9223372036854775807").is_err());
+        // The deadline, now plus the wait, must fit Redis's milliseconds.
+        let now = i64::MAX as u64 - 1000;
+        assert_eq!(
+            parse_timeout(b"1", now).unwrap(),
+            Some(Duration::from_secs(1))
+        );
+        assert!(parse_timeout(b"1", now + 1).is_err());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use super::args::is;
 use super::errors::*;
 use super::spec::{
-    arity_fits, bits, one_of, pattern, string, Acl, Arg, ArgType, CommandSpec, DocFlags, Docs,
+    bits, find_subcommand, one_of, pattern, string, Acl, Arg, ArgType, CommandSpec, DocFlags, Docs,
     Group, KeySpec,
 };
 use super::{lookup, Ctx, COMMANDS};
@@ -265,15 +265,25 @@ fn write_keys(reply: &mut Reply, request: Request, with_flags: bool) -> CmdResul
     Ok(())
 }
 
-/// Each subcommand's name and arity, for Redis's `command|<sub>` arity error.
-const SUBCOMMANDS: &[(&str, i32)] = &[
-    ("count", 2),
-    ("list", -2),
-    ("info", -2),
-    ("docs", -2),
-    ("getkeys", -4),
-    ("getkeysandflags", -4),
-    ("help", 2),
+enum Subcommand {
+    Count,
+    List,
+    Info,
+    Docs,
+    GetKeys,
+    GetKeysAndFlags,
+    Help,
+}
+
+/// Each subcommand's name, arity (for Redis's `command|<sub>` arity error) and what it is.
+const SUBCOMMANDS: &[(&str, i32, Subcommand)] = &[
+    ("count", 2, Subcommand::Count),
+    ("list", -2, Subcommand::List),
+    ("info", -2, Subcommand::Info),
+    ("docs", -2, Subcommand::Docs),
+    ("getkeys", -4, Subcommand::GetKeys),
+    ("getkeysandflags", -4, Subcommand::GetKeysAndFlags),
+    ("help", 2, Subcommand::Help),
 ];
 
 const HELP: &[&str] = &[
@@ -307,28 +317,21 @@ pub(super) fn command(ctx: &mut Ctx, request: Request) -> CmdResult {
         COMMANDS.iter().for_each(|spec| write_info(reply, spec));
         return Ok(());
     }
-    let sub = request.arg(1);
-    let (name, arity) = SUBCOMMANDS
-        .iter()
-        .find(|(name, _)| is(sub, name))
-        .ok_or_else(|| CmdError::unknown_subcommand(sub, "COMMAND"))?;
-    if !arity_fits(*arity, request.len()) {
-        return Err(CmdError::arity(&format!("command|{name}")));
-    }
+    let subcommand = find_subcommand(&request, "COMMAND", SUBCOMMANDS)?;
     let names = || request.args().skip(2);
-    match *name {
-        "count" => reply.int(COMMANDS.len() as i64),
-        "list" => {
+    match subcommand {
+        Subcommand::Count => reply.int(COMMANDS.len() as i64),
+        Subcommand::List => {
             let filter = Filter::parse(&request)?;
             let listed = || COMMANDS.iter().filter(|spec| filter.admits(spec));
             reply.array(listed().count());
             listed().for_each(|spec| reply.bulk(spec.name.as_bytes()));
         }
-        "info" if request.len() == 2 => {
+        Subcommand::Info if request.len() == 2 => {
             reply.array(COMMANDS.len());
             COMMANDS.iter().for_each(|spec| write_info(reply, spec));
         }
-        "info" => {
+        Subcommand::Info => {
             reply.array(request.len() - 2);
             for name in names() {
                 match lookup(name) {
@@ -337,19 +340,19 @@ pub(super) fn command(ctx: &mut Ctx, request: Request) -> CmdResult {
                 }
             }
         }
-        "docs" if request.len() == 2 => {
+        Subcommand::Docs if request.len() == 2 => {
             reply.map(COMMANDS.len());
             COMMANDS.iter().for_each(|spec| write_docs(reply, spec));
         }
-        "docs" => {
+        Subcommand::Docs => {
             reply.map(names().filter_map(lookup).count());
             names()
                 .filter_map(lookup)
                 .for_each(|index| write_docs(reply, &COMMANDS[index]));
         }
-        "getkeys" => write_keys(reply, request, false)?,
-        "getkeysandflags" => write_keys(reply, request, true)?,
-        _ => {
+        Subcommand::GetKeys => write_keys(reply, request, false)?,
+        Subcommand::GetKeysAndFlags => write_keys(reply, request, true)?,
+        Subcommand::Help => {
             reply.array(HELP.len());
             HELP.iter().for_each(|line| reply.simple(line));
         }

@@ -353,6 +353,26 @@ impl Ctx<'_> {
             wake_at_ms: None,
         }));
         self.session.effects.clear();
+        self.log_effects_only();
+    }
+
+    /// Whether a write log is on. Without one, what a command notes for it is dropped unread,
+    /// so it need not be built.
+    pub(super) fn logging(&self) -> bool {
+        self.server.write_log().is_some()
+    }
+
+    /// Notes `args`, a command in the session's database, for the log to record before the
+    /// running command (see `Session::effects`); nothing without a log.
+    pub(super) fn note_effect<'a>(&mut self, args: impl IntoIterator<Item = &'a [u8]>) {
+        if self.logging() {
+            let db = self.session.db;
+            self.session.effects.push_args(db, args);
+        }
+    }
+
+    /// Logs the running command as the effects it noted alone: not at all if it noted none.
+    pub(super) fn log_effects_only(&mut self) {
         self.session.effects_only = true;
     }
 

@@ -111,13 +111,8 @@ pub(super) fn incrbyfloat(ctx: &mut Ctx, request: Request) -> CmdResult {
         let text = format_float(sum);
         Ok((text.clone(), text))
     })?;
-    if ctx.server.write_log().is_some() {
-        let db = ctx.session.db;
-        ctx.session
-            .effects
-            .push_args(db, [&b"SET"[..], key, &result, b"KEEPTTL"]);
-        ctx.session.effects_only = true;
-    }
+    ctx.note_effect([&b"SET"[..], key, &result, b"KEEPTTL"]);
+    ctx.log_effects_only();
     ctx.reply.bulk(&result);
     Ok(())
 }

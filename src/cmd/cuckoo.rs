@@ -135,7 +135,7 @@ fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
     }
     // Options left out take the `cf-*` settings of the moment: the log records the shape made.
     note_created(ctx, key, &header);
-    ctx.session.effects_only = true;
+    ctx.log_effects_only();
     ctx.reply.ok();
     Ok(())
 }
@@ -224,7 +224,7 @@ fn add_items(
 fn log_without_refused(ctx: &mut Ctx, request: Request, first_item: usize) {
     let refused = |result: &Result<bool, CmdError>| matches!(result, Err(error) if error.message() == CF_NO_MEMORY);
     let results = &ctx.session.scratch;
-    if ctx.server.write_log().is_none() || !results.iter().any(refused) {
+    if !ctx.logging() || !results.iter().any(refused) {
         return;
     }
     let kept: Vec<&[u8]> = request
@@ -236,12 +236,9 @@ fn log_without_refused(ctx: &mut Ctx, request: Request, first_item: usize) {
         .collect();
     if !kept.is_empty() {
         let head = [request.arg(0), request.arg(1), b"NOCREATE", b"ITEMS"];
-        let db = ctx.session.db;
-        ctx.session
-            .effects
-            .push_args(db, head.into_iter().chain(kept));
+        ctx.note_effect(head.into_iter().chain(kept));
     }
-    ctx.session.effects_only = true;
+    ctx.log_effects_only();
 }
 
 /// A filter created by an add, with the `cf-*` settings of the moment.
@@ -256,13 +253,7 @@ fn create(options: CuckooOptions, limit: u64) -> Result<Value, CmdError> {
 /// Logs a filter created implicitly as the CF.LOADCHUNK of its empty header, so that replay
 /// makes the same shape whatever the `cf-*` settings are then.
 fn note_created(ctx: &mut Ctx, key: &[u8], header: &[u8]) {
-    if ctx.server.write_log().is_none() {
-        return;
-    }
-    let db = ctx.session.db;
-    ctx.session
-        .effects
-        .push_args(db, [b"CF.LOADCHUNK".as_slice(), key, b"1", header]);
+    ctx.note_effect([b"CF.LOADCHUNK".as_slice(), key, b"1", header]);
 }
 
 /// The replies of an add, from the results it left in the session's scratch space.

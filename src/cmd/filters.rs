@@ -210,13 +210,7 @@ impl Filter for CountingChain {
 /// replay then makes exactly this filter, whatever the `bf-*` defaults, the layout and the
 /// limits are by then.
 fn note_created<F: Dumped>(ctx: &mut Ctx, key: &[u8], header: &[u8]) {
-    if ctx.server.write_log().is_none() {
-        return;
-    }
-    let db = ctx.session.db;
-    ctx.session
-        .effects
-        .push_args(db, [F::LOADCHUNK, key, b"1".as_slice(), header]);
+    ctx.note_effect([F::LOADCHUNK, key, b"1".as_slice(), header]);
 }
 
 fn header_of<F: Dumped>(filter: &F) -> Vec<u8> {
@@ -280,7 +274,7 @@ pub(super) fn store_reserved<F: Dumped>(ctx: &mut Ctx, key: &[u8], filter: F) ->
         return Err(BF_ITEM_EXISTS.into());
     }
     note_created::<F>(ctx, key, &header);
-    ctx.session.effects_only = true;
+    ctx.log_effects_only();
     ctx.reply.ok();
     Ok(())
 }

@@ -109,15 +109,6 @@ fn may_have_work(ctx: &Ctx, key: &[u8]) {
     ctx.db().signal_ready(key);
 }
 
-/// Notes a write for the log: the command `args`, in the session's database.
-fn note(ctx: &mut Ctx, args: &[&[u8]]) {
-    if ctx.server.write_log().is_none() {
-        return;
-    }
-    let db = ctx.session.db;
-    ctx.session.effects.push_args(db, args.iter().copied());
-}
-
 fn text(value: impl std::fmt::Display) -> Vec<u8> {
     value.to_string().into_bytes()
 }
@@ -133,23 +124,20 @@ fn note_created(ctx: &mut Ctx, key: &[u8], options: &FrontierOptions) {
         text(rules.delay_ms),
         text(rules.inflight),
     ];
-    note(
-        ctx,
-        &[
-            b"FQ.RESERVE",
-            key,
-            &words[0],
-            &words[1],
-            b"LEASE",
-            &words[2],
-            b"RETRIES",
-            &words[3],
-            b"DELAY",
-            &words[4],
-            b"INFLIGHT",
-            &words[5],
-        ],
-    );
+    ctx.note_effect([
+        &b"FQ.RESERVE"[..],
+        key,
+        &words[0],
+        &words[1],
+        b"LEASE",
+        &words[2],
+        b"RETRIES",
+        &words[3],
+        b"DELAY",
+        &words[4],
+        b"INFLIGHT",
+        &words[5],
+    ]);
 }
 
 /// FQ.RESERVE key error_rate capacity [LEASE ms] [RETRIES n] [DELAY ms] [INFLIGHT n]
@@ -281,9 +269,9 @@ fn push(ctx: &mut Ctx, request: Request) -> CmdResult {
         let mut words: Vec<&[u8]> = request.args().take(first).collect();
         words.extend(request.args().skip(first).take(taken));
         if taken > 0 {
-            note(ctx, &words);
+            ctx.note_effect(words);
         }
-        ctx.session.effects_only = true;
+        ctx.log_effects_only();
     }
     let reply = &mut *ctx.reply;
     reply.array(ctx.session.scratch.len());
@@ -355,7 +343,7 @@ fn pop(ctx: &mut Ctx, request: Request) -> CmdResult {
     if let Some(clock) = clock {
         note_leases(ctx, key, clock, &leased);
     }
-    ctx.session.effects_only = true;
+    ctx.log_effects_only();
     match options.block_ms {
         Some(_) if leased.is_empty() && !ctx.may_block() => ctx.reply.null_array(),
         Some(block_ms) if leased.is_empty() => {
@@ -395,7 +383,7 @@ fn note_leases(ctx: &mut Ctx, key: &[u8], clock: u64, leased: &[Leased]) {
     for (item, (id, deadline)) in leased.iter().zip(&numbers) {
         words.extend([&item.group[..], id, deadline]);
     }
-    note(ctx, &words);
+    ctx.note_effect(words);
 }
 
 /// FQ.LEASE key time [group id deadline ...]: what the log holds of a pop (and of the clock
@@ -468,9 +456,9 @@ fn finish_on_ids(ctx: &mut Ctx, command: &[u8], key: &[u8], ids: &[u64]) {
         let words: Vec<Vec<u8>> = ids.iter().map(|&id| text(id)).collect();
         let mut args: Vec<&[u8]> = vec![command, key];
         args.extend(words.iter().map(Vec::as_slice));
-        note(ctx, &args);
+        ctx.note_effect(args);
     }
-    ctx.session.effects_only = true;
+    ctx.log_effects_only();
     ctx.reply.int(ids.len() as i64);
     may_have_work(ctx, key);
 }
@@ -507,9 +495,9 @@ fn nack(ctx: &mut Ctx, request: Request) -> CmdResult {
     )?;
     if let Some((_, due)) = nacked {
         let (id, due) = (text(id), text(due));
-        note(ctx, &[b"FQ.NACK", key, &id, b"AT", &due]);
+        ctx.note_effect([&b"FQ.NACK"[..], key, &id, b"AT", &due]);
     }
-    ctx.session.effects_only = true;
+    ctx.log_effects_only();
     ctx.reply.int(i64::from(matches!(
         nacked,
         Some((Nacked::Requeued | Nacked::Dead, _))
@@ -564,7 +552,7 @@ fn host(ctx: &mut Ctx, request: Request) -> CmdResult {
             |frontier| Ok(frontier.host_rules(&group)),
         )?;
         // Flagged a write for its other form: this one changes nothing and is not logged.
-        ctx.session.effects_only = true;
+        ctx.log_effects_only();
         let reply = &mut *ctx.reply;
         reply.map(5);
         for (label, value) in [
@@ -624,8 +612,8 @@ fn host(ctx: &mut Ctx, request: Request) -> CmdResult {
             args.extend([keyword, value]);
         }
     }
-    note(ctx, &args);
-    ctx.session.effects_only = true;
+    ctx.note_effect(args);
+    ctx.log_effects_only();
     ctx.reply.ok();
     may_have_work(ctx, key);
     Ok(())

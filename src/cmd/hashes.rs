@@ -229,13 +229,8 @@ pub(super) fn hincrbyfloat(ctx: &mut Ctx, request: Request) -> CmdResult {
         hash.insert(field, &text);
         Ok(text)
     })?;
-    if ctx.server.write_log().is_some() {
-        let db = ctx.session.db;
-        ctx.session
-            .effects
-            .push_args(db, [&b"HSET"[..], key, field, &result]);
-        ctx.session.effects_only = true;
-    }
+    ctx.note_effect([&b"HSET"[..], key, field, &result]);
+    ctx.log_effects_only();
     ctx.reply.bulk(&result);
     Ok(())
 }

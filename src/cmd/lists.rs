@@ -5,7 +5,7 @@ use super::collection::*;
 use super::errors::*;
 use super::spec::{bits, double, integer, key, string, CommandSpec, Group};
 use super::Ctx;
-use crate::protocol::{Reply, Request};
+use crate::protocol::Request;
 use crate::store::{Bytes, List, Value};
 
 #[derive(Clone, Copy, PartialEq)]
@@ -129,35 +129,24 @@ fn is_list(value: &Value) -> bool {
 }
 
 /// BLPOP/BRPOP key [key ...] timeout: the first element of the first non-empty list, with its
-/// key; else the client waits for one (inside EXEC: a null reply at once). A pop is logged as
-/// LPOP/RPOP.
+/// key, logged as LPOP/RPOP (`pop_or_block`).
 fn blocking_pop(ctx: &mut Ctx, request: Request, end: End) -> CmdResult {
-    let timeout = parse_timeout(request.arg(request.len() - 1), ctx.now)?;
-    let keys = 1..request.len() - 1;
-    for key in keys.clone().map(|at| request.arg(at)) {
+    let logged_as: &[u8] = if end == End::Head { b"LPOP" } else { b"RPOP" };
+    pop_or_block(ctx, request, logged_as, is_list, |ctx, key| {
         let popped = change_list(ctx, key, |list| {
             Ok(match end {
                 End::Head => list.pop_front(),
                 End::Tail => list.pop_back(),
             })
         })?;
-        if let Some(item) = popped.flatten() {
-            let name: &[u8] = if end == End::Head { b"LPOP" } else { b"RPOP" };
-            log_as(ctx, Some([name, key]));
-            ctx.reply.array(2);
-            ctx.reply.bulk(key);
-            ctx.reply.bulk(&item);
-            return Ok(());
-        }
-    }
-    log_as(ctx, None::<[&[u8]; 0]>);
-    if ctx.may_block() {
-        let keys = keys.map(|at| request.arg(at).to_vec()).collect();
-        ctx.block_on(&request, keys, timeout, is_list, Reply::null_array);
-    } else {
-        ctx.reply.null_array();
-    }
-    Ok(())
+        let Some(item) = popped.flatten() else {
+            return Ok(false);
+        };
+        ctx.reply.array(2);
+        ctx.reply.bulk(key);
+        ctx.reply.bulk(&item);
+        Ok(true)
+    })
 }
 
 pub(super) fn blpop(ctx: &mut Ctx, request: Request) -> CmdResult {
@@ -273,27 +262,28 @@ pub(super) fn lrem(ctx: &mut Ctx, request: Request) -> CmdResult {
         } else {
             usize::try_from(count.unsigned_abs()).unwrap_or(usize::MAX)
         };
-        // The positions of the matches to remove, found from the head or from the tail.
+        // The matches to remove are all those in one run of positions: from the head to the
+        // `limit`th match, or from the `limit`th match from the tail to the end. Only that
+        // match is looked for, which takes no memory however many there are.
         let last = list.len().saturating_sub(1);
-        let doomed: std::collections::HashSet<usize> = if count < 0 {
+        let doomed = if count < 0 {
             let from_tail = list.iter().rev().enumerate();
             from_tail
                 .filter(|(_, element)| *element == item)
                 .take(limit)
-                .map(|(back, _)| last - back)
-                .collect()
+                .last()
+                .map(|(back, _)| last - back..=last)
         } else {
             let from_head = list.iter().enumerate();
             from_head
                 .filter(|(_, element)| *element == item)
                 .take(limit)
-                .map(|(at, _)| at)
-                .collect()
+                .last()
+                .map(|(at, _)| 0..=at)
         };
-        if !doomed.is_empty() {
-            list.retain(|at, _| !doomed.contains(&at));
-        }
-        Ok(doomed.len())
+        Ok(doomed.map_or(0, |doomed| {
+            list.retain(|at, element| !(doomed.contains(&at) && element == item))
+        }))
     })?;
     ctx.reply.int(removed.unwrap_or(0) as i64);
     Ok(())

@@ -344,14 +344,16 @@ pub(super) fn bf_unioncard(ctx: &mut Ctx, request: Request) -> CmdResult {
     let mut total = 0u64;
     let mut piece = Vec::new();
     for (link, counts) in members.counts.iter().enumerate() {
-        // Any filter that has the link knows its shape; the first has the most links.
-        let mut len = 0;
-        for handle in &filters {
+        // The filters that have the link, found once for all its pieces; the first of them
+        // gives its length, which they share.
+        let (mut holders, mut len) = (Vec::new(), None);
+        for &handle in &filters {
             if let Some(found) = link_len::<BloomChain>(handle, link)? {
-                len = found;
-                break;
+                len.get_or_insert(found);
+                holders.push(handle);
             }
         }
+        let len = len.unwrap_or(0);
         // Links are whole 64-bit words, and so is every piece.
         let (mut set, mut union) = (0u64, Vec::new());
         let mut at = 0;
@@ -359,12 +361,10 @@ pub(super) fn bf_unioncard(ctx: &mut Ctx, request: Request) -> CmdResult {
             let take = PIECE_BYTES.min(len - at);
             union.clear();
             union.resize((take / 8) as usize, 0u64);
-            for handle in &filters {
-                if link_len::<BloomChain>(handle, link)?.is_some() {
-                    read_piece::<BloomChain>(handle, link, at, take, &mut piece)?;
-                    for (word, bytes) in union.iter_mut().zip(piece.chunks_exact(8)) {
-                        *word |= u64::from_le_bytes(bytes.try_into().expect("eight bytes"));
-                    }
+            for handle in &holders {
+                read_piece::<BloomChain>(handle, link, at, take, &mut piece)?;
+                for (word, bytes) in union.iter_mut().zip(piece.chunks_exact(8)) {
+                    *word |= u64::from_le_bytes(bytes.try_into().expect("eight bytes"));
                 }
             }
             set += union.iter().map(|w| u64::from(w.count_ones())).sum::<u64>();

@@ -76,13 +76,11 @@ pub(super) fn restore(ctx: &mut Ctx, request: Request) -> CmdResult {
     };
     let db = ctx.db();
     let deleted = replace && db.remove(key, ctx.now);
-    let logged = ctx.server.write_log().is_some();
     if expires_at != 0 && expires_at <= ctx.now {
         // Already expired: nothing is created, and a replaced key is gone.
-        ctx.session.effects_only = true;
-        if deleted && logged {
-            let number = ctx.session.db;
-            ctx.session.effects.push_args(number, [&b"DEL"[..], key]);
+        ctx.log_effects_only();
+        if deleted {
+            ctx.note_effect([&b"DEL"[..], key]);
         }
         ctx.reply.ok();
         return Ok(());
@@ -91,15 +89,14 @@ pub(super) fn restore(ctx: &mut Ctx, request: Request) -> CmdResult {
     if let Some(bits) = db.tracking().restored(idle, freq) {
         db.set_access_bits(key, ctx.now, bits);
     }
-    if expires_at != 0 && !absttl && logged {
-        let number = ctx.session.db;
+    if expires_at != 0 && !absttl && ctx.logging() {
         let when = itoa::Buffer::new().format(expires_at).as_bytes().to_vec();
         let mut args: Vec<&[u8]> = vec![b"RESTORE", key, &when, request.arg(3), b"ABSTTL"];
         if replace {
             args.push(b"REPLACE");
         }
-        ctx.session.effects.push_args(number, args);
-        ctx.session.effects_only = true;
+        ctx.note_effect(args);
+        ctx.log_effects_only();
     }
     ctx.reply.ok();
     Ok(())
@@ -202,7 +199,7 @@ pub(super) fn migrate(ctx: &mut Ctx, request: Request) -> CmdResult {
     let timeout = parse_i64(request.arg(5)).ok_or(NOT_INTEGER)?;
     let db_index = parse_i64(request.arg(4)).ok_or(NOT_INTEGER)?;
     let timeout = Duration::from_millis(if timeout <= 0 { 1000 } else { timeout as u64 });
-    ctx.session.effects_only = true;
+    ctx.log_effects_only();
     let db = ctx.db();
     let mut found = Vec::new();
     for key in &migration.keys {
@@ -279,11 +276,8 @@ pub(super) fn migrate(ctx: &mut Ctx, request: Request) -> CmdResult {
             moved.push(key);
         }
     }
-    if !moved.is_empty() && ctx.server.write_log().is_some() {
-        let number = ctx.session.db;
-        let mut args: Vec<&[u8]> = vec![b"DEL"];
-        args.extend(&moved);
-        ctx.session.effects.push_args(number, args);
+    if !moved.is_empty() {
+        ctx.note_effect([&b"DEL"[..]].into_iter().chain(moved.iter().copied()));
     }
     if let Some(line) = target_error {
         let text = String::from_utf8_lossy(&line[1..line.len() - 2]).into_owned();

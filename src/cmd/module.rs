@@ -5,17 +5,24 @@
 
 use super::args::is;
 use super::errors::*;
-use super::spec::{block, string, CommandSpec, Docs, Group};
+use super::spec::{block, find_subcommand, string, CommandSpec, Docs, Group};
 use super::Ctx;
 use crate::protocol::{Reply, Request};
 
-/// Each subcommand's name and arity, for Redis's `module|<sub>` arity error.
-const SUBCOMMANDS: &[(&str, i32)] = &[
-    ("list", 2),
-    ("load", -3),
-    ("loadex", -3),
-    ("unload", 3),
-    ("help", 2),
+enum Subcommand {
+    List,
+    Load,
+    Unload,
+    Help,
+}
+
+/// Each subcommand's name, arity (for Redis's `module|<sub>` arity error) and what it is.
+const SUBCOMMANDS: &[(&str, i32, Subcommand)] = &[
+    ("list", 2, Subcommand::List),
+    ("load", -3, Subcommand::Load),
+    ("loadex", -3, Subcommand::Load),
+    ("unload", 3, Subcommand::Unload),
+    ("help", 2, Subcommand::Help),
 ];
 
 const HELP: &[&str] = &[
@@ -52,34 +59,28 @@ pub(super) fn write_module_list(reply: &mut Reply, path: &[u8]) {
 }
 
 pub(super) fn module(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let sub = request.arg(1);
-    let (name, arity) = SUBCOMMANDS
-        .iter()
-        .find(|(name, _)| is(sub, name))
-        .ok_or_else(|| CmdError::unknown_subcommand(sub, "MODULE"))?;
-    if !super::spec::arity_fits(*arity, request.len()) {
-        return Err(CmdError::arity(&format!("module|{name}")));
-    }
     let reply = &mut *ctx.reply;
-    match *name {
+    match find_subcommand(&request, "MODULE", SUBCOMMANDS)? {
         // The path it was loaded from: none here.
-        "list" => write_module_list(reply, b""),
-        "load" | "loadex" => {
+        Subcommand::List => write_module_list(reply, b""),
+        Subcommand::Load => {
             return Err(
                 "ERR Error loading the extension: sieved does not load modules; \
                         RedisBloom's commands (module bf) are built in"
                     .into(),
             )
         }
-        "unload" if is(request.arg(2), BLOOM_MODULE) => {
+        Subcommand::Unload if is(request.arg(2), BLOOM_MODULE) => {
             return Err(
                 "ERR Error unloading module: bf is built into sieved, not a loaded \
                         module"
                     .into(),
             )
         }
-        "unload" => return Err("ERR Error unloading module: no such module with that name".into()),
-        _ => {
+        Subcommand::Unload => {
+            return Err("ERR Error unloading module: no such module with that name".into())
+        }
+        Subcommand::Help => {
             reply.array(HELP.len());
             HELP.iter().for_each(|line| reply.simple(line));
         }

@@ -117,16 +117,13 @@ pub(super) fn spop(ctx: &mut Ctx, request: Request) -> CmdResult {
         }
         Some(_) => Err(WRONGTYPE.into()),
     })?;
-    if ctx.server.write_log().is_some() {
-        if !popped.is_empty() {
-            let db = ctx.session.db;
-            let args = [&b"SREM"[..], key]
-                .into_iter()
-                .chain(popped.iter().map(|member| &**member));
-            ctx.session.effects.push_args(db, args);
-        }
-        ctx.session.effects_only = true;
+    if !popped.is_empty() {
+        let args = [&b"SREM"[..], key]
+            .into_iter()
+            .chain(popped.iter().map(|member| &**member));
+        ctx.note_effect(args);
     }
+    ctx.log_effects_only();
     match count {
         None => match popped.first() {
             Some(member) => ctx.reply.bulk(member),

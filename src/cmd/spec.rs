@@ -1,7 +1,8 @@
 //! The vocabulary of the command table: what each family declares about its commands, in the
 //! terms Redis's COMMAND INFO and COMMAND DOCS report, plus how to run them.
 
-use super::errors::CmdResult;
+use super::args::is;
+use super::errors::{CmdError, CmdResult};
 use super::Ctx;
 use crate::protocol::Request;
 
@@ -595,6 +596,26 @@ pub(crate) fn arity_fits(arity: i32, argc: usize) -> bool {
         Ok(exact) => argc == exact,
         Err(_) => argc >= arity.unsigned_abs() as usize,
     }
+}
+
+/// What to do for a container command's subcommand, `request`'s second word, found in `table`
+/// of (name, arity, what to do); Redis's errors for an unknown one and for the wrong number of
+/// arguments, which name it `container|name`.
+pub(super) fn find_subcommand<'t, T>(
+    request: &Request,
+    container: &str,
+    table: &'t [(&str, i32, T)],
+) -> Result<&'t T, CmdError> {
+    let sub = request.arg(1);
+    let (name, arity, found) = table
+        .iter()
+        .find(|(name, _, _)| is(sub, name))
+        .ok_or_else(|| CmdError::unknown_subcommand(sub, container))?;
+    if !arity_fits(*arity, request.len()) {
+        let container = container.to_ascii_lowercase();
+        return Err(CmdError::arity(&format!("{container}|{name}")));
+    }
+    Ok(found)
 }
 
 /// The families' tables as one array, in order, built at compile time.

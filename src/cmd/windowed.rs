@@ -145,19 +145,17 @@ fn exists(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
+/// TBF.MEXISTS key item [item ...]: TBF.EXISTS for each item, replied as it is looked up.
 fn mexists(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let now = ctx.now;
-    let found: Vec<bool> = with_filter(ctx, request.arg(1), |filter| {
-        request
-            .args()
-            .skip(2)
-            .map(|item| filter.is_some_and(|filter| filter.contains(item, now)))
-            .collect()
+    let (reply, now) = (&mut *ctx.reply, ctx.now);
+    let db = ctx.store.db(ctx.session.db);
+    db.get(request.arg(1), now, |value| {
+        let filter = value.and_then(WindowedFilter::of);
+        reply.array(request.len() - 2);
+        for item in request.args().skip(2) {
+            reply.boolean(filter.is_some_and(|filter| filter.contains(item, now)));
+        }
     });
-    ctx.reply.array(found.len());
-    for found in found {
-        ctx.reply.boolean(found);
-    }
     Ok(())
 }
 

@@ -10,7 +10,7 @@ use super::spec::{
     bits, double, integer, key, pure_token, string, Arg, CommandSpec, Group, KeySpec,
 };
 use super::Ctx;
-use crate::protocol::{Reply, Request};
+use crate::protocol::Request;
 use crate::store::{Value, ZSet};
 
 const NAN_SCORE: &str = "ERR resulting score is not a number (NaN)";
@@ -572,31 +572,20 @@ fn is_zset(value: &Value) -> bool {
 }
 
 /// BZPOPMIN/BZPOPMAX key [key ...] timeout: the lowest (highest) member of the first non-empty
-/// sorted set, as key, member and score; else the client waits for one (inside EXEC: a null
-/// reply at once). A pop is logged as ZPOPMIN/ZPOPMAX.
+/// sorted set, as key, member and score, logged as ZPOPMIN/ZPOPMAX (`pop_or_block`).
 fn blocking_pop(ctx: &mut Ctx, request: Request, highest: bool) -> CmdResult {
-    let timeout = parse_timeout(request.arg(request.len() - 1), ctx.now)?;
-    let keys = 1..request.len() - 1;
-    for key in keys.clone().map(|at| request.arg(at)) {
+    let logged_as: &[u8] = if highest { b"ZPOPMAX" } else { b"ZPOPMIN" };
+    pop_or_block(ctx, request, logged_as, is_zset, |ctx, key| {
         let popped = change_zset(ctx, key, |zset| Ok(pop_members(zset, 1, highest).pop()))?;
-        if let Some((member, score)) = popped.flatten() {
-            let name: &[u8] = if highest { b"ZPOPMAX" } else { b"ZPOPMIN" };
-            log_as(ctx, Some([name, key]));
-            ctx.reply.array(3);
-            ctx.reply.bulk(key);
-            ctx.reply.bulk(&member);
-            reply_score(ctx, score);
-            return Ok(());
-        }
-    }
-    log_as(ctx, None::<[&[u8]; 0]>);
-    if ctx.may_block() {
-        let keys = keys.map(|at| request.arg(at).to_vec()).collect();
-        ctx.block_on(&request, keys, timeout, is_zset, Reply::null_array);
-    } else {
-        ctx.reply.null_array();
-    }
-    Ok(())
+        let Some((member, score)) = popped.flatten() else {
+            return Ok(false);
+        };
+        ctx.reply.array(3);
+        ctx.reply.bulk(key);
+        ctx.reply.bulk(&member);
+        reply_score(ctx, score);
+        Ok(true)
+    })
 }
 
 pub(super) fn bzpopmin(ctx: &mut Ctx, request: Request) -> CmdResult {

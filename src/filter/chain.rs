@@ -9,6 +9,7 @@
 
 use super::hash::ItemHash;
 use super::link::{Link, LinkArray};
+use super::sizing::LinkSize;
 use super::FilterError;
 
 /// RedisBloom 8 caps the requested error rate here; a looser filter is rarely what anyone meant.
@@ -179,6 +180,38 @@ impl<A: LinkArray> Chain<A> {
 /// when it is hashed, so that by its turn its cache lines have had the time of this many items'
 /// work to arrive; eight covers a miss to memory with room to spare.
 const PREFETCH_AHEAD: usize = 8;
+
+/// Empty links of `shapes` (size, capacity, error rate), each made into a `T` by `wrap`: all or
+/// nothing, refused before anything is allocated if `total_bytes`, what whatever holds them
+/// would then come to, is over `limit_bytes`.
+pub(super) fn allocate_links<A: LinkArray, T>(
+    kind: A::Kind,
+    shapes: impl ExactSizeIterator<Item = (LinkSize, u64, f64)>,
+    total_bytes: u64,
+    limit_bytes: u64,
+    mut wrap: impl FnMut(Link<A>) -> T,
+) -> Result<Vec<T>, FilterError> {
+    if total_bytes > limit_bytes {
+        return Err(FilterError::TooLarge {
+            bytes: total_bytes,
+            limit: limit_bytes,
+        });
+    }
+    let mut links = Vec::new();
+    links
+        .try_reserve_exact(shapes.len())
+        .map_err(|_| FilterError::OutOfMemory)?;
+    for (size, capacity, error_rate) in shapes {
+        links.push(wrap(Link::with_size(
+            kind,
+            size,
+            capacity,
+            error_rate,
+            u64::MAX,
+        )?));
+    }
+    Ok(links)
+}
 
 /// Calls `visit` on the hash of each item in order, until it returns false. Every hash is made
 /// `PREFETCH_AHEAD` items before its visit and passed to `prefetch` then, so that on a large filter

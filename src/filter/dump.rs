@@ -38,13 +38,14 @@
 //! past its end. A chunk never spans two links and is at most `MAX_CHUNK_BYTES`.
 
 use super::bloom::{Bits, BitsKind};
-use super::chain::{Chain, MAX_ERROR_RATE};
+use super::chain::{allocate_links, Chain, MAX_ERROR_RATE};
 use super::counters::{CounterBits, Counters};
 use super::hash::HashScheme;
 use super::link::{Link, LinkArray};
 use super::redisbloom_dump;
 use super::sizing::{Layout, LinkSize};
 use super::FilterError;
+use std::convert::identity;
 use xxhash_rust::xxh3::xxh3_64;
 
 pub const MAX_CHUNK_BYTES: u64 = 16 * 1024 * 1024;
@@ -128,7 +129,7 @@ impl DumpFormat for Bits {
     }
 
     fn foreign_header(chain: &Chain<Bits>) -> Option<Vec<u8>> {
-        (chain.kind().hash() == HashScheme::Murmur).then(|| redisbloom_dump::header(chain))
+        redisbloom_dump::header(chain)
     }
 
     /// RedisBloom's header never starts with sieved's magic: that would be 5e18 items.
@@ -413,20 +414,12 @@ pub(super) fn empty_links<A: LinkArray>(
     total_bytes: u64,
     limit_bytes: u64,
 ) -> Result<Vec<Link<A>>, FilterError> {
-    if total_bytes > limit_bytes {
-        return Err(FilterError::TooLarge {
-            bytes: total_bytes,
-            limit: limit_bytes,
-        });
-    }
-    let mut links = Vec::new();
-    links
-        .try_reserve_exact(specs.len())
-        .map_err(|_| FilterError::OutOfMemory)?;
-    for spec in specs {
-        let mut link = Link::with_size(kind, spec.size, spec.capacity, spec.error_rate, u64::MAX)?;
+    let shapes = specs
+        .iter()
+        .map(|spec| (spec.size, spec.capacity, spec.error_rate));
+    let mut links = allocate_links(kind, shapes, total_bytes, limit_bytes, identity)?;
+    for (link, spec) in links.iter_mut().zip(specs) {
         link.set_items(spec.items);
-        links.push(link);
     }
     Ok(links)
 }

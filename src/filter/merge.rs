@@ -32,10 +32,11 @@
 
 use super::blocked_sizing::BLOCK_BITS;
 use super::bloom::Bits;
-use super::chain::Chain;
+use super::chain::{allocate_links, Chain};
 use super::link::{Link, LinkArray};
 use super::sizing::{format_g, Layout};
 use super::FilterError;
+use std::convert::identity;
 
 /// The first property in which a chain differs from another it was to be merged with: its name
 /// and the two values, as an error message shows them.
@@ -132,19 +133,7 @@ impl<A: LinkArray> Chain<A> {
             total = total.saturating_add(bytes);
             shapes.push((size, capacity, error_rate));
         }
-        if total > limit_bytes {
-            return Err(FilterError::TooLarge {
-                bytes: total,
-                limit: limit_bytes,
-            });
-        }
-        let mut added = Vec::new();
-        added
-            .try_reserve_exact(shapes.len())
-            .map_err(|_| FilterError::OutOfMemory)?;
-        for (size, capacity, error_rate) in shapes {
-            added.push(Link::with_size(kind, size, capacity, error_rate, u64::MAX)?);
-        }
+        let added = allocate_links(kind, shapes.into_iter(), total, limit_bytes, identity)?;
         self.links
             .try_reserve_exact(added.len())
             .map_err(|_| FilterError::OutOfMemory)?;

@@ -36,29 +36,42 @@ const OPTION_NON_SCALING: u32 = 8;
 /// The options of every filter RedisBloom 2.4 and later creates, besides non-scaling.
 const OPTIONS_ALWAYS: u32 = OPTION_NO_ROUNDING | OPTION_HASH_64;
 
-/// The header for a chain of `BitsKind` classic-murmur links.
-pub(super) fn header(chain: &BloomChain) -> Vec<u8> {
-    let mut out = Vec::with_capacity(FIXED_LEN + LINK_LEN * chain.links.len());
-    let options = if chain.is_scaling() {
-        OPTIONS_ALWAYS
-    } else {
-        OPTIONS_ALWAYS | OPTION_NON_SCALING
-    };
-    out.extend_from_slice(&chain.items.to_le_bytes());
-    out.extend_from_slice(&(chain.links.len() as u32).to_le_bytes());
-    out.extend_from_slice(&options.to_le_bytes());
-    out.extend_from_slice(&chain.stated_expansion.to_le_bytes());
-    for link in &chain.links {
-        out.extend_from_slice(&link.bytes().to_le_bytes());
-        out.extend_from_slice(&link.bits().to_le_bytes());
-        out.extend_from_slice(&link.items().to_le_bytes());
-        out.extend_from_slice(&link.error_rate().to_le_bytes());
-        out.extend_from_slice(&bits_per_element(link.error_rate()).to_le_bytes());
-        out.extend_from_slice(&link.hashes().to_le_bytes());
-        out.extend_from_slice(&link.capacity().to_le_bytes());
-        out.push(0);
+/// The header for a chain RedisBloom can represent (classic links under its hash); None for
+/// any other.
+pub(super) fn header(chain: &BloomChain) -> Option<Vec<u8>> {
+    let shape = chain.redisbloom_shape()?;
+    Some(encode(&shape).expect("a chain's own fields fit RedisBloom's header"))
+}
+
+/// The SCANDUMP header listing `shape`'s fields; BadDump if one is wider than the header holds.
+fn encode(shape: &RedisBloomShape) -> Result<Vec<u8>, FilterError> {
+    let narrow = |value: u64| u32::try_from(value).map_err(|_| FilterError::BadDump);
+    let mut header = Vec::new();
+    header
+        .try_reserve_exact(
+            shape
+                .links
+                .len()
+                .checked_mul(LINK_LEN)
+                .and_then(|len| len.checked_add(FIXED_LEN))
+                .ok_or(FilterError::BadDump)?,
+        )
+        .map_err(|_| FilterError::OutOfMemory)?;
+    header.extend_from_slice(&shape.items.to_le_bytes());
+    header.extend_from_slice(&narrow(shape.links.len() as u64)?.to_le_bytes());
+    header.extend_from_slice(&narrow(shape.options)?.to_le_bytes());
+    header.extend_from_slice(&narrow(shape.expansion)?.to_le_bytes());
+    for link in &shape.links {
+        header.extend_from_slice(&link.bytes.to_le_bytes());
+        header.extend_from_slice(&link.bits.to_le_bytes());
+        header.extend_from_slice(&link.items.to_le_bytes());
+        header.extend_from_slice(&link.error_rate.to_le_bytes());
+        header.extend_from_slice(&link.bits_per_element.to_le_bytes());
+        header.extend_from_slice(&narrow(link.hashes)?.to_le_bytes());
+        header.extend_from_slice(&link.capacity.to_le_bytes());
+        header.push(u8::try_from(link.exponent).map_err(|_| FilterError::BadDump)?);
     }
-    out
+    Ok(header)
 }
 
 /// Little-endian fields off the front of a header; the length was checked beforehand.
@@ -215,33 +228,7 @@ impl BloomChain {
         shape: &RedisBloomShape,
         limit_bytes: u64,
     ) -> Result<BloomChain, FilterError> {
-        let narrow = |value: u64| u32::try_from(value).map_err(|_| FilterError::BadDump);
-        let mut header = Vec::new();
-        header
-            .try_reserve_exact(
-                shape
-                    .links
-                    .len()
-                    .checked_mul(LINK_LEN)
-                    .and_then(|len| len.checked_add(FIXED_LEN))
-                    .ok_or(FilterError::BadDump)?,
-            )
-            .map_err(|_| FilterError::OutOfMemory)?;
-        header.extend_from_slice(&shape.items.to_le_bytes());
-        header.extend_from_slice(&narrow(shape.links.len() as u64)?.to_le_bytes());
-        header.extend_from_slice(&narrow(shape.options)?.to_le_bytes());
-        header.extend_from_slice(&narrow(shape.expansion)?.to_le_bytes());
-        for link in &shape.links {
-            header.extend_from_slice(&link.bytes.to_le_bytes());
-            header.extend_from_slice(&link.bits.to_le_bytes());
-            header.extend_from_slice(&link.items.to_le_bytes());
-            header.extend_from_slice(&link.error_rate.to_le_bytes());
-            header.extend_from_slice(&link.bits_per_element.to_le_bytes());
-            header.extend_from_slice(&narrow(link.hashes)?.to_le_bytes());
-            header.extend_from_slice(&link.capacity.to_le_bytes());
-            header.push(u8::try_from(link.exponent).map_err(|_| FilterError::BadDump)?);
-        }
-        parse(&header, limit_bytes)
+        parse(&encode(shape)?, limit_bytes)
     }
 }
 

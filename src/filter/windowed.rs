@@ -40,7 +40,7 @@
 //! (`expire`), so a filter nobody writes to gives its memory back too.
 
 use super::bloom::{Bits, BitsKind};
-use super::chain::MAX_ERROR_RATE;
+use super::chain::{allocate_links, MAX_ERROR_RATE};
 use super::dump::{self, DumpStep};
 use super::hash::{HashScheme, ItemHash};
 use super::link::{Link, LinkArray};
@@ -108,22 +108,11 @@ impl WindowedFilter {
             .ok_or(FilterError::CannotScale)?;
         let per_slice = Bits::bytes_for(kind, size).ok_or(FilterError::CannotScale)?;
         let total = per_slice.saturating_mul(u64::from(options.slices));
-        if total > limit_bytes {
-            return Err(FilterError::TooLarge {
-                bytes: total,
-                limit: limit_bytes,
-            });
-        }
-        let mut slices = Vec::new();
-        slices
-            .try_reserve_exact(options.slices as usize)
-            .map_err(|_| FilterError::OutOfMemory)?;
-        for _ in 0..options.slices {
-            slices.push(Slice {
-                epoch: UNUSED,
-                link: Link::with_size(kind, size, options.capacity, options.error_rate, u64::MAX)?,
-            });
-        }
+        let shapes = (0..options.slices).map(|_| (size, options.capacity, options.error_rate));
+        let slices = allocate_links(kind, shapes, total, limit_bytes, |link| Slice {
+            epoch: UNUSED,
+            link,
+        })?;
         Ok(WindowedFilter {
             kind,
             capacity: options.capacity,

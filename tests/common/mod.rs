@@ -685,7 +685,22 @@ pub fn words(line: &str) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// The value of `field` in INFO's text, a line `field:value`; panics, showing the text, if there
+/// is none.
+pub fn info_field<'a>(info: &'a str, field: &str) -> &'a str {
+    let prefix = format!("{field}:");
+    info.lines()
+        .find_map(|line| line.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("no {field} in {info}"))
+}
+
 impl RawClient {
+    /// The value of `field` in `INFO section`.
+    pub fn info_field(&mut self, section: &str, field: &str) -> String {
+        let info = String::from_utf8(self.cmd(&["INFO", section])).expect("INFO is text");
+        info_field(&info, field).to_string()
+    }
+
     /// Sends a command written as one line (see `words`) and returns its reply.
     pub fn line(&mut self, line: &str) -> Vec<u8> {
         let words = words(line);

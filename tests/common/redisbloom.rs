@@ -2,7 +2,7 @@
 //! files are, and its recorded transcripts of BF.* and CF.* commands, replayed against sieved.
 
 use super::{escape, missing, RawClient, TestServer};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The fixtures' directory. They live outside the repository: `SIEVED_REDISBLOOM_FIXTURES` names
 /// it, else the `shared/` beside the checkout (or beside a worktree some levels further down) is
@@ -126,5 +126,87 @@ pub fn assert_transcript_replays(name: &str) {
         mismatches.len(),
         exchanges.len(),
         mismatches[..mismatches.len().min(5)].join("\n")
+    );
+}
+
+/// One Bloom filter of the fixtures (MANIFEST.json): its key, and the items added to it, named
+/// `prefix` and a number below `count`.
+pub struct Filter {
+    pub key: &'static str,
+    pub prefix: &'static str,
+    pub count: usize,
+}
+
+pub const FILTERS: [Filter; 6] = [
+    Filter {
+        key: "bf:small",
+        prefix: "small:",
+        count: 500,
+    },
+    Filter {
+        key: "bf:scaled",
+        prefix: "scaled:",
+        count: 10_000,
+    },
+    Filter {
+        key: "bf:nonscaling",
+        prefix: "nonscaling:",
+        count: 5000,
+    },
+    Filter {
+        key: "bf:auto",
+        prefix: "auto:",
+        count: 3000,
+    },
+    Filter {
+        key: "bf:big",
+        prefix: "big:",
+        count: 200_000,
+    },
+    Filter {
+        key: "bf:exp4",
+        prefix: "exp4:",
+        count: 20_000,
+    },
+];
+
+/// The 0/1 answers of BF.MEXISTS for `items`, asked in batches.
+pub fn mexists(client: &mut RawClient, key: &str, items: &[String]) -> String {
+    let mut answers = String::with_capacity(items.len());
+    for batch in items.chunks(1000) {
+        let mut args: Vec<&[u8]> = vec![b"BF.MEXISTS", key.as_bytes()];
+        args.extend(batch.iter().map(|item| item.as_bytes()));
+        let reply = client.command(&args);
+        let text = String::from_utf8(reply).expect("text");
+        let mut lines = text.split("\r\n");
+        assert_eq!(lines.next(), Some(format!("*{}", batch.len()).as_str()));
+        answers.extend(lines.filter(|l| !l.is_empty()).map(|l| match l {
+            ":1" => '1',
+            ":0" => '0',
+            other => panic!("{key}: BF.MEXISTS answered {other}"),
+        }));
+    }
+    answers
+}
+
+/// The fixtures' Bloom filter answers as RedisBloom's did: every item added is there, and the
+/// probes for absent items get RedisBloom's answers (`bf_<name>.absent-answers.txt` in
+/// `fixtures`).
+pub fn check_filter(client: &mut RawClient, fixtures: &Path, filter: &Filter) {
+    let key = filter.key;
+    let added: Vec<String> = (0..filter.count)
+        .map(|i| format!("{}{i}", filter.prefix))
+        .collect();
+    assert!(
+        !mexists(client, key, &added).contains('0'),
+        "{key}: an added item is missing"
+    );
+    let name = key.trim_start_matches("bf:");
+    let expected = std::fs::read_to_string(fixtures.join(format!("bf_{name}.absent-answers.txt")))
+        .expect("absent answers");
+    let absent: Vec<String> = (0..20_000).map(|i| format!("absent:{key}:{i}")).collect();
+    assert!(
+        mexists(client, key, &absent) == expected.trim(),
+        "{key}: absent probes differ from RedisBloom's"
     );
 }

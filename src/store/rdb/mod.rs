@@ -54,10 +54,15 @@ pub enum RestoreError {
 pub fn dump(value: &Value) -> Vec<u8> {
     let mut out = Vec::new();
     write_value(&mut out, value);
-    out.extend_from_slice(&DUMP_VERSION.to_le_bytes());
-    let crc = crc64::update(0, &out);
-    out.extend_from_slice(&crc.to_le_bytes());
+    append_trailer(&mut out, DUMP_VERSION);
     out
+}
+
+/// Ends a payload's value with the trailer: RDB version `version`, then the checksum of it all.
+pub fn append_trailer(payload: &mut Vec<u8>, version: u16) {
+    payload.extend_from_slice(&version.to_le_bytes());
+    let crc = crc64::update(0, payload);
+    payload.extend_from_slice(&crc.to_le_bytes());
 }
 
 /// The value a DUMP payload holds, checked whole and held to `limits`.

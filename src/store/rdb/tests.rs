@@ -223,9 +223,7 @@ fn filters_travel_under_their_module_names() {
 /// Replaces the trailer of `body` with a valid one.
 fn seal(body: &[u8], version: u16) -> Vec<u8> {
     let mut payload = body.to_vec();
-    payload.extend_from_slice(&version.to_le_bytes());
-    let crc = crc64::update(0, &payload);
-    payload.extend_from_slice(&crc.to_le_bytes());
+    append_trailer(&mut payload, version);
     payload
 }
 
