@@ -189,13 +189,9 @@ where
         // Only Pub/Sub messages to send: no new input to run.
         let mut messages_only = false;
         // Read each time round, so that CONFIG SET reaches clients already connected.
-        let client_limit = shared
-            .config
-            .client_query_buffer_limit()
-            .min(usize::MAX as u64) as usize;
+        let (client_limit, ceiling) = input_limits(&shared.config);
         if !unfinished {
             let room = READ_CHUNK.max(parser.bytes_wanted().min(MAX_READ_AHEAD));
-            let ceiling = shared.config.max_query_buffers_memory();
             if let Err(OverCeiling(held)) = input.make_room(room, client_limit, ceiling) {
                 tracing::warn!(
                     client = session.client.id,
@@ -412,11 +408,7 @@ where
                 None => std::future::pending().await,
             }
         };
-        let client_limit = shared
-            .config
-            .client_query_buffer_limit()
-            .min(usize::MAX as u64) as usize;
-        let ceiling = shared.config.max_query_buffers_memory();
+        let (client_limit, ceiling) = input_limits(&shared.config);
         let mut closing = false;
         if input.make_room(READ_CHUNK, client_limit, ceiling).is_err() {
             tracing::warn!(
@@ -435,7 +427,7 @@ where
                     continue;
                 }
                 _ = &mut timed_out => {
-                    let ended = shared.blocking.withdraw(&shared.store, client.id, Ended::TimedOut);
+                    let ended = withdraw_on_drop.withdraw(Ended::TimedOut);
                     // None: its command runs now, and the outcome comes through `done`.
                     return Ok(match ended {
                         Some(parked) => Some(parked),
@@ -464,14 +456,10 @@ where
             }
         }
         if closing {
-            let ended = shared
-                .blocking
-                .withdraw(&shared.store, client.id, Ended::Withdrawn);
-            if ended.is_none() {
+            if withdraw_on_drop.withdraw(Ended::Withdrawn).is_none() {
                 // Its command runs now: let it end, and drop its reply with the connection.
                 let _ = done.await;
             }
-            drop(withdraw_on_drop);
             return Ok(None);
         }
     }
@@ -484,6 +472,16 @@ struct WithdrawOnDrop<'a> {
     id: u64,
 }
 
+impl WithdrawOnDrop<'_> {
+    /// Ends the wait now, for `ended`, and with it the guard's job.
+    fn withdraw(self, ended: Ended) -> Option<Parked> {
+        let this = std::mem::ManuallyDrop::new(self);
+        this.shared
+            .blocking
+            .withdraw(&this.shared.store, this.id, ended)
+    }
+}
+
 impl Drop for WithdrawOnDrop<'_> {
     fn drop(&mut self) {
         let _ = self
@@ -491,6 +489,13 @@ impl Drop for WithdrawOnDrop<'_> {
             .blocking
             .withdraw(&self.shared.store, self.id, Ended::Withdrawn);
     }
+}
+
+/// The connection's input limits as the settings stand now: its own query buffer's limit, and
+/// the ceiling on every client's together.
+fn input_limits(config: &Config) -> (usize, u64) {
+    let client_limit = config.client_query_buffer_limit().min(usize::MAX as u64) as usize;
+    (client_limit, config.max_query_buffers_memory())
 }
 
 /// WAIT: asks the replicas to acknowledge at once, then waits until enough did, the timeout
