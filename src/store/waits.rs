@@ -4,13 +4,16 @@
 //! server (`server/blocking.rs`) keeps the clients themselves and serves them.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 #[derive(Default)]
 pub(super) struct Waits {
     /// How many keys are waited on: while none is, a write pays one atomic load.
     waited_keys: AtomicUsize,
+    /// Whether `ready` holds a key: every command looks (`take_ready`) while anyone waits, and
+    /// most find nothing, which then costs a load rather than a lock every thread shares.
+    any_ready: AtomicBool,
     inner: Mutex<Inner>,
 }
 
@@ -63,6 +66,7 @@ impl Waits {
         };
         if !std::mem::replace(signalled, true) {
             inner.ready.push(Box::from(key));
+            self.any_ready.store(true, Ordering::Release);
         }
     }
 
@@ -75,13 +79,16 @@ impl Waits {
                 ready.push(key.clone());
             }
         }
+        self.any_ready.store(!ready.is_empty(), Ordering::Release);
     }
 
+    /// A thread sees its own signals here: the command that signalled calls this after it.
     pub(super) fn take_ready(&self) -> Vec<Box<[u8]>> {
-        if self.waited_keys.load(Ordering::Relaxed) == 0 {
+        if !self.any_ready.load(Ordering::Acquire) {
             return Vec::new();
         }
         let mut inner = self.lock();
+        self.any_ready.store(false, Ordering::Relaxed);
         let ready = std::mem::take(&mut inner.ready);
         for key in &ready {
             if let Some((_, signalled)) = inner.waited.get_mut(key) {
