@@ -36,25 +36,16 @@ SETS=${SETS:-big small aof}
 HOST=127.0.0.1
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-for tool in redis-cli redis-benchmark dd; do
-    command -v "$tool" >/dev/null || {
-        echo "restart.sh: $tool not found (apt-get install -y redis-tools coreutils)" >&2
-        exit 1
-    }
-done
-if [[ ${SKIP_BUILD:-0} != 1 && -z ${SIEVED_BIN:-} ]]; then
-    cargo build --release --manifest-path "$root/Cargo.toml" >&2
-fi
-sieved_bin=${SIEVED_BIN:-"$root/target/release/sieved"}
+# shellcheck source=benches/common.sh
+source "$root/benches/common.sh"
+require_tools "apt-get install -y redis-tools coreutils" redis-cli redis-benchmark dd
+build_sieved release
 # The baseline first: it builds the data sets, so that a file it can read (an older format)
 # is there for it, and the newer build reads it after.
 builds=("$sieved_bin")
 if [[ -n ${BASELINE_BIN:-} ]]; then
     builds=("$BASELINE_BIN" "$sieved_bin")
 fi
-
-# shellcheck source=benches/common.sh
-source "$root/benches/common.sh"
 
 can_drop=no
 if [[ -w /proc/sys/vm/drop_caches ]]; then
@@ -65,13 +56,14 @@ drop_caches() {
     echo 3 >/proc/sys/vm/drop_caches
 }
 
-# "min-max (median)" of the numbers on stdin, to `digits` decimals.
+# "min-max (median)" of the numbers on stdin, to `digits` decimals; the median as `median`
+# takes it.
 summary() {
-    local digits=${1:-2}
-    sort -g | awk -v d="$digits" '{ v[NR] = $1 }
-        END { printf "%.*f-%.*f (%.*f)", d, v[1], d, v[NR], d, v[int((NR + 1) / 2)] }'
+    local digits=${1:-2} numbers
+    numbers=$(sort -g)
+    printf "%.*f-%.*f (%.*f)" "$digits" "$(head -1 <<<"$numbers")" "$digits" \
+        "$(tail -1 <<<"$numbers")" "$digits" "$(median <<<"$numbers")"
 }
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 # Starts `bin` on `dir` (extra arguments passed on) and waits until it serves or fails; sets
 # `server_pid`, `server_port` and `server_log`.
