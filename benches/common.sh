@@ -107,15 +107,17 @@ memory_of_load() {
     echo $((after - before))
 }
 
-# The CPU time process $1 has used so far (utime + stime, every thread included), in clock
-# ticks: fields 14 and 15 of /proc/PID/stat, counted after the command name, which may hold
-# spaces.
+# The CPU time process $1 has used so far, in clock ticks: utime + stime, every thread included,
+# and cutime + cstime, its children's once it has reaped them (redis-server rewrites its
+# append-only file and saves in forked children; sieved does both on threads, which utime
+# already counts): fields 14 to 17 of /proc/PID/stat, counted after the command name, which may
+# hold spaces.
 cpu_ticks() {
     local stat fields
     stat=$(<"/proc/$1/stat")
     stat=${stat##*) }
     read -r -a fields <<<"$stat"
-    echo $((fields[11] + fields[12]))
+    echo $((fields[11] + fields[12] + fields[13] + fields[14]))
 }
 ticks_per_second=$(getconf CLK_TCK)
 

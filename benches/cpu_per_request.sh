@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Server CPU per request: what one BF.ADD or BF.EXISTS (or the CBF or CF ones) costs the server,
-# whatever else runs on the machine. The server's utime + stime (from /proc/<pid>/stat) are read
+# whatever else runs on the machine. The server's CPU time (`cpu_ticks` in common.sh) is read
 # before and after a redis-benchmark run of REQUESTS requests (50 clients, pipelines of
 # PIPELINE, random items from a range of 1e8 into a filter reserved for it); the difference over
 # REQUESTS is the cost. Wall time is noisy on a shared machine; CPU time per request is much

@@ -7,7 +7,7 @@
 #
 # Besides throughput and latency, which on a small machine mostly measure the load generator
 # sharing its cores, each row gives what the server itself spent: its CPU time (utime + stime
-# from /proc/PID/stat, every thread included) over the run, per request and per item. That
+# from /proc/PID/stat, every thread and reaped child included) over the run, per request and per item. That
 # figure does not depend on the client's speed, and is what the comparison rests on.
 #
 # Usage: benches/load.sh                 (release build, then the full run)
