@@ -52,6 +52,11 @@ impl Entry {
         let at = self.expires_at.load(Ordering::Relaxed);
         at == 0 || at > now
     }
+
+    /// Whether eviction may take it: live, and with an expiry time if only those may go.
+    fn evictable(&self, now: u64, volatile_only: bool) -> bool {
+        self.is_live(now) && (!volatile_only || self.expires_at.load(Ordering::Relaxed) != 0)
+    }
 }
 
 struct Shard {
@@ -593,9 +598,7 @@ impl Db {
         mut f: impl FnMut(&[u8], u64, u32),
     ) {
         let mask = self.shards.len() - 1;
-        let eligible = |entry: &Entry, now| {
-            entry.is_live(now) && (!volatile_only || entry.expires_at.load(Ordering::Relaxed) != 0)
-        };
+        let eligible = |entry: &Entry, now| entry.evictable(now, volatile_only);
         let mut offer = |key: &[u8], entry: &Entry| {
             f(
                 key,
@@ -664,9 +667,9 @@ impl Db {
     pub(super) fn evict(&self, key: &[u8], now: u64, volatile_only: bool) -> bool {
         let (shard, hash) = self.locate(key);
         let mut map = write(&shard.map);
-        let evictable = map.get(hash, key).is_some_and(|entry| {
-            entry.is_live(now) && (!volatile_only || entry.expires_at.load(Ordering::Relaxed) != 0)
-        });
+        let evictable = map
+            .get(hash, key)
+            .is_some_and(|entry| entry.evictable(now, volatile_only));
         if evictable {
             let entry = map.remove(hash, key);
             Self::forget_expiry(shard, entry);
