@@ -23,7 +23,10 @@
 # "big small aof"), SKIP_BUILD=1 to use the existing release binary, SIEVED_BIN to run another
 # binary (implies SKIP_BUILD), BASELINE_BIN to measure an older build first in the same run, on
 # the same data (each round of a build SAVEs the data set, so that it then loads a file of its
-# own format). Needs about 2.5 times the big snapshot in free disk
+# own format), IDLE_BEFORE_COLD (seconds to wait idle before each cold load and each cold `dd`,
+# default 0: on a virtual machine whose host takes back free memory, a few idle seconds are
+# enough for the memory freed by the last load to go back, and first touching it again, for
+# the page cache or a filter, costs far more). Needs about 2.5 times the big snapshot in free disk
 # space under TMPDIR, and its size twice over in memory.
 set -euo pipefail
 
@@ -33,6 +36,7 @@ BIG_ITEMS=${BIG_ITEMS:-10000000}
 SMALL_KEYS=${SMALL_KEYS:-1000000}
 AOF_REQUESTS=${AOF_REQUESTS:-2000000}
 SETS=${SETS:-big small aof}
+IDLE_BEFORE_COLD=${IDLE_BEFORE_COLD:-0}
 HOST=127.0.0.1
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -101,7 +105,10 @@ dd_seconds() { dd "$@" 2>&1 | awk '/copied/ { print $(NF - 3) }'; }
 # Seconds the snapshot load took, from the log of a server started on `dir`.
 load_seconds() {
     local bin=$1 dir=$2 mode=$3
-    if [[ $mode == cold ]]; then drop_caches; fi
+    if [[ $mode == cold ]]; then
+        drop_caches
+        sleep "$IDLE_BEFORE_COLD"
+    fi
     start "$bin" "$dir"
     sed -n 's/.*from the snapshot in \([0-9.]*\)s.*/\1/p' "$server_log"
     stop
@@ -206,7 +213,10 @@ for set in $SETS; do
     printf '\n%s: %.0f MB%s\n' "$set" "$mb" "${records:+, $records records}"
     for mode in "${modes[@]}"; do
         for _ in $(seq "$ROUNDS"); do
-            if [[ $mode == cold ]]; then drop_caches; fi
+            if [[ $mode == cold ]]; then
+                drop_caches
+                sleep "$IDLE_BEFORE_COLD"
+            fi
             dd_seconds if="$file" of=/dev/null bs=4M >>"$work/dd-$mode"
         done
     done
