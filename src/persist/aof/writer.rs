@@ -491,6 +491,67 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// Connections on several threads append and each waits for its own write, through
+    /// `write_through` or, when another holds the file's end, for whoever does; with the writer
+    /// thread running too. Every acknowledged write is in the file, each thread's in its order.
+    #[test]
+    fn writers_on_many_threads_each_see_their_own_writes_reach_the_file() {
+        const THREADS: usize = 4;
+        const WRITES: usize = 2000;
+        let dir = std::env::temp_dir().join(format!("sieved-writer-many-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("scratch directory");
+        let file = create_segment(&RealFs, &dir, 1).expect("segment");
+        let aof = Arc::new(Aof::new(
+            dir.clone(),
+            Fsync::EverySec,
+            Arc::new(RealFs),
+            Box::new(|_| {}),
+        ));
+        let start = OpenSegment {
+            segment: 1,
+            file,
+            file_len: FILE_HEADER_LEN,
+            live_bytes: FILE_HEADER_LEN,
+        };
+        aof.will_run_writer(&start);
+        let writer = aof.clone();
+        let writer = std::thread::spawn(move || writer.run_writer(start));
+        let clients: Vec<_> = (0..THREADS)
+            .map(|thread| {
+                let aof = aof.clone();
+                std::thread::spawn(move || {
+                    for write in 0..WRITES {
+                        let position = append(&aof, format!("{thread}:{write};").as_bytes());
+                        if !aof.write_through(position) {
+                            while aof.durable_position() < position {
+                                std::thread::yield_now();
+                            }
+                        }
+                    }
+                })
+            })
+            .collect();
+        for client in clients {
+            client.join().expect("client");
+        }
+        aof.close();
+        writer.join().expect("writer");
+        let logged = String::from_utf8(logged_bytes(&dir)).expect("text");
+        let mut next = [0usize; THREADS];
+        for record in logged.split_terminator(';') {
+            let (thread, write) = record.split_once(':').expect("a record");
+            let (thread, write): (usize, usize) = (thread.parse().unwrap(), write.parse().unwrap());
+            assert_eq!(
+                write, next[thread],
+                "thread {thread}'s writes in order, once each"
+            );
+            next[thread] += 1;
+        }
+        assert_eq!(next, [WRITES; THREADS]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     /// The caller's write fails (ENOSPC, EIO): nothing reaches the file, the bytes go back in
     /// front of what was appended since, and the next write takes them all, in order.
     #[test]
