@@ -4,6 +4,7 @@
 //! (replicas, new background work) without commands changing.
 
 use super::client_info::{ClientFilter, ClientInfo};
+use super::prefetch::HashedAhead;
 use super::transaction::Transaction;
 use super::{errors::CmdError, Outcome};
 use crate::config::Config;
@@ -258,6 +259,8 @@ pub struct Session {
     /// Running a write read back from the log or received from a primary: it was admitted
     /// when it first ran, so no limit refuses it now.
     pub replaying: bool,
+    /// The items the connection's look ahead hashed in the batch being run (`cmd::prefetch`).
+    pub(crate) hashed_ahead: HashedAhead,
 }
 
 impl Session {
@@ -306,6 +309,7 @@ impl Session {
             wait_asked: None,
             block_asked: None,
             replaying: false,
+            hashed_ahead: HashedAhead::default(),
         }
     }
 }

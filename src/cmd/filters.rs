@@ -340,9 +340,14 @@ fn with_filter_for_add<F: Filter, R>(
 /// ADD key item, creating the key with the defaults.
 pub(super) fn add<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
     let item = request.arg(2);
+    // Looked ahead: hashed already, and its memory on the way.
+    let ahead = ctx.session.hashed_ahead.take(item);
     let added =
         with_filter_for_add::<F, _>(ctx, request.arg(1), Create::Defaults, |filter, _, limit| {
-            filter.add(item, limit)
+            match ahead.and_then(|ahead| ahead.for_filter(filter)) {
+                Some(hash) => filter.add_hashed(hash, limit),
+                None => Filter::add(filter, item, limit),
+            }
         })??;
     ctx.reply.boolean(added);
     Ok(())
@@ -538,10 +543,14 @@ pub(super) fn write_results(reply: &mut Reply, results: &[Result<bool, CmdError>
 /// EXISTS answers 0 for a missing key and for a key of another type, as RedisBloom does.
 pub(super) fn exists<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
     let item = request.arg(2);
+    let ahead = ctx.session.hashed_ahead.take(item);
     let found = ctx.db().get(request.arg(1), ctx.now, |value| {
-        value
-            .and_then(F::of)
-            .is_some_and(|filter| filter.contains(item))
+        value.and_then(F::of).is_some_and(|filter| {
+            match ahead.and_then(|ahead| ahead.for_filter(filter)) {
+                Some(hash) => filter.contains_hashed(hash),
+                None => Filter::contains(filter, item),
+            }
+        })
     });
     ctx.reply.boolean(found);
     Ok(())

@@ -137,6 +137,10 @@ impl LinkArray for Bits {
         }
     }
 
+    fn hash_scheme(kind: BitsKind) -> HashScheme {
+        kind.hash
+    }
+
     fn size_for(kind: BitsKind, capacity: u64, error_rate: f64) -> Option<LinkSize> {
         LinkSize::for_layout(kind.layout, capacity, error_rate)
     }

@@ -7,7 +7,7 @@
 //! not change, a counting link holds another copy, in the oldest link where the item is present
 //! (`counting.rs` says why).
 
-use super::hash::ItemHash;
+use super::hash::{HashScheme, ItemHash};
 use super::link::{Link, LinkArray};
 use super::sizing::LinkSize;
 use super::FilterError;
@@ -254,6 +254,8 @@ fn for_each_prefetched<'a, T: ?Sized>(
 pub trait HashedChain {
     /// The item's hash under the chain's scheme.
     fn hash(&self, item: &[u8]) -> ItemHash;
+    /// Which function `hash` is.
+    fn hash_scheme(&self) -> HashScheme;
     /// Adds an item by its hash; Ok(true) when it was not (seemingly) present before.
     fn add_hashed(&mut self, hash: ItemHash, limit_bytes: u64) -> Result<bool, FilterError>;
     /// Starts loading what an add or a look-up of the item will read.
@@ -300,6 +302,10 @@ impl<A: LinkArray> HashedChain for Chain<A> {
     #[inline]
     fn hash(&self, item: &[u8]) -> ItemHash {
         A::hash(self.kind(), item)
+    }
+
+    fn hash_scheme(&self) -> HashScheme {
+        A::hash_scheme(self.kind())
     }
 
     /// An item present in an older link is added there again (`add_again`); otherwise it goes to

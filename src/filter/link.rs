@@ -4,7 +4,7 @@
 //! the chain, the dumps and the health estimate are written once for both, and monomorphised.
 
 use super::arrays::PREFETCH_MIN_WORDS;
-use super::hash::{hash_item, ItemHash};
+use super::hash::{hash_item, HashScheme, ItemHash};
 use super::sizing::LinkSize;
 use super::FilterError;
 
@@ -28,6 +28,10 @@ pub trait LinkArray: Sized {
     /// The item's hash for links of `kind`.
     fn hash(_kind: Self::Kind, item: &[u8]) -> ItemHash {
         hash_item(item)
+    }
+    /// Which function `hash` is for links of `kind`: two chains of one scheme hash an item alike.
+    fn hash_scheme(_kind: Self::Kind) -> HashScheme {
+        HashScheme::Xxh3
     }
     /// The shape of a link of `kind` for `capacity` items at `error_rate`; None when no link of a
     /// representable size meets it.

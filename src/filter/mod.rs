@@ -30,7 +30,7 @@ pub use cuckoo::{
 };
 pub(crate) use dump::DumpStep;
 pub use dump::MAX_CHUNK_BYTES;
-pub use hash::HashScheme;
+pub use hash::{HashScheme, ItemHash};
 pub(crate) use health::Health;
 pub use merge::{bounded_estimate, MergeMismatch, MergeShape};
 pub use redisbloom_dump::{RedisBloomLink, RedisBloomShape};

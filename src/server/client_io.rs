@@ -537,6 +537,22 @@ fn execute_all(
     reply: &mut Reply,
     tally: &mut Tally,
 ) -> (u64, Option<String>, usize) {
+    // The looks' hashes name items by their place in `input`: none may outlive this batch,
+    // whose input the next read changes (and a parked client's command runs outside it).
+    session.hashed_ahead.clear();
+    let ran = execute_batch(shared, parser, input, session, reply, tally);
+    session.hashed_ahead.clear();
+    ran
+}
+
+fn execute_batch(
+    shared: &Arc<Shared>,
+    parser: &mut RequestParser,
+    input: &[u8],
+    session: &mut Session,
+    reply: &mut Reply,
+    tally: &mut Tally,
+) -> (u64, Option<String>, usize) {
     let now = now_ms();
     let mut commands = 0;
     // Held for the whole batch, so that a transaction elsewhere never interleaves with it.
@@ -562,7 +578,8 @@ fn execute_all(
             let db = shared.store.db(session.db);
             // Not the request about to run, when the look starts there.
             let skip = usize::from(from == consumed);
-            let look = cmd::prefetch::look_ahead(db, now, &input[from..], skip);
+            let look =
+                cmd::prefetch::look_ahead(db, now, &input[from..], skip, &mut session.hashed_ahead);
             looking = look.hinted > 0;
             last_look = from;
             looked_to = from + look.covered;
