@@ -270,13 +270,19 @@ mod tests {
         let expected = filter.hash(b"b");
         let taken = b.for_filter(&filter).expect("same scheme");
         assert_eq!(format!("{taken:?}"), format!("{expected:?}"));
-        assert!(b.for_filter(&other_scheme).is_none(), "another scheme hashes again");
+        assert!(
+            b.for_filter(&other_scheme).is_none(),
+            "another scheme hashes again"
+        );
         assert!(hashed.take(items[0]).is_none(), "a past item is gone");
         // The same bytes elsewhere are another item.
         assert!(hashed.take(b"c").is_none());
         look_ahead(&db, 0, &input, 0, &mut hashed);
         hashed.clear();
-        assert!(hashed.take(items[2]).is_none(), "nothing outlives its batch");
+        assert!(
+            hashed.take(items[2]).is_none(),
+            "nothing outlives its batch"
+        );
     }
 
     #[test]
