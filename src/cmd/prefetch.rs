@@ -12,6 +12,7 @@
 use crate::filter::{HashScheme, HashedChain, ItemHash};
 use crate::protocol::peek_request;
 use crate::store::{Db, Value};
+use std::collections::VecDeque;
 
 /// How many hashes `HashedAhead` keeps: two looks' worth, as the next look is taken when
 /// execution reaches the start of the previous one.
@@ -21,46 +22,37 @@ const HASHED_AHEAD: usize = 2 * LOOKAHEAD_REQUESTS;
 /// with the item's place in the input and the scheme it was hashed under.
 ///
 /// An entry names its item by address, so it holds only while the input it was taken from is
-/// the one being run: `clear` before each batch. Within one batch the input does not change, so
-/// the same address and length are the same bytes, and under the same scheme the same hash;
-/// a key replaced between the look and the command (by a filter of another scheme) shows as a
-/// different scheme and the item is hashed again.
+/// the one being run: the connection clears it once a batch is done. Within one batch the input
+/// does not change, so the same address and length are the same bytes, and under the same
+/// scheme the same hash; a key replaced between the look and the command (by a filter of
+/// another scheme) shows as a different scheme and the item is hashed again.
 #[derive(Default)]
-pub(crate) struct HashedAhead {
-    entries: [Option<(usize, usize, HashScheme, ItemHash)>; HASHED_AHEAD],
-    /// The oldest entry, and how many there are from it.
-    first: usize,
-    len: usize,
-}
+pub(crate) struct HashedAhead(VecDeque<(usize, usize, Hashed)>);
 
 impl HashedAhead {
     pub(crate) fn clear(&mut self) {
-        self.len = 0;
+        self.0.clear();
     }
 
-    fn push(&mut self, item: &[u8], scheme: HashScheme, hash: ItemHash) {
-        if self.len == HASHED_AHEAD {
-            self.first = (self.first + 1) % HASHED_AHEAD;
-            self.len -= 1;
+    fn push(&mut self, item: &[u8], hashed: Hashed) {
+        if self.0.len() == HASHED_AHEAD {
+            self.0.pop_front();
         }
-        self.entries[(self.first + self.len) % HASHED_AHEAD] =
-            Some((item.as_ptr() as usize, item.len(), scheme, hash));
-        self.len += 1;
+        self.0
+            .push_back((item.as_ptr() as usize, item.len(), hashed));
     }
 
     /// What the look computed for `item`, a slice of the batch's input. Entries before it,
     /// whose commands are past, are dropped on the way.
     pub(crate) fn take(&mut self, item: &[u8]) -> Option<Hashed> {
         let at = item.as_ptr() as usize;
-        while self.len > 0 {
-            let (start, len, scheme, hash) = self.entries[self.first]?;
+        while let Some(&(start, len, hashed)) = self.0.front() {
             if start > at {
                 return None;
             }
-            self.first = (self.first + 1) % HASHED_AHEAD;
-            self.len -= 1;
+            self.0.pop_front();
             if start == at {
-                return (len == item.len()).then_some(Hashed { scheme, hash });
+                return (len == item.len()).then_some(hashed);
             }
         }
         None
@@ -182,7 +174,7 @@ fn prefetch_items(filter: &impl HashedChain, items: &[&[u8]], hashed: &mut Hashe
     for item in items {
         let hash = filter.hash(item);
         filter.prefetch(hash);
-        hashed.push(item, scheme, hash);
+        hashed.push(item, Hashed { scheme, hash });
     }
 }
 
