@@ -248,6 +248,9 @@ where
                 &mut tally,
             )
         };
+        // The looks' hashes name items by their place in the input, which the next read
+        // changes: none outlives its batch (nor reaches a command run while parked).
+        session.hashed_ahead.clear();
         input.consume(consumed);
         unfinished = failure.is_none() && !session.close && reply.len() >= MAX_PENDING_REPLY;
         Stats::add(&shared.stats.commands_processed, commands);
@@ -530,22 +533,6 @@ fn warn_overflow(session: &Session) {
 /// first), so the clock is read once per command; the time includes framing the request, which
 /// is small next to running it.
 fn execute_all(
-    shared: &Arc<Shared>,
-    parser: &mut RequestParser,
-    input: &[u8],
-    session: &mut Session,
-    reply: &mut Reply,
-    tally: &mut Tally,
-) -> (u64, Option<String>, usize) {
-    // The looks' hashes name items by their place in `input`: none may outlive this batch,
-    // whose input the next read changes (and a parked client's command runs outside it).
-    session.hashed_ahead.clear();
-    let ran = execute_batch(shared, parser, input, session, reply, tally);
-    session.hashed_ahead.clear();
-    ran
-}
-
-fn execute_batch(
     shared: &Arc<Shared>,
     parser: &mut RequestParser,
     input: &[u8],
