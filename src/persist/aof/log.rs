@@ -168,9 +168,10 @@ impl Aof {
 
     /// Resolves once everything up to `position` is as safe as the fsync policy promises
     /// before a reply: synced with `always`; with `everysec` and `no`, handed to the operating
-    /// system (by the caller itself when nobody else is writing: `write_through`), as Redis does, so that a crash of the process alone loses nothing acknowledged
-    /// (while the disk fails, the write is kept and retried and new writes are refused, as in
-    /// Redis, and waiting ends once the write was tried).
+    /// system (by the caller itself when nobody else is writing: `write_through`), as Redis
+    /// does, so that a crash of the process alone loses nothing acknowledged (while the disk
+    /// fails, the write is kept and retried and new writes are refused, as in Redis, and
+    /// waiting ends once the write was tried).
     pub async fn wait_durable(&self, position: u64) {
         if self.write_through(position) {
             return;

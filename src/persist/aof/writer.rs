@@ -14,7 +14,7 @@
 //! failed writes, and writing while a background sync runs (a write can then wait on the sync).
 
 use super::format::{file_header, segment_path, FILE_HEADER_LEN};
-use super::log::{Aof, OpenSegment};
+use super::log::{Aof, OpenSegment, State};
 use crate::config::Fsync;
 use crate::persist::fs::{remove_if_present, DataFile, FileSyncer, FileSystem};
 use std::io;
@@ -86,6 +86,18 @@ pub(super) struct FileEnd {
 }
 
 impl FileEnd {
+    /// Takes what was appended, leaving the spare buffer in its place.
+    fn take_appended(&mut self, state: &mut State) -> Vec<u8> {
+        std::mem::swap(&mut state.buffer, &mut self.spare);
+        std::mem::take(&mut self.spare)
+    }
+
+    /// Keeps the memory of a buffer that was written out, for the next `take_appended`.
+    fn recycle(&mut self, mut written: Vec<u8>) {
+        written.clear();
+        self.spare = written;
+    }
+
     fn new(
         start: OpenSegment,
         jobs: mpsc::Sender<(Arc<dyn FileSyncer>, u64)>,
@@ -252,9 +264,8 @@ impl Aof {
             let Some(end) = guard.as_mut() else { return };
             let (data, mut rotate_at, closing) = {
                 let mut state = self.lock();
-                std::mem::swap(&mut state.buffer, &mut end.spare);
                 (
-                    std::mem::take(&mut end.spare),
+                    end.take_appended(&mut state),
                     state.rotate_at.take(),
                     state.closing,
                 )
@@ -296,8 +307,7 @@ impl Aof {
             if !sync_failed() {
                 self.clear_failure();
             }
-            end.spare = data;
-            end.spare.clear();
+            end.recycle(data);
             if closing {
                 return;
             }
@@ -345,8 +355,7 @@ impl Aof {
                 if state.buffer.is_empty() || writer_thread_work {
                     break;
                 }
-                std::mem::swap(&mut state.buffer, &mut end.spare);
-                std::mem::take(&mut end.spare)
+                end.take_appended(&mut state)
             };
             if end.segment.append(&data).is_err() {
                 // The writer thread tries again, and reports it and refuses writes if it fails.
@@ -354,8 +363,7 @@ impl Aof {
                 break;
             }
             self.publish_durable(end.segment.written);
-            end.spare = data;
-            end.spare.clear();
+            end.recycle(data);
         }
         let state = self.lock();
         if !state.buffer.is_empty() && state.writer_waiting {
