@@ -429,9 +429,8 @@ mod tests {
     use crate::persist::fs::RealFs;
     use std::path::PathBuf;
 
-    /// A log whose file end is set up as the writer thread sets it, with no writer thread:
-    /// whatever reaches the file got there through `write_through`.
-    fn log_without_writer(name: &str, fs: Arc<dyn FileSystem>, fsync: Fsync) -> (Aof, PathBuf) {
+    /// A log on a fresh scratch directory, with its first segment ready for a writer.
+    fn new_log(name: &str, fs: Arc<dyn FileSystem>, fsync: Fsync) -> (Aof, OpenSegment, PathBuf) {
         let dir = std::env::temp_dir().join(format!("sieved-writer-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("scratch directory");
@@ -444,6 +443,13 @@ mod tests {
             live_bytes: FILE_HEADER_LEN,
         };
         aof.will_run_writer(&start);
+        (aof, start, dir)
+    }
+
+    /// A log whose file end is set up as the writer thread sets it, with no writer thread:
+    /// whatever reaches the file got there through `write_through`.
+    fn log_without_writer(name: &str, fs: Arc<dyn FileSystem>, fsync: Fsync) -> (Aof, PathBuf) {
+        let (aof, start, dir) = new_log(name, fs, fsync);
         // No sync thread either: a sync handed to it would be made inline.
         let (jobs, _) = mpsc::channel();
         *aof.file_end() = Some(FileEnd::new(start, jobs, Arc::default()));
@@ -506,23 +512,8 @@ mod tests {
     fn writers_on_many_threads_each_see_their_own_writes_reach_the_file() {
         const THREADS: usize = 4;
         const WRITES: usize = 2000;
-        let dir = std::env::temp_dir().join(format!("sieved-writer-many-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("scratch directory");
-        let file = create_segment(&RealFs, &dir, 1).expect("segment");
-        let aof = Arc::new(Aof::new(
-            dir.clone(),
-            Fsync::EverySec,
-            Arc::new(RealFs),
-            Box::new(|_| {}),
-        ));
-        let start = OpenSegment {
-            segment: 1,
-            file,
-            file_len: FILE_HEADER_LEN,
-            live_bytes: FILE_HEADER_LEN,
-        };
-        aof.will_run_writer(&start);
+        let (aof, start, dir) = new_log("many", Arc::new(RealFs), Fsync::EverySec);
+        let aof = Arc::new(aof);
         let writer = aof.clone();
         let writer = std::thread::spawn(move || writer.run_writer(start));
         let clients: Vec<_> = (0..THREADS)
