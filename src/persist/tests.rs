@@ -246,19 +246,26 @@ fn assert_recovers(dir: &Path, acknowledged: &[(String, String)], what: &str) {
     assert_bystanders_untouched(dir);
 }
 
-#[test]
-fn every_fault_in_log_appends_compaction_and_start_up_keeps_what_was_acknowledged() {
-    let attic = scratch_dir("attic");
-    let counting = FaultyFs::new(&attic);
-    let dir = seeded_dir("count");
-    let acknowledged = log_scenario(Arc::new(counting.clone()), &dir, Fsync::Always);
+/// Runs the log scenario under `fsync` without a fault, on a directory seeded as `name`,
+/// checks that every write was acknowledged and recovers, and returns how many changes it made:
+/// the points a walk puts a fault at.
+fn unfaulted_points(attic: &Path, name: &str, fsync: Fsync) -> u64 {
+    let counting = FaultyFs::new(attic);
+    let dir = seeded_dir(name);
+    let acknowledged = log_scenario(Arc::new(counting.clone()), &dir, fsync);
     assert_eq!(
         acknowledged.len(),
         19,
         "without faults every write is acknowledged"
     );
     assert_recovers(&dir, &acknowledged, "no fault");
-    let points = counting.points();
+    counting.points()
+}
+
+#[test]
+fn every_fault_in_log_appends_compaction_and_start_up_keeps_what_was_acknowledged() {
+    let attic = scratch_dir("attic");
+    let points = unfaulted_points(&attic, "count", Fsync::Always);
     assert!(points > 20, "the scenario makes {points} changes");
     let faults = [
         Fault::Crash,
@@ -295,12 +302,7 @@ fn every_fault_in_log_appends_compaction_and_start_up_keeps_what_was_acknowledge
 #[test]
 fn under_everysec_every_failed_change_keeps_what_was_acknowledged() {
     let attic = scratch_dir("everysec-attic");
-    let counting = FaultyFs::new(&attic);
-    let dir = seeded_dir("everysec-count");
-    let acknowledged = log_scenario(Arc::new(counting.clone()), &dir, Fsync::EverySec);
-    assert_eq!(acknowledged.len(), 19);
-    assert_recovers(&dir, &acknowledged, "no fault");
-    let points = counting.points();
+    let points = unfaulted_points(&attic, "everysec-count", Fsync::EverySec);
     for point in 1..=points {
         for error in [libc::EIO, libc::ENOSPC] {
             let dir = seeded_dir("everysec-walk");
