@@ -11,9 +11,12 @@ use crate::config::Config;
 use crate::observe::{Call, Stats, Tally};
 use crate::protocol::{Limits, Protocol, Reply, Request, RequestParser};
 use crate::store::now_ms;
+use std::future::Future;
 use std::io;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
@@ -108,6 +111,34 @@ impl WaitStart {
 
     fn get(&self) -> Instant {
         self.origin + Duration::from_nanos(self.nanos.load(Ordering::Relaxed))
+    }
+}
+
+/// Lets the other connections whose input is ready run their requests before this one writes
+/// its replies, as Redis writes every client's replies together after its event loop has read
+/// and run what each sent. Writing right after running woke a client (the load generator, or an
+/// application serving several connections from one thread) once per reply; once it is awake,
+/// the replies that follow reach it without another wake-up. That wake-up was the largest
+/// single cost of a pipelined BF.ADD (15% of the server's CPU, in the kernel's `sendto`).
+///
+/// Waking its own task puts the connection at the back of its worker's run queue, behind the
+/// connections the last poll for readiness found, without another such poll (which
+/// `tokio::task::yield_now` waits for, and which cost a system call per round trip).
+#[derive(Default)]
+struct WriteLast {
+    yielded: bool,
+}
+
+impl Future for WriteLast {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.yielded {
+            return Poll::Ready(());
+        }
+        self.yielded = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
     }
 }
 
@@ -281,6 +312,7 @@ where
         }
         inbox.drain_into(&mut reply);
         if !reply.is_empty() {
+            WriteLast::default().await;
             let subscriber = session.client.subscribed();
             if !send(stream, reply.bytes(), &shared.config, inbox, subscriber).await? {
                 if inbox.overflowed() {
@@ -647,4 +679,33 @@ fn log_slow(shared: &Shared, session: &Session, request: Request, micros: u64) {
         (client.addr().to_string(), name),
         shared.config.settings().slowlog_max_len,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+    use std::task::{Wake, Waker};
+
+    #[derive(Default)]
+    struct CountWakes(AtomicUsize);
+
+    impl Wake for CountWakes {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn write_last_steps_aside_once_and_asks_to_run_again() {
+        let wakes = Arc::new(CountWakes::default());
+        let waker = Waker::from(Arc::clone(&wakes));
+        let mut cx = Context::from_waker(&waker);
+        let mut write_last = WriteLast::default();
+        assert!(Pin::new(&mut write_last).poll(&mut cx).is_pending());
+        // Without this wake-up the connection would never be polled again.
+        assert_eq!(wakes.0.load(Ordering::Relaxed), 1);
+        assert!(Pin::new(&mut write_last).poll(&mut cx).is_ready());
+        assert_eq!(wakes.0.load(Ordering::Relaxed), 1);
+    }
 }
