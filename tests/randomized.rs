@@ -114,9 +114,10 @@ struct Run {
     db: usize,
     next_key: u64,
     /// False from the moment `appendfsync` leaves `always` until a write is acknowledged under
-    /// `always` again: writes acknowledged under `everysec` or `no` wait in memory for the log's
-    /// writer thread, so a kill -9 may lose them (as the README says), and switching back alone
-    /// does not write them out.
+    /// `always` again. Writes acknowledged under `everysec` or `no` have been handed to the
+    /// kernel but not synced: a kill -9 keeps them, a power loss need not (as the README says),
+    /// and switching back alone does not sync them. The model counts only on what the setting
+    /// promises, so it holds the server to them only once an `always` write has synced them.
     fsync_always: bool,
     appendonly: bool,
     transcript: VecDeque<String>,
