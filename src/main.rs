@@ -39,8 +39,10 @@ fn main() -> ExitCode {
 
     raise_open_files_limit(config.settings().maxclients);
 
+    // Accepting and the background tasks; connections are served by their own threads
+    // (`--threads`, server/connection_threads.rs).
     let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(config.threads)
+        .worker_threads(1)
         .enable_all()
         .build()
     {

@@ -259,7 +259,7 @@ parameters! {
         name: "io-threads", flag: "threads", default: "",
         check: |n| n.map_or(Ok(()), |n| within(n, 1, 1024)),
         get: |c| c.threads.show(),
-        help: "Worker threads; one per core when not given.",
+        help: "Threads serving client connections; one per core when not given.",
     }
     fixed shards: usize {
         name: "shards", default: "64", check: |n| within(*n, 1, 1 << 16),

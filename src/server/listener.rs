@@ -1,4 +1,5 @@
 use super::background;
+use super::connection_threads::{ConnectionThreads, Seat};
 use super::logged_writes::LoggedWrites;
 use super::tls::{self, HandshakeFailure, HANDSHAKE_TIMEOUT};
 use super::{client_io, saver, shutdown, Disk, Shared, Stats};
@@ -84,10 +85,20 @@ fn handshake_limit(shared: &Shared) -> Duration {
 /// slot from the first byte of the handshake to the end.
 async fn serve(
     shared: Arc<Shared>,
-    stream: TcpStream,
+    stream: std::net::TcpStream,
     addr: SocketAddr,
     acceptor: Option<TlsAcceptor>,
+    _seat: Seat,
 ) {
+    // Accepted on the listener's runtime, served on this connection thread's: the socket moves
+    // to this thread's poller.
+    let stream = match TcpStream::from_std(stream) {
+        Ok(stream) => stream,
+        Err(error) => {
+            tracing::warn!(%addr, %error, "cannot serve the connection");
+            return;
+        }
+    };
     // Replies go out in one write per batch; Nagle's delay would only hold the last one back.
     let _ = stream.set_nodelay(true);
     let local = stream.local_addr().unwrap_or(addr);
@@ -262,6 +273,7 @@ impl Server {
     /// the exit snapshot (unless told not to).
     pub async fn run(self, handle_signals: bool) -> io::Result<()> {
         let shared = self.shared;
+        let connection_threads = ConnectionThreads::start(shared.config.threads)?;
         let mut tasks = JoinSet::new();
         background::start_tasks(&shared, &mut tasks, self.metrics, handle_signals);
         loop {
@@ -286,7 +298,15 @@ impl Server {
                         };
                         continue;
                     }
-                    tasks.spawn(serve(shared.clone(), stream, addr, acceptor));
+                    let stream = match stream.into_std() {
+                        Ok(stream) => stream,
+                        Err(error) => {
+                            tracing::warn!(%addr, %error, "cannot hand the connection over");
+                            continue;
+                        }
+                    };
+                    let (thread, seat) = connection_threads.least_busy();
+                    tasks.spawn_on(serve(shared.clone(), stream, addr, acceptor, seat), thread);
                 }
                 // Out of descriptors and similar: back off briefly instead of spinning.
                 Err(error) => {
@@ -308,6 +328,7 @@ impl Server {
             tracing::warn!("connections still open after {DRAIN_TIMEOUT:?}; closing them");
             tasks.abort_all();
         }
+        connection_threads.stop();
         // Everything appended reaches the file, synced, whatever the fsync policy.
         if let Some(aof) = shared.aof.as_ref() {
             aof.close();

@@ -6,6 +6,7 @@ mod blocking;
 mod client_io;
 mod clients;
 mod command_host;
+mod connection_threads;
 mod expiry;
 mod isolation;
 mod listener;
