@@ -119,7 +119,9 @@ impl WaitStart {
 /// and run what each sent. Writing right after running woke a client (the load generator, or an
 /// application serving several connections from one thread) once per reply; once it is awake,
 /// the replies that follow reach it without another wake-up. That wake-up was the largest
-/// single cost of a pipelined BF.ADD (15% of the server's CPU, in the kernel's `sendto`).
+/// single cost of a pipelined BF.ADD (15% of the server's CPU, in the kernel's `sendto`). Taken
+/// before the append-only file's write as well, it lets the first connection back write the
+/// records of all of them at once.
 ///
 /// Waking its own task puts the connection at the back of its worker's run queue, behind the
 /// connections the last poll for readiness found, without another such poll (which
@@ -289,6 +291,11 @@ where
         shared
             .saver
             .add_changes(std::mem::take(&mut session.writes));
+        // Before the log's write too: whoever writes the log first, once the others have run,
+        // writes everyone's records in one `write`.
+        if !reply.is_empty() || session.logged_up_to > durable_seen {
+            WriteLast::default().await;
+        }
         if let Some(aof) = shared.aof.as_ref() {
             // With appendfsync always, no write is acknowledged before it is on disk.
             if session.logged_up_to > durable_seen {
@@ -312,7 +319,6 @@ where
         }
         inbox.drain_into(&mut reply);
         if !reply.is_empty() {
-            WriteLast::default().await;
             let subscriber = session.client.subscribed();
             if !send(stream, reply.bytes(), &shared.config, inbox, subscriber).await? {
                 if inbox.overflowed() {
