@@ -11,7 +11,7 @@ use super::arrays::{fill_le_bytes, prefetch_at, read_le_bytes, write_le_bytes, z
 use super::block_array::{self, BlockArray};
 use super::blocked_sizing::BLOCK_BITS;
 use super::chain::Chain;
-use super::hash::{hash_item, murmur_item, HashScheme, ItemHash};
+use super::hash::{HashScheme, ItemHash};
 use super::link::LinkArray;
 use super::sizing::{Layout, LinkSize};
 use super::FilterError;
@@ -128,13 +128,6 @@ impl LinkArray for Bits {
 
     fn stated_expansion(options: ChainOptions) -> u32 {
         options.expansion
-    }
-
-    fn hash(kind: BitsKind, item: &[u8]) -> ItemHash {
-        match kind.hash {
-            HashScheme::Murmur => murmur_item(item),
-            HashScheme::Xxh3 => hash_item(item),
-        }
     }
 
     fn hash_scheme(kind: BitsKind) -> HashScheme {

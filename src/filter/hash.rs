@@ -20,6 +20,14 @@ pub enum HashScheme {
 }
 
 impl HashScheme {
+    /// The item's hash under this scheme.
+    pub(super) fn item_hash(self, item: &[u8]) -> ItemHash {
+        match self {
+            HashScheme::Murmur => murmur_item(item),
+            HashScheme::Xxh3 => hash_item(item),
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             HashScheme::Murmur => "murmur",

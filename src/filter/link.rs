@@ -4,7 +4,7 @@
 //! the chain, the dumps and the health estimate are written once for both, and monomorphised.
 
 use super::arrays::PREFETCH_MIN_WORDS;
-use super::hash::{hash_item, HashScheme, ItemHash};
+use super::hash::{HashScheme, ItemHash};
 use super::sizing::LinkSize;
 use super::FilterError;
 
@@ -25,11 +25,11 @@ pub trait LinkArray: Sized {
     fn stated_expansion(options: Self::Options) -> u32 {
         Self::unpack(options).3
     }
-    /// The item's hash for links of `kind`.
-    fn hash(_kind: Self::Kind, item: &[u8]) -> ItemHash {
-        hash_item(item)
+    /// The item's hash for links of `kind`: the function their scheme names.
+    fn hash(kind: Self::Kind, item: &[u8]) -> ItemHash {
+        Self::hash_scheme(kind).item_hash(item)
     }
-    /// Which function `hash` is for links of `kind`: two chains of one scheme hash an item alike.
+    /// How links of `kind` hash items: two chains of one scheme hash an item alike.
     fn hash_scheme(_kind: Self::Kind) -> HashScheme {
         HashScheme::Xxh3
     }
