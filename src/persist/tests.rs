@@ -63,7 +63,7 @@ fn value_of(store: &Store, key: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// A data directory on a RAM disk when there is one: the walk syncs thousands of times.
-fn scratch_dir(name: &str) -> PathBuf {
+pub(super) fn scratch_dir(name: &str) -> PathBuf {
     let base = Path::new("/dev/shm");
     let base = if base.is_dir() {
         base.to_path_buf()

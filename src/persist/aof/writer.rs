@@ -427,13 +427,12 @@ mod tests {
     use super::*;
     use crate::persist::faults::{Fault, FaultyFs};
     use crate::persist::fs::RealFs;
+    use crate::persist::tests::scratch_dir;
     use std::path::PathBuf;
 
     /// A log on a fresh scratch directory, with its first segment ready for a writer.
     fn new_log(name: &str, fs: Arc<dyn FileSystem>, fsync: Fsync) -> (Aof, OpenSegment, PathBuf) {
-        let dir = std::env::temp_dir().join(format!("sieved-writer-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("scratch directory");
+        let dir = scratch_dir(&format!("writer-{name}"));
         let file = create_segment(fs.as_ref(), &dir, 1).expect("segment");
         let aof = Aof::new(dir.clone(), fsync, fs, Box::new(|_| {}));
         let start = OpenSegment {
@@ -556,8 +555,7 @@ mod tests {
     #[test]
     fn a_write_that_fails_puts_its_bytes_back_in_order() {
         for error in [libc::ENOSPC, libc::EIO, libc::EROFS] {
-            let attic =
-                std::env::temp_dir().join(format!("sieved-writer-attic-{}", std::process::id()));
+            let attic = scratch_dir("writer-attic");
             let faulty = FaultyFs::new(&attic);
             let (aof, dir) = log_without_writer("fault", Arc::new(faulty.clone()), Fsync::EverySec);
             let first = append(&aof, b"one;");
