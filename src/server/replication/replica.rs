@@ -430,7 +430,7 @@ async fn stream(
         logged_up_to = logged_up_to.max(position);
         if ack_wanted {
             send_ack(shared, link, logged_up_to).await?;
-        } else if let (Some(aof), true) = (shared.aof.as_ref(), position > 0) {
+        } else if let Some(aof) = shared.aof.as_ref().filter(|_| position > 0) {
             // Under everysec and no nobody wakes the writer thread for an append: the
             // records reach the file now, as a primary's clients' writes do before a reply.
             aof.write_through(position);
