@@ -2,6 +2,7 @@
 //! the per-command counts, the SLOWLOG and the server-wide counters beside it. Nothing here
 //! touches a socket or a file; the server gathers the report and serves it.
 
+mod clock;
 mod commandstats;
 mod info;
 mod metrics;
@@ -9,6 +10,7 @@ mod report;
 mod slowlog;
 mod stats;
 
+pub(crate) use clock::CommandClock;
 pub(crate) use commandstats::{Call, CommandStats, CommandTotals, Tally, LATENCY_BOUNDS_US};
 pub(crate) use info::render as info;
 pub(crate) use metrics::render as metrics;

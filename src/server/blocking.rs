@@ -25,7 +25,6 @@ use crate::store::{now_ms, Store, Value};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
 use tokio::sync::oneshot;
 
 /// CLIENT UNBLOCK ... ERROR's reply, as Redis words it.
@@ -439,7 +438,7 @@ fn run(shared: &Arc<Shared>, held: &mut Held, tally: &mut Tally) -> Option<Box<B
         request,
     } = held;
     let (_, request) = request.iter().next()?;
-    let started = Instant::now();
+    let started = shared.clock.now();
     let mut ctx = Ctx {
         server: shared,
         store: &shared.store,
@@ -448,7 +447,7 @@ fn run(shared: &Arc<Shared>, held: &mut Held, tally: &mut Tally) -> Option<Box<B
         now: now_ms(),
     };
     let outcome = cmd::execute(&mut ctx, request);
-    let micros = started.elapsed().as_micros() as u64;
+    let micros = shared.clock.micros(started, shared.clock.now());
     client_io::count(tally, outcome, micros);
     session.block_asked.take()
 }

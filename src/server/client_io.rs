@@ -587,7 +587,7 @@ fn execute_all(
         session.close = true;
         return (0, None, 0);
     }
-    let mut started = Instant::now();
+    let mut started = shared.clock.now();
     let mut consumed = 0;
     // The look ahead (`cmd::prefetch`): requests before `looked_to` have been looked at; once
     // execution reaches `last_look`, where the latest look began, the next one is taken, so each
@@ -632,8 +632,8 @@ fn execute_all(
                 }
                 // Clients blocked on keys this command made ready are served before the next.
                 blocking::serve_ready(shared);
-                let finished = Instant::now();
-                let micros = finished.duration_since(started).as_micros() as u64;
+                let finished = shared.clock.now();
+                let micros = shared.clock.micros(started, finished);
                 started = finished;
                 for (outcome, micros) in session.exec_outcomes.drain(..) {
                     count(tally, outcome, micros);

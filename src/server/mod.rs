@@ -30,7 +30,7 @@ pub use shutdown::Shutdown;
 
 use crate::cmd::COMMANDS;
 use crate::config::Config;
-use crate::observe::{self, CommandStats, SlowLog, Stats};
+use crate::observe::{self, CommandClock, CommandStats, SlowLog, Stats};
 use crate::persist::aof::{Aof, OnFatal};
 use crate::persist::fs::{self, FileSystem};
 use crate::persist::snapshot;
@@ -51,6 +51,8 @@ pub struct Shared {
     pub stats: Stats,
     pub commands: CommandStats,
     pub slowlog: SlowLog,
+    /// Times each command for commandstats and SLOWLOG.
+    pub(crate) clock: CommandClock,
     /// Where the TLS port listens, when it is on.
     pub tls_addr: Option<SocketAddr>,
     /// Where the metrics endpoint listens, when it is on.
@@ -122,6 +124,7 @@ impl Shared {
             stats: Stats::default(),
             commands: CommandStats::new(COMMANDS.len()),
             slowlog: SlowLog::default(),
+            clock: CommandClock::new(),
             tls_addr: None,
             metrics_addr: None,
             saver: Saver::new(started_ms),

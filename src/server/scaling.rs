@@ -159,7 +159,7 @@ fn serve_batches(
         let now = now_ms();
         let batch = shared.isolation.shared();
         let mut consumed = 0;
-        let mut started = Instant::now();
+        let mut started = shared.clock.now();
         while let Some(request) = parser.parse(&input[consumed..]).expect("well formed") {
             let mut ctx = Ctx {
                 server: shared,
@@ -172,8 +172,8 @@ fn serve_batches(
                 panic!("{}", String::from_utf8_lossy(reply.bytes()));
             };
             blocking::serve_ready(shared);
-            let finished = Instant::now();
-            let micros = finished.duration_since(started).as_micros() as u64;
+            let finished = shared.clock.now();
+            let micros = shared.clock.micros(started, finished);
             started = finished;
             tally.record(index, Call::Succeeded, micros);
             // Read per command, as the connection reads it.
