@@ -509,3 +509,109 @@ fn an_error_rate_the_layout_cannot_meet_is_named_as_such() {
     assert_eq!(client.cmd(&["EXISTS", "k"]), b":0\r\n");
     assert_eq!(client.cmd(&["BF.RESERVE", "k", "1e-29", "100"]), b"+OK\r\n");
 }
+
+/// A pipeline's consecutive lookups on one key run as one (`cmd::runs`); every request must still
+/// be answered, counted and logged as it would be on its own.
+#[test]
+fn a_run_of_lookups_answers_counts_and_logs_each_request() {
+    let server = TestServer::start();
+    let mut setup = server.client();
+    for item in ["a", "c", "e"] {
+        setup.cmd(&["BF.ADD", "k", item]);
+    }
+    setup.cmd(&["CBF.ADD", "n", "a"]);
+    setup.cmd(&["SET", "s", "v"]);
+    let mut requests: Vec<Vec<&str>> = Vec::new();
+    let letters = ["a", "b", "c", "d", "e"];
+    // Longer than one run, then runs broken by another key, another command, another spelling,
+    // a key of another type, a refused request and a write.
+    for i in 0..45 {
+        requests.push(vec!["BF.EXISTS", "k", letters[i % 5]]);
+    }
+    requests.push(vec!["BF.EXISTS", "missing", "a"]);
+    requests.push(vec!["CBF.EXISTS", "n", "a"]);
+    requests.push(vec!["CBF.EXISTS", "n", "b"]);
+    requests.push(vec!["bf.exists", "k", "a"]);
+    requests.push(vec!["BF.EXISTS", "s", "a"]);
+    requests.push(vec!["BF.EXISTS", "k"]);
+    requests.push(vec!["BF.EXISTS", "k", "b"]);
+    requests.push(vec!["BF.ADD", "k", "b"]);
+    requests.push(vec!["BF.EXISTS", "k", "b"]);
+    let mut pipeline = Vec::new();
+    for args in &requests {
+        let args: Vec<&[u8]> = args.iter().map(|arg| arg.as_bytes()).collect();
+        pipeline.extend(encode_command(&args));
+    }
+    let mut client = server.client();
+    client.send(&pipeline);
+    let pipelined: Vec<Vec<u8>> = requests.iter().map(|_| client.read_reply()).collect();
+    // The same requests one at a time, after the write is undone.
+    setup.cmd(&["DEL", "k"]);
+    for item in ["a", "c", "e"] {
+        setup.cmd(&["BF.ADD", "k", item]);
+    }
+    for (args, reply) in requests.iter().zip(&pipelined) {
+        assert_eq!(&client.cmd(args), reply, "{args:?}");
+    }
+
+    let stats = String::from_utf8(setup.cmd(&["INFO", "commandstats"])).unwrap();
+    let exists = common::info_field(&stats, "cmdstat_bf.exists");
+    // 50 answered and one refused, twice over.
+    assert!(exists.starts_with("calls=100,"), "{exists}");
+    assert!(
+        exists.ends_with(",rejected_calls=2,failed_calls=0"),
+        "{exists}"
+    );
+
+    // Each request of a run is its own SLOWLOG entry, with its own arguments.
+    setup.cmd(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
+    setup.cmd(&["SLOWLOG", "RESET"]);
+    let mut pipeline = Vec::new();
+    for item in letters {
+        pipeline.extend(encode_command(&[b"BF.EXISTS", b"k", item.as_bytes()]));
+    }
+    client.send(&pipeline);
+    for _ in letters {
+        client.read_reply();
+    }
+    setup.cmd(&["CONFIG", "SET", "slowlog-log-slower-than", "-1"]);
+    let log = String::from_utf8(setup.cmd(&["SLOWLOG", "GET", "-1"])).unwrap();
+    let logged: Vec<&str> = log
+        .split("$9\r\nBF.EXISTS\r\n$1\r\nk\r\n$1\r\n")
+        .skip(1)
+        .map(|rest| &rest[..1])
+        .collect();
+    // Newest first.
+    assert_eq!(logged, ["e", "d", "c", "b", "a"], "{log}");
+}
+
+/// Requests that could form a run still get what each would alone: queued inside MULTI,
+/// refused before authenticating.
+#[test]
+fn lookups_that_cannot_run_together_run_one_by_one() {
+    let server = TestServer::start();
+    let mut client = server.client();
+    client.cmd(&["BF.ADD", "k", "a"]);
+    let mut pipeline = encode_command(&[b"MULTI"]);
+    for item in [b"a", b"b", b"a"] {
+        pipeline.extend(encode_command(&[b"BF.EXISTS", b"k", item]));
+    }
+    pipeline.extend(encode_command(&[b"EXEC"]));
+    client.send(&pipeline);
+    assert_eq!(client.read_reply(), b"+OK\r\n");
+    for _ in 0..3 {
+        assert_eq!(client.read_reply(), b"+QUEUED\r\n");
+    }
+    assert_eq!(client.read_reply(), b"*3\r\n:1\r\n:0\r\n:1\r\n");
+
+    client.cmd(&["CONFIG", "SET", "requirepass", "secret"]);
+    let mut stranger = server.client();
+    let mut pipeline = Vec::new();
+    for _ in 0..3 {
+        pipeline.extend(encode_command(&[b"BF.EXISTS", b"k", b"a"]));
+    }
+    stranger.send(&pipeline);
+    for _ in 0..3 {
+        assert!(stranger.read_reply().starts_with(b"-NOAUTH"));
+    }
+}

@@ -238,6 +238,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Checks whether an item exists in a Bloom Filter",
         filters::exists::<BloomChain>,
     )
+    .runs(filters::exists_run::<BloomChain>)
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(READ_KEY)
     .acl(bits![Acl: READ, BLOOM])

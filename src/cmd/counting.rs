@@ -220,6 +220,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Checks whether an item exists in a counting Bloom filter",
         filters::exists::<CountingChain>,
     )
+    .runs(filters::exists_run::<CountingChain>)
     .flags(bits![Flags: READONLY, FAST])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: READ, BLOOM])

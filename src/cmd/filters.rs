@@ -542,18 +542,40 @@ pub(super) fn write_results(reply: &mut Reply, results: &[Result<bool, CmdError>
 
 /// EXISTS answers 0 for a missing key and for a key of another type, as RedisBloom does.
 pub(super) fn exists<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let item = request.arg(2);
-    let ahead = ctx.session.hashed_ahead.take(item);
-    let found = ctx.db().get(request.arg(1), ctx.now, |value| {
-        value.and_then(F::of).is_some_and(|filter| {
-            match ahead.and_then(|ahead| ahead.for_filter(filter)) {
-                Some(hash) => filter.contains_hashed(hash),
-                None => Filter::contains(filter, item),
-            }
-        })
-    });
-    ctx.reply.boolean(found);
+    exists_run::<F>(ctx, request.arg(1), &[request.arg(2)], &mut || {});
     Ok(())
+}
+
+/// EXISTS for each of `items` in turn (`cmd::runs`), under one look-up of the key.
+pub(super) fn exists_run<F: Filter>(
+    ctx: &mut Ctx,
+    key: &[u8],
+    items: &[&[u8]],
+    after_each: &mut dyn FnMut(),
+) {
+    let Ctx {
+        store,
+        session,
+        reply,
+        now,
+        ..
+    } = ctx;
+    store
+        .db(session.db)
+        .get_for(key, *now, items.len(), |value| {
+            let filter = value.and_then(F::of);
+            for &item in items {
+                let ahead = session.hashed_ahead.take(item);
+                let found = filter.is_some_and(|filter| {
+                    match ahead.and_then(|ahead| ahead.for_filter(filter)) {
+                        Some(hash) => filter.contains_hashed(hash),
+                        None => Filter::contains(filter, item),
+                    }
+                });
+                reply.boolean(found);
+                after_each();
+            }
+        });
 }
 
 pub(super) fn mexists<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {

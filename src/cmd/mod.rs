@@ -32,6 +32,7 @@ mod module;
 pub(crate) mod prefetch;
 mod pubsub;
 mod replication;
+mod runs;
 mod sets;
 mod spec;
 mod strings;
@@ -46,6 +47,7 @@ pub use context::{
     BlockOn, Ctx, ExitSave, LogPosition, PubSub, ReplicaHandshake, Replicating, RoleView,
     SaveError, Server, Session, SubscriptionKind, WaitForReplicas, WriteLog,
 };
+pub(crate) use runs::{execute_run, Run, MAX_RUN};
 pub use spec::CommandSpec;
 pub use transaction::is_exec;
 use transaction::Transaction;
@@ -207,7 +209,12 @@ pub fn lookup(name: &[u8]) -> Option<usize> {
 /// Runs one request, writing exactly one reply (or none, for a successful SHUTDOWN). Inside
 /// MULTI, a command is checked and queued instead.
 pub fn execute(ctx: &mut Ctx, request: Request) -> Outcome {
-    let outcome = dispatch(ctx, request);
+    execute_found(ctx, request, lookup(request.arg(0)))
+}
+
+/// `execute` for a request whose name the caller has looked up already.
+pub(crate) fn execute_found(ctx: &mut Ctx, request: Request, index: Option<usize>) -> Outcome {
+    let outcome = dispatch(ctx, request, index);
     // CLIENT LIST shows the transaction as EXEC found it until EXEC ends, as Redis does.
     if !ctx.session.in_exec {
         let queued = ctx.session.transaction.as_ref().map(Transaction::len);
@@ -216,8 +223,8 @@ pub fn execute(ctx: &mut Ctx, request: Request) -> Outcome {
     outcome
 }
 
-fn dispatch(ctx: &mut Ctx, request: Request) -> Outcome {
-    let Some(index) = lookup(request.arg(0)) else {
+fn dispatch(ctx: &mut Ctx, request: Request, index: Option<usize>) -> Outcome {
+    let Some(index) = index else {
         transaction::fail(ctx);
         ctx.reply.error(&unknown_command(request));
         return Outcome::Unknown;

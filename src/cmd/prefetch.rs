@@ -15,8 +15,9 @@ use crate::store::{Db, Value};
 use std::collections::VecDeque;
 
 /// How many hashes `HashedAhead` keeps: two looks' worth, as the next look is taken when
-/// execution reaches the start of the previous one.
-const HASHED_AHEAD: usize = 2 * LOOKAHEAD_REQUESTS;
+/// parsing reaches the start of the previous one, and a run's worth (`cmd::runs`), which is
+/// parsed before any of it runs.
+const HASHED_AHEAD: usize = 2 * LOOKAHEAD_REQUESTS + super::runs::MAX_RUN;
 
 /// The hashes the looks of one batch computed, in the order of the items in the input, each
 /// with the item's place in the input and the scheme it was hashed under.

@@ -8,6 +8,11 @@ use crate::protocol::Request;
 
 pub(crate) type Handler = fn(&mut Ctx, Request) -> CmdResult;
 
+/// Runs a run of the command on one key (`cmd::runs`): writes one reply per item, in order,
+/// calling `after_each` after each, and never fails.
+pub(crate) type RunHandler =
+    fn(&mut Ctx, key: &[u8], items: &[&[u8]], after_each: &mut dyn FnMut());
+
 /// Declares a set of named bits: the type, a constant per bit, and the names COMMAND reports,
 /// in the order listed (Redis's own).
 macro_rules! bit_set {
@@ -456,6 +461,8 @@ pub struct CommandSpec {
     /// Hints for cluster clients (`request_policy:multi_shard`), as COMMAND INFO lists them.
     pub tips: &'static [&'static str],
     pub(crate) handler: Handler,
+    /// Set for the commands whose consecutive requests on one key may run as one (`cmd::runs`).
+    pub(crate) run: Option<RunHandler>,
 }
 
 impl CommandSpec {
@@ -481,7 +488,14 @@ impl CommandSpec {
             subcommands: &[],
             tips: &[],
             handler,
+            run: None,
         }
+    }
+
+    /// Lets consecutive requests of the command on one key run as one (`cmd::runs`).
+    pub(crate) const fn runs(mut self, run: RunHandler) -> CommandSpec {
+        self.run = Some(run);
+        self
     }
 
     pub(crate) const fn flags(mut self, flags: Flags) -> CommandSpec {

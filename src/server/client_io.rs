@@ -8,14 +8,14 @@ use super::query_buffer::{OverCeiling, QueryBuffer};
 use super::{replication, Shared};
 use crate::cmd::{self, errors, BlockOn, ClientInfo, Ctx, Outcome, Session, WaitForReplicas};
 use crate::config::Config;
-use crate::observe::{Call, Stats, Tally};
+use crate::observe::{Call, Stats, Tally, Tick};
 use crate::protocol::{Limits, Protocol, Reply, Request, RequestParser};
 use crate::store::now_ms;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, RwLockReadGuard};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -567,9 +567,8 @@ fn warn_overflow(session: &Session) {
 /// protocol error that ended the batch, if one did (its reply is already appended), and how many
 /// bytes of `input` the requests that ran took up.
 ///
-/// Each command is timed from the end of the one before (from the start of the batch for the
-/// first), so the clock is read once per command; the time includes framing the request, which
-/// is small next to running it.
+/// Requests that form a run (`cmd::runs`) are gathered as they are parsed and run together
+/// before anything after them.
 fn execute_all(
     shared: &Arc<Shared>,
     parser: &mut RequestParser,
@@ -578,19 +577,23 @@ fn execute_all(
     reply: &mut Reply,
     tally: &mut Tally,
 ) -> (u64, Option<String>, usize) {
-    let now = now_ms();
-    let mut commands = 0;
-    // Held for the whole batch, so that a transaction elsewhere never interleaves with it.
-    let mut batch = Some(shared.isolation.shared());
+    let mut batch = Batch {
+        shared,
+        input,
+        now: now_ms(),
+        started: shared.clock.now(),
+        commands: 0,
+        isolation: Some(shared.isolation.shared()),
+    };
     // The server stopped while this batch waited: nothing more runs.
     if shared.shutdown.is_stopping() {
         session.close = true;
         return (0, None, 0);
     }
-    let mut started = shared.clock.now();
     let mut consumed = 0;
+    let mut run = cmd::Run::default();
     // The look ahead (`cmd::prefetch`): requests before `looked_to` have been looked at; once
-    // execution reaches `last_look`, where the latest look began, the next one is taken, so each
+    // parsing reaches `last_look`, where the latest look began, the next one is taken, so each
     // filter command's memory is requested a look's worth of requests before it runs. A look
     // that finds no filter command ends them for the batch.
     let mut looked_to = 0;
@@ -603,54 +606,35 @@ fn execute_all(
             let db = shared.store.db(session.db);
             // Not the request about to run, when the look starts there.
             let skip = usize::from(from == consumed);
-            let look =
-                cmd::prefetch::look_ahead(db, now, &input[from..], skip, &mut session.hashed_ahead);
+            let look = cmd::prefetch::look_ahead(
+                db,
+                batch.now,
+                &input[from..],
+                skip,
+                &mut session.hashed_ahead,
+            );
             looking = look.hinted > 0;
             last_look = from;
             looked_to = from + look.covered;
         }
         parser.set_authenticated(authenticated);
-        let parsed = parser.parse(&input[consumed..]);
-        let more = match parsed {
+        let more = match parser.parse(&input[consumed..]) {
             Ok(Some(request)) => {
-                let exclusive = cmd::is_exec(session, &request);
-                let everyone = exclusive.then(|| {
-                    batch = None;
-                    shared.isolation.exclusive()
-                });
-                let mut ctx = Ctx {
-                    server: shared,
-                    store: &shared.store,
-                    session: &mut *session,
-                    reply: &mut *reply,
-                    now,
-                };
-                let outcome = cmd::execute(&mut ctx, request);
-                if exclusive {
-                    drop(everyone);
-                    batch = Some(shared.isolation.shared());
+                if !run.extend(request, input) {
+                    batch.run(&mut run, session, reply, tally);
+                    let index = cmd::lookup(request.arg(0));
+                    if !index.is_some_and(|index| run.begin(index, request, input)) {
+                        batch.one(request, index, session, reply, tally);
+                    }
                 }
-                // Clients blocked on keys this command made ready are served before the next.
-                blocking::serve_ready(shared);
-                let finished = shared.clock.now();
-                let micros = shared.clock.micros(started, finished);
-                started = finished;
-                for (outcome, micros) in session.exec_outcomes.drain(..) {
-                    count(tally, outcome, micros);
-                }
-                count(tally, outcome, micros);
-                let threshold = shared.config.slowlog_threshold_us();
-                if threshold >= 0 && micros >= threshold as u64 {
-                    log_slow(shared, session, request, micros);
-                }
-                commands += 1;
                 true
             }
             Ok(None) => false,
             Err(error) => {
+                batch.run(&mut run, session, reply, tally);
                 let message = error.to_string();
                 reply.error(&message);
-                return (commands, Some(message), consumed);
+                return (batch.commands, Some(message), consumed);
             }
         };
         consumed += parser.take_consumed();
@@ -659,8 +643,129 @@ fn execute_all(
         let waits =
             session.wait_asked.is_some() || session.psync_asked() || session.block_asked.is_some();
         if !more || session.close || waits || reply.len() >= MAX_PENDING_REPLY {
-            return (commands, None, consumed);
+            batch.run(&mut run, session, reply, tally);
+            return (batch.commands, None, consumed);
         }
+    }
+}
+
+/// What one batch's commands share as they run.
+struct Batch<'a> {
+    shared: &'a Arc<Shared>,
+    input: &'a [u8],
+    now: u64,
+    /// When the last command ended. Each command is timed from there (the first from the start
+    /// of the batch), so the clock is read once per command; the time includes framing the
+    /// request, which is small next to running it.
+    started: Tick,
+    commands: u64,
+    /// Held for the whole batch, so that a transaction elsewhere never interleaves with it.
+    isolation: Option<RwLockReadGuard<'a, ()>>,
+}
+
+impl Batch<'_> {
+    /// Runs one request, the command at `index` if the name was found.
+    fn one(
+        &mut self,
+        request: Request,
+        index: Option<usize>,
+        session: &mut Session,
+        reply: &mut Reply,
+        tally: &mut Tally,
+    ) {
+        let shared = self.shared;
+        let exclusive = cmd::is_exec(session, &request);
+        let everyone = exclusive.then(|| {
+            self.isolation = None;
+            shared.isolation.exclusive()
+        });
+        let mut ctx = Ctx {
+            server: shared,
+            store: &shared.store,
+            session: &mut *session,
+            reply,
+            now: self.now,
+        };
+        let outcome = cmd::execute_found(&mut ctx, request, index);
+        if exclusive {
+            drop(everyone);
+            self.isolation = Some(shared.isolation.shared());
+        }
+        // Clients blocked on keys this command made ready are served before the next.
+        blocking::serve_ready(shared);
+        let micros = self.lap();
+        for (outcome, micros) in session.exec_outcomes.drain(..) {
+            count(tally, outcome, micros);
+        }
+        self.counted(outcome, micros, request, session, tally);
+    }
+
+    /// Runs the requests of `run`, together if they may be, else one by one, and empties it.
+    fn run(
+        &mut self,
+        run: &mut cmd::Run,
+        session: &mut Session,
+        reply: &mut Reply,
+        tally: &mut Tally,
+    ) {
+        if run.is_empty() {
+            return;
+        }
+        let shared = self.shared;
+        let mut ends = [self.started; cmd::MAX_RUN];
+        let mut ended = 0;
+        let mut ctx = Ctx {
+            server: shared,
+            store: &shared.store,
+            session: &mut *session,
+            reply: &mut *reply,
+            now: self.now,
+        };
+        let together = cmd::execute_run(&mut ctx, run, self.input, &mut || {
+            ends[ended] = shared.clock.now();
+            ended += 1;
+        });
+        let mut ranges = Default::default();
+        if together {
+            for (at, &end) in ends[..run.len()].iter().enumerate() {
+                let request = run.request(self.input, at, &mut ranges);
+                let micros = shared.clock.micros(self.started, end);
+                self.started = end;
+                let outcome = Outcome::Succeeded(run.index());
+                self.counted(outcome, micros, request, session, tally);
+            }
+        } else {
+            for at in 0..run.len() {
+                let request = run.request(self.input, at, &mut ranges);
+                self.one(request, Some(run.index()), session, reply, tally);
+            }
+        }
+        run.clear();
+    }
+
+    /// The time since the last command ended, which is now.
+    fn lap(&mut self) -> u64 {
+        let finished = self.shared.clock.now();
+        let micros = self.shared.clock.micros(self.started, finished);
+        self.started = finished;
+        micros
+    }
+
+    /// Counts a command that took `micros`, and logs it if slow.
+    fn counted(
+        &mut self,
+        outcome: Outcome,
+        micros: u64,
+        request: Request,
+        session: &Session,
+        tally: &mut Tally,
+    ) {
+        count(tally, outcome, micros);
+        let threshold = self.shared.config.slowlog_threshold_us();
+        if threshold >= 0 && micros >= threshold as u64 {
+            log_slow(self.shared, session, request, micros);
+        }
+        self.commands += 1;
     }
 }
 

@@ -193,27 +193,39 @@ impl Db {
 
     /// Calls `f` with the live value at `key`, if any, read-locked, and counts an access to it.
     pub fn get<R>(&self, key: &[u8], now: u64, f: impl FnOnce(Option<&Value>) -> R) -> R {
-        self.read_value(key, now, true, f)
+        self.read_value(key, now, 1, f)
+    }
+
+    /// `get` for a run of `accesses` commands on the key (`cmd::runs`): one look-up, as many
+    /// accesses counted as commands ran, as they would have been one by one.
+    pub fn get_for<R>(
+        &self,
+        key: &[u8],
+        now: u64,
+        accesses: usize,
+        f: impl FnOnce(Option<&Value>) -> R,
+    ) -> R {
+        self.read_value(key, now, accesses, f)
     }
 
     /// `get` without counting an access: for commands that only inspect a key (TYPE, OBJECT,
     /// MEMORY USAGE), which Redis's LOOKUP_NOTOUCH leaves its access time alone for.
     pub fn peek<R>(&self, key: &[u8], now: u64, f: impl FnOnce(Option<&Value>) -> R) -> R {
-        self.read_value(key, now, false, f)
+        self.read_value(key, now, 0, f)
     }
 
     fn read_value<R>(
         &self,
         key: &[u8],
         now: u64,
-        touch: bool,
+        accesses: usize,
         f: impl FnOnce(Option<&Value>) -> R,
     ) -> R {
         let (shard, hash) = self.locate(key);
         let map = read(&shard.map);
         match map.get(hash, key).filter(|entry| entry.is_live(now)) {
             Some(entry) => {
-                if touch {
+                for _ in 0..accesses {
                     entry.access.touch(&self.tracking);
                 }
                 f(Some(&read(&entry.value)))
@@ -224,7 +236,7 @@ impl Db {
 
     /// Counts an access to `key` (TOUCH); false if there is no live key.
     pub fn touch(&self, key: &[u8], now: u64) -> bool {
-        self.read_value(key, now, true, |value| value.is_some())
+        self.read_value(key, now, 1, |value| value.is_some())
     }
 
     /// The access bits of the live key (see `access.rs`), without counting an access.
