@@ -3,7 +3,10 @@
 
 mod common;
 
-use common::{encode_command, RawClient, TestServer};
+use common::{
+    check_replica_holds_the_same, check_writes_survive_restarts, encode_command, RawClient,
+    TestServer,
+};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -614,4 +617,85 @@ fn lookups_that_cannot_run_together_run_one_by_one() {
     for _ in 0..3 {
         assert!(stranger.read_reply().starts_with(b"-NOAUTH"));
     }
+}
+
+/// Adds that run together when pipelined (`cmd::runs`): a run that creates its key, a filter
+/// that fills up in the middle of a run, a counting filter, a wrong type, items added twice.
+fn add_requests() -> Vec<[String; 3]> {
+    let runs = [
+        ("BF.ADD", "fresh", "u", 40, 40),
+        ("BF.ADD", "full", "f", 20, 20),
+        ("CBF.ADD", "counts", "c", 10, 3),
+        ("BF.ADD", "plain", "p", 3, 3),
+        ("BF.ADD", "fresh", "u", 10, 40),
+    ];
+    let mut requests = Vec::new();
+    for (command, key, prefix, count, distinct) in runs {
+        for i in 0..count {
+            let item = format!("{prefix}{}", i % distinct);
+            requests.push([command.to_string(), key.to_string(), item]);
+        }
+    }
+    requests
+}
+
+/// What `add_requests` starts from.
+fn before_adds(client: &mut RawClient) {
+    client.cmd(&["BF.RESERVE", "full", "0.01", "5", "NONSCALING"]);
+    client.cmd(&["SET", "plain", "x"]);
+}
+
+/// `add_requests` as one pipeline, and their replies.
+fn pipelined_adds_replies(client: &mut RawClient) -> Vec<Vec<u8>> {
+    before_adds(client);
+    let requests = add_requests();
+    let mut pipeline = Vec::new();
+    for [command, key, item] in &requests {
+        pipeline.extend(encode_command(&[
+            command.as_bytes(),
+            key.as_bytes(),
+            item.as_bytes(),
+        ]));
+    }
+    client.send(&pipeline);
+    requests.iter().map(|_| client.read_reply()).collect()
+}
+
+fn pipelined_adds(client: &mut RawClient) {
+    pipelined_adds_replies(client);
+}
+
+fn digest(client: &mut RawClient) -> Vec<u8> {
+    client.cmd(&["SIEVED.DIGEST"])
+}
+
+#[test]
+fn a_run_of_adds_answers_as_each_add_alone_would() {
+    let server = TestServer::start();
+    let mut client = server.client();
+    before_adds(&mut client);
+    let one_by_one: Vec<Vec<u8>> = add_requests()
+        .iter()
+        .map(|[command, key, item]| client.cmd(&[command, key, item]))
+        .collect();
+    let expected_digest = digest(&mut client);
+    assert!(one_by_one.contains(&b":1\r\n".to_vec()) && one_by_one.contains(&b":0\r\n".to_vec()));
+    assert!(one_by_one
+        .iter()
+        .any(|reply| reply.starts_with(b"-ERR non scaling filter is full")));
+    assert!(one_by_one
+        .iter()
+        .any(|reply| reply.starts_with(b"-WRONGTYPE")));
+
+    client.cmd(&["FLUSHALL"]);
+    assert_eq!(pipelined_adds_replies(&mut client), one_by_one);
+    assert_eq!(digest(&mut client), expected_digest);
+}
+
+/// A run of adds is logged as one record; the append-only file, a compaction, a snapshot and a
+/// replica all come back with what the server held.
+#[test]
+fn a_run_of_adds_survives_restarts_and_reaches_replicas() {
+    check_writes_survive_restarts("runs", pipelined_adds, digest);
+    check_replica_holds_the_same("runs", pipelined_adds, digest);
 }

@@ -195,6 +195,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Adds an item to a Bloom Filter",
         filters::add::<BloomChain>,
     )
+    .runs(filters::add_run::<BloomChain>)
     .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(WRITE_KEY)
     .acl(bits![Acl: WRITE, BLOOM])

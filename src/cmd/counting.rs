@@ -169,6 +169,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Adds one copy of an item to a counting Bloom filter",
         filters::add::<CountingChain>,
     )
+    .runs(filters::add_run::<CountingChain>)
     .flags(bits![Flags: WRITE, DENYOOM])
     .key_specs(FILTER_KEY)
     .acl(bits![Acl: WRITE, BLOOM])

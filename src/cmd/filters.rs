@@ -353,6 +353,60 @@ pub(super) fn add<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
+/// ADD for each of `items` in turn (`cmd::runs`), under one look-up of the key, which the first
+/// creates with the defaults if it is missing. Each reply is the one `add` would have written.
+pub(super) fn add_run<F: Filter>(
+    ctx: &mut Ctx,
+    key: &[u8],
+    items: &[&[u8]],
+    after_each: &mut dyn FnMut(bool),
+) {
+    let limit = ctx.filter_memory_limit();
+    let server = ctx.server;
+    let make = || {
+        let options = F::default_options(&server.config().settings());
+        create_filter::<F>(options, limit).map(F::into_value)
+    };
+    let Ctx {
+        store,
+        session,
+        reply,
+        now,
+        ..
+    } = ctx;
+    let hashed = &mut session.hashed_ahead;
+    let ran =
+        store
+            .db(session.db)
+            .get_or_create_for(key, *now, items.len(), make, |value, created| {
+                let filter = F::of_mut(value).ok_or(CmdError::from(WRONGTYPE))?;
+                let header = created.then(|| header_of(filter));
+                for &item in items {
+                    let added = match hashed.take(item).and_then(|ahead| ahead.for_filter(filter)) {
+                        Some(hash) => filter.add_hashed(hash, limit),
+                        None => Filter::add(filter, item, limit),
+                    };
+                    let succeeded = added.is_ok();
+                    match added {
+                        Ok(added) => reply.boolean(added),
+                        Err(error) => reply.error(CmdError::from(error).message()),
+                    }
+                    after_each(succeeded);
+                }
+                Ok(header)
+            });
+    match ran {
+        Ok(Ok(Some(header))) => note_created::<F>(ctx, key, &header),
+        Ok(Ok(None)) => {}
+        Ok(Err(error)) | Err(error) => {
+            for _ in items {
+                reply.error(error.message());
+                after_each(false);
+            }
+        }
+    }
+}
+
 /// Adds items in order and replies with one element each; the first failure is the last element.
 /// An option of BF.INSERT and CBF.INSERT, once its keyword is recognised (each family matches
 /// keywords its own way).
@@ -542,7 +596,7 @@ pub(super) fn write_results(reply: &mut Reply, results: &[Result<bool, CmdError>
 
 /// EXISTS answers 0 for a missing key and for a key of another type, as RedisBloom does.
 pub(super) fn exists<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
-    exists_run::<F>(ctx, request.arg(1), &[request.arg(2)], &mut || {});
+    exists_run::<F>(ctx, request.arg(1), &[request.arg(2)], &mut |_| {});
     Ok(())
 }
 
@@ -551,7 +605,7 @@ pub(super) fn exists_run<F: Filter>(
     ctx: &mut Ctx,
     key: &[u8],
     items: &[&[u8]],
-    after_each: &mut dyn FnMut(),
+    after_each: &mut dyn FnMut(bool),
 ) {
     let Ctx {
         store,
@@ -573,7 +627,7 @@ pub(super) fn exists_run<F: Filter>(
                     }
                 });
                 reply.boolean(found);
-                after_each();
+                after_each(true);
             }
         });
 }

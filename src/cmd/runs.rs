@@ -1,16 +1,18 @@
-//! Runs: a pipeline often holds one command on one key many times in a row, as a crawler asks
-//! BF.EXISTS for each link of a page. One by one, each request pays for its dispatch (the name's
+//! Runs: a pipeline often holds one command on one key many times in a row, as a crawler sends
+//! BF.ADD (or BF.EXISTS) for each link of a page. One by one, each request pays for its dispatch (the name's
 //! look-up, `admit`'s checks) and for finding the key and taking its locks: four atomic
 //! read-modify-writes, each a full barrier. A run pays for them once.
 //!
 //! The connection gathers a run while it parses (`Run::begin`, `Run::extend`) and carries it
 //! out (`execute_run`) before anything else runs: before the next request that does not extend
-//! it, and before its batch ends. Only commands whose spec has a `run` handler form runs, and
-//! they are read-only, so nothing one request of a run does changes how the next would have
-//! been admitted. Every request still gets its reply, its call in commandstats with its own
-//! time, its SLOWLOG entry and its access to the key; the first one's time also covers parsing
-//! the others.
+//! it, and before its batch ends. Only commands whose spec has a `run` handler form runs (the
+//! ADD and EXISTS of Bloom and counting filters), and none of their requests changes how the
+//! next would have been admitted, so the run is admitted once. Every request still gets its
+//! reply, its call in commandstats with its own time, its SLOWLOG entry and its access to the
+//! key, and a write run is logged as one record holding every request that succeeded, as a
+//! transaction is; the first request's time also covers parsing the others.
 
+use super::spec::Flags;
 use super::{admit, eviction, Ctx, COMMANDS};
 use crate::protocol::Request;
 use std::ops::Range;
@@ -114,15 +116,16 @@ impl Run {
 }
 
 /// Carries out `run`, whose requests lie in `input`, calling `after_each` after each request's
-/// reply. Returns false, having done nothing, where the requests must run one by one
-/// (`cmd::execute`) to do what each would alone: inside MULTI (each is queued), over
-/// `maxmemory` (each may evict keys, as in Redis), or when the first would be refused (each is,
-/// with its own error).
+/// reply with whether it succeeded. Returns false, having done nothing, where the requests must
+/// run one by one (`cmd::execute`) to do what each would alone: inside MULTI (each is queued),
+/// under `maxmemory` for a command that may be refused for memory or when over it (each may
+/// evict keys or be refused, as in Redis), or when the first would be refused (each is, with
+/// its own error).
 pub(crate) fn execute_run(
     ctx: &mut Ctx,
     run: &Run,
     input: &[u8],
-    after_each: &mut dyn FnMut(),
+    after_each: &mut dyn FnMut(bool),
 ) -> bool {
     let spec = &COMMANDS[run.index];
     let Some(handler) = spec.run else {
@@ -132,7 +135,7 @@ pub(crate) fn execute_run(
         return false;
     }
     let limit = ctx.config().maxmemory();
-    if limit > 0 && eviction::over(limit) {
+    if limit > 0 && (spec.flags.contains(Flags::DENYOOM) || eviction::over(limit)) {
         return false;
     }
     let mut ranges = Default::default();
@@ -144,7 +147,45 @@ pub(crate) fn execute_run(
     for (item, &(start, end)) in items.iter_mut().zip(&run.items[..run.len]) {
         *item = &input[start..end];
     }
-    handler(ctx, &input[run.key.clone()], &items[..run.len], after_each);
+    let (key, items) = (&input[run.key.clone()], &items[..run.len]);
+    // Which requests succeeded.
+    let mut each = |ctx: &mut Ctx| {
+        let (mut succeeded, mut at) = ([false; MAX_RUN], 0);
+        handler(ctx, key, items, &mut |ok| {
+            succeeded[at] = ok;
+            at += 1;
+            after_each(ok);
+        });
+        succeeded
+    };
+    let mut succeeded = [false; MAX_RUN];
+    match ctx.server.write_log() {
+        // As `run_logged`, the run as one record: what the requests noted, then each that
+        // succeeded.
+        Some(log) if spec.writes() => {
+            let mut batch = std::mem::take(&mut ctx.session.batch);
+            let position = log.in_order(ctx.now, &mut batch, &mut |batch| {
+                succeeded = each(ctx);
+                batch.append(&mut ctx.session.effects);
+                if !std::mem::take(&mut ctx.session.effects_only) {
+                    for at in (0..run.len).filter(|&at| succeeded[at]) {
+                        let mut ranges = Default::default();
+                        batch.push(ctx.session.db, &run.request(input, at, &mut ranges));
+                    }
+                }
+            });
+            ctx.session.batch = batch;
+            ctx.session.note_logged(position);
+        }
+        _ => {
+            succeeded = each(ctx);
+            ctx.session.effects.clear();
+            ctx.session.effects_only = false;
+        }
+    }
+    if spec.writes() {
+        ctx.session.writes += succeeded.iter().filter(|&&ok| ok).count() as u64;
+    }
     true
 }
 
@@ -236,15 +277,26 @@ mod tests {
 
     #[test]
     fn only_commands_with_a_run_handler_begin_runs() {
-        assert!(gather(&pipeline(&[&["BF.ADD", "k", "a"], &["BF.ADD", "k", "b"]])).is_none());
+        assert!(gather(&pipeline(&[&["BF.MADD", "k", "a"], &["BF.MADD", "k", "b"]])).is_none());
         assert!(gather(&pipeline(&[&["BF.EXISTS", "k"]])).is_none());
+        assert_eq!(
+            gather(&pipeline(&[&["BF.ADD", "k", "a"], &["BF.ADD", "k", "b"]]))
+                .unwrap()
+                .1,
+            2
+        );
     }
 
-    /// A run's requests were admitted as the first was: that holds only if none of them writes.
+    /// A run's requests are all admitted as the first was, which holds only for commands none
+    /// of whose requests changes how the next is admitted. Each command given a run handler must
+    /// be checked for that (`admit`) and added here.
     #[test]
-    fn commands_that_run_in_runs_are_read_only() {
-        for spec in COMMANDS.iter().filter(|spec| spec.run.is_some()) {
-            assert!(!spec.writes(), "{}", spec.name);
-        }
+    fn only_the_reviewed_commands_run_in_runs() {
+        let running: Vec<&str> = COMMANDS
+            .iter()
+            .filter(|spec| spec.run.is_some())
+            .map(|spec| spec.name)
+            .collect();
+        assert_eq!(running, ["bf.add", "bf.exists", "cbf.add", "cbf.exists"]);
     }
 }

@@ -8,10 +8,11 @@ use crate::protocol::Request;
 
 pub(crate) type Handler = fn(&mut Ctx, Request) -> CmdResult;
 
-/// Runs a run of the command on one key (`cmd::runs`): writes one reply per item, in order,
-/// calling `after_each` after each, and never fails.
+/// Runs a run of the command on one key (`cmd::runs`): writes one reply per item, in order, each
+/// the one the command alone would have written, calling `after_each` after each with whether
+/// that request succeeded.
 pub(crate) type RunHandler =
-    fn(&mut Ctx, key: &[u8], items: &[&[u8]], after_each: &mut dyn FnMut());
+    fn(&mut Ctx, key: &[u8], items: &[&[u8]], after_each: &mut dyn FnMut(bool));
 
 /// Declares a set of named bits: the type, a constant per bit, and the names COMMAND reports,
 /// in the order listed (Redis's own).

@@ -712,7 +712,7 @@ impl Batch<'_> {
             return;
         }
         let shared = self.shared;
-        let mut ends = [self.started; cmd::MAX_RUN];
+        let mut ends = [(self.started, false); cmd::MAX_RUN];
         let mut ended = 0;
         let mut ctx = Ctx {
             server: shared,
@@ -721,17 +721,22 @@ impl Batch<'_> {
             reply: &mut *reply,
             now: self.now,
         };
-        let together = cmd::execute_run(&mut ctx, run, self.input, &mut || {
-            ends[ended] = shared.clock.now();
+        let together = cmd::execute_run(&mut ctx, run, self.input, &mut |succeeded| {
+            ends[ended] = (shared.clock.now(), succeeded);
             ended += 1;
         });
         let mut ranges = Default::default();
         if together {
-            for (at, &end) in ends[..run.len()].iter().enumerate() {
+            // A write may have made keys ready for blocked clients, as `one` serves them.
+            blocking::serve_ready(shared);
+            for (at, &(end, succeeded)) in ends[..run.len()].iter().enumerate() {
                 let request = run.request(self.input, at, &mut ranges);
                 let micros = shared.clock.micros(self.started, end);
                 self.started = end;
-                let outcome = Outcome::Succeeded(run.index());
+                let outcome = match succeeded {
+                    true => Outcome::Succeeded(run.index()),
+                    false => Outcome::Failed(run.index()),
+                };
                 self.counted(outcome, micros, request, session, tally);
             }
         } else {

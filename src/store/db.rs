@@ -324,12 +324,27 @@ impl Db {
         create: impl FnOnce() -> Result<Value, E>,
         f: impl FnOnce(&mut Value, bool) -> R,
     ) -> Result<R, E> {
+        self.get_or_create_for(key, now, 1, create, f)
+    }
+
+    /// `get_or_create` for a run of `accesses` commands on the key (`cmd::runs`): one look-up,
+    /// as many accesses counted as commands ran after the first, which may create the key.
+    pub fn get_or_create_for<R, E>(
+        &self,
+        key: &[u8],
+        now: u64,
+        accesses: usize,
+        create: impl FnOnce() -> Result<Value, E>,
+        f: impl FnOnce(&mut Value, bool) -> R,
+    ) -> Result<R, E> {
         let (shard, hash) = self.locate(key);
         {
             let map = read(&shard.map);
             if let Some(entry) = map.get(hash, key).filter(|entry| entry.is_live(now)) {
                 entry.touch();
-                entry.access.touch(&self.tracking);
+                for _ in 0..accesses {
+                    entry.access.touch(&self.tracking);
+                }
                 return Ok(f(&mut write(&entry.value), false));
             }
         }
@@ -337,7 +352,9 @@ impl Db {
         if let Some(entry) = map.get_mut(hash, key) {
             if entry.is_live(now) {
                 entry.touch();
-                entry.access.touch(&self.tracking);
+                for _ in 0..accesses {
+                    entry.access.touch(&self.tracking);
+                }
                 return Ok(f(&mut entry.value_mut(), false));
             }
         }
@@ -346,6 +363,9 @@ impl Db {
         Self::forget_expiry(shard, map.remove(hash, key));
         let fresh = Entry::new(value, 0, self.tracking.fresh());
         let (entry, _) = map.insert(hash, key, fresh);
+        for _ in 1..accesses {
+            entry.access.touch(&self.tracking);
+        }
         let result = f(&mut entry.value_mut(), true);
         self.waits.signal(key);
         Ok(result)
