@@ -9,8 +9,8 @@
 //! ADD and EXISTS of Bloom and counting filters), and none of their requests changes how the
 //! next would have been admitted, so the run is admitted once. Every request still gets its
 //! reply, its call in commandstats with its own time, its SLOWLOG entry and its access to the
-//! key, and a write run is logged as one record holding every request that succeeded, as a
-//! transaction is; the first request's time also covers parsing the others.
+//! key, and the write log the records it would have had alone, written under one hold of the
+//! log's order; the first request's time also covers parsing the others.
 
 use super::spec::Flags;
 use super::{admit, eviction, Ctx, COMMANDS};
@@ -160,8 +160,10 @@ pub(crate) fn execute_run(
     };
     let mut succeeded = [false; MAX_RUN];
     match ctx.server.write_log() {
-        // As `run_logged`, the run as one record: what the requests noted, then each that
-        // succeeded.
+        // As `run_logged`, and as the requests alone would have been: what they noted (the key's
+        // creation) with the first that succeeded, then each other one that did as a record of
+        // its own. One record of them all would be a transaction, which a replica applies while
+        // every client of its waits.
         Some(log) if spec.writes() => {
             let mut batch = std::mem::take(&mut ctx.session.batch);
             let position = log.in_order(ctx.now, &mut batch, &mut |batch| {
@@ -171,6 +173,7 @@ pub(crate) fn execute_run(
                     for at in (0..run.len).filter(|&at| succeeded[at]) {
                         let mut ranges = Default::default();
                         batch.push(ctx.session.db, &run.request(input, at, &mut ranges));
+                        batch.end_record();
                     }
                 }
             });

@@ -245,13 +245,14 @@ impl Client {
     }
 }
 
-/// The logged commands as text, `db:args`, a LOADCHUNK's binary dump header shown as <header>.
-fn shapes(records: &[RequestList]) -> Vec<Vec<String>> {
-    records
+/// The logged records as text, `db:args`, a LOADCHUNK's binary dump header shown as <header>:
+/// each batch the log was given as the records the server would make of it.
+fn shapes(batches: &[RequestList]) -> Vec<Vec<String>> {
+    batches
         .iter()
+        .flat_map(RequestList::records)
         .map(|record| {
             record
-                .iter()
                 .map(|(db, request)| {
                     let args: Vec<String> = request
                         .args()
@@ -278,6 +279,44 @@ fn an_add_that_creates_its_key_logs_the_filter_shape_first() {
         vec![
             vec!["0:BF.LOADCHUNK k 1 <header>", "0:BF.ADD k a"],
             vec!["0:BF.ADD k b"],
+        ]
+    );
+}
+
+/// A pipelined run of adds (`cmd::runs`) logs what the adds one by one would: the creation with
+/// the first, then a record of its own for each other add.
+#[test]
+fn a_run_of_adds_logs_what_each_add_alone_would() {
+    let mut alone = Client::new(Some(Log::default()));
+    let mut together = Client::new(Some(Log::default()));
+    let items = ["a", "b", "a", "c"];
+    let mut input = Vec::new();
+    for item in items {
+        alone.run(&["BF.ADD", "k", item]);
+        crate::protocol::encode_request(&mut input, &[b"BF.ADD", b"k", item.as_bytes()]);
+    }
+    let mut parser = crate::protocol::RequestParser::new(crate::protocol::Limits::default());
+    let mut run = Run::default();
+    let mut consumed = 0;
+    while let Some(request) = parser.parse(&input[consumed..]).expect("well formed") {
+        let index = lookup(request.arg(0)).expect("a command");
+        assert!(run.extend(request, &input) || run.begin(index, request, &input));
+        consumed += parser.take_consumed();
+    }
+    let mut outcomes = Vec::new();
+    let ran = together.with_ctx(|ctx| execute_run(ctx, &run, &input, &mut |ok| outcomes.push(ok)));
+    assert!(ran);
+    assert_eq!(outcomes, [true; 4]);
+    assert_eq!(together.reply.bytes(), b":1\r\n:1\r\n:0\r\n:1\r\n");
+    let logged = shapes(&together.logged());
+    assert_eq!(logged, shapes(&alone.logged()));
+    assert_eq!(
+        logged,
+        vec![
+            vec!["0:BF.LOADCHUNK k 1 <header>", "0:BF.ADD k a"],
+            vec!["0:BF.ADD k b"],
+            vec!["0:BF.ADD k a"],
+            vec!["0:BF.ADD k c"],
         ]
     );
 }

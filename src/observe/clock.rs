@@ -8,28 +8,35 @@
 //! (`benches/cpu_per_request.sh`). A command's time is counted in microseconds, so an
 //! unordered read, off by a few dozen cycles, changes nothing anyone can see.
 //!
-//! The counter is used only where Linux itself keeps time with it (the `tsc` clock source):
+//! The counter is used only while Linux itself keeps time with it (the `tsc` clock source):
 //! there the kernel has checked that it runs at a constant rate, through sleep states, and in step
-//! on every CPU, so a connection's thread may move between CPUs between two reads. Elsewhere,
-//! and on other architectures, the clock is `Instant`.
+//! on every CPU, so a connection's thread may move between CPUs between two reads. The kernel's
+//! watchdog may later find the counter unstable (a virtual machine migrated to another host) and
+//! switch to another source; the server checks once a second (`check_source`) and from then on
+//! times with `Instant`. Elsewhere, and on other architectures, the clock is `Instant`.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// A reading of the command clock, in ticks that only `CommandClock::micros` interprets.
+/// A reading of the command clock, in ticks that only `CommandClock::micros` interprets: the
+/// counter's, or nanoseconds since the clock's origin with `FROM_INSTANT` set.
 #[derive(Clone, Copy)]
 pub(crate) struct Tick(u64);
 
-pub(crate) struct CommandClock {
-    source: Source,
-}
+/// Marks a tick read from `Instant`; the counter starts near 0 at boot and would take a century
+/// to reach it.
+const FROM_INSTANT: u64 = 1 << 63;
 
-#[derive(Clone, Copy)]
-enum Source {
-    /// The time-stamp counter, at this many ticks per microsecond (1 or more).
-    Counter { ticks_per_micro: u64 },
-    /// Nanoseconds since this instant.
-    Instant(Instant),
+/// Below this rate (100 MHz) a measured counter rate is taken for a failed measurement.
+const MIN_TICKS_PER_MICRO: u64 = 100;
+
+pub(crate) struct CommandClock {
+    /// The counter's rate, if it is used at all.
+    ticks_per_micro: Option<u64>,
+    /// Whether it is still used (`check_source`).
+    counting: AtomicBool,
+    origin: Instant,
 }
 
 impl CommandClock {
@@ -37,43 +44,50 @@ impl CommandClock {
     pub(crate) fn new() -> CommandClock {
         static COUNTER_RATE: OnceLock<Option<u64>> = OnceLock::new();
         let rate = *COUNTER_RATE.get_or_init(|| {
-            kernel_times_with_counter().then(|| counter_ticks_per_micro(Duration::from_millis(2)))
+            kernel_times_with_counter()
+                .then(|| counter_ticks_per_micro(Duration::from_millis(2)))
+                .filter(|&rate| rate >= MIN_TICKS_PER_MICRO)
         });
-        match rate {
-            Some(ticks_per_micro) => CommandClock::counter(ticks_per_micro),
-            None => CommandClock::instant(),
-        }
+        CommandClock::with_rate(rate)
     }
 
-    fn counter(ticks_per_micro: u64) -> CommandClock {
+    fn with_rate(ticks_per_micro: Option<u64>) -> CommandClock {
         CommandClock {
-            source: Source::Counter {
-                ticks_per_micro: ticks_per_micro.max(1),
-            },
-        }
-    }
-
-    fn instant() -> CommandClock {
-        CommandClock {
-            source: Source::Instant(Instant::now()),
+            ticks_per_micro,
+            counting: AtomicBool::new(ticks_per_micro.is_some()),
+            origin: Instant::now(),
         }
     }
 
     #[inline]
     pub(crate) fn now(&self) -> Tick {
-        match self.source {
-            Source::Counter { .. } => Tick(read_counter()),
-            Source::Instant(origin) => Tick(origin.elapsed().as_nanos() as u64),
+        match self.counting.load(Ordering::Relaxed) {
+            true => Tick(read_counter() & !FROM_INSTANT),
+            false => Tick(self.origin.elapsed().as_nanos() as u64 | FROM_INSTANT),
         }
     }
 
-    /// Whole microseconds from `from` to `to`; 0 if `to` is not later.
+    /// Whole microseconds from `from` to `to`; 0 if `to` is not later, or if the clock changed
+    /// source between them.
     #[inline]
     pub(crate) fn micros(&self, from: Tick, to: Tick) -> u64 {
+        if (from.0 ^ to.0) & FROM_INSTANT != 0 {
+            return 0;
+        }
         let ticks = to.0.saturating_sub(from.0);
-        match self.source {
-            Source::Counter { ticks_per_micro } => ticks / ticks_per_micro,
-            Source::Instant(_) => ticks / 1000,
+        match (to.0 & FROM_INSTANT != 0, self.ticks_per_micro) {
+            (false, Some(ticks_per_micro)) => ticks / ticks_per_micro,
+            _ => ticks / 1000,
+        }
+    }
+
+    /// Stops using the counter if Linux no longer keeps time with it.
+    pub(crate) fn check_source(&self) {
+        if self.counting.load(Ordering::Relaxed) && !kernel_times_with_counter() {
+            tracing::warn!(
+                "the clock source is no longer tsc: commands are timed with the system clock"
+            );
+            self.counting.store(false, Ordering::Relaxed);
         }
     }
 }
@@ -156,15 +170,22 @@ mod tests {
 
     #[test]
     fn the_instant_clock_counts_at_least_the_time_slept() {
-        at_least_the_time_slept(&CommandClock::instant());
+        at_least_the_time_slept(&CommandClock::with_rate(None));
     }
 
     #[test]
     fn counter_ticks_divide_into_whole_microseconds() {
-        let clock = CommandClock::counter(2_000);
+        let clock = CommandClock::with_rate(Some(2_000));
         assert_eq!(clock.micros(Tick(1_000), Tick(7_999)), 3);
         assert_eq!(clock.micros(Tick(1_000), Tick(9_000)), 4);
-        // A rate that rounded to nothing still divides.
-        assert_eq!(CommandClock::counter(0).micros(Tick(0), Tick(5)), 5);
+    }
+
+    #[test]
+    fn a_change_of_source_between_two_readings_counts_nothing() {
+        let clock = CommandClock::with_rate(Some(2_000));
+        let counted = Tick(5_000);
+        let timed = Tick(9_000 | FROM_INSTANT);
+        assert_eq!(clock.micros(counted, timed), 0);
+        assert_eq!(clock.micros(Tick(FROM_INSTANT), timed), 9);
     }
 }

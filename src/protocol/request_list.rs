@@ -12,6 +12,8 @@ pub struct RequestList {
     ranges: Vec<Range<usize>>,
     /// For each request: its number, and the span of its arguments in `ranges`.
     requests: Vec<(usize, Range<usize>)>,
+    /// Where each record but the last ends, as a count of requests (`end_record`).
+    record_ends: Vec<usize>,
 }
 
 impl RequestList {
@@ -56,6 +58,39 @@ impl RequestList {
         self.args.clear();
         self.ranges.clear();
         self.requests.clear();
+        self.record_ends.clear();
+    }
+
+    /// Closes the record that the requests pushed since the last one make up, for a write log
+    /// given several records at once (a run of writes, `cmd::runs`); a list never closed is one
+    /// record.
+    pub fn end_record(&mut self) {
+        let from = self.record_ends.last().copied().unwrap_or(0);
+        if self.requests.len() > from {
+            self.record_ends.push(self.requests.len());
+        }
+    }
+
+    /// The records, in order, each as `iter` gives its requests; none is empty.
+    pub fn records(
+        &self,
+    ) -> impl Iterator<Item = impl ExactSizeIterator<Item = (usize, Request<'_>)>> {
+        let ends = self.record_ends.iter().copied();
+        let mut start = 0;
+        ends.chain(std::iter::once(self.requests.len()))
+            .filter_map(move |end| {
+                let record = start..end;
+                start = end;
+                (!record.is_empty()).then_some(record)
+            })
+            .map(|record| {
+                self.requests[record].iter().map(|(number, span)| {
+                    (
+                        *number,
+                        Request::new(&self.args, &self.ranges[span.clone()]),
+                    )
+                })
+            })
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (usize, Request<'_>)> {
@@ -94,5 +129,32 @@ mod tests {
         assert_eq!(list.arg_bytes(), 7);
         list.clear();
         assert!(list.is_empty());
+    }
+
+    #[test]
+    fn a_list_is_one_record_until_divided() {
+        let base = b"abc";
+        let ranges = [0..1, 1..2, 2..3];
+        let (a, b, c) = (&ranges[0..1], &ranges[1..2], &ranges[2..3]);
+        let mut list = RequestList::default();
+        let records = |list: &RequestList| -> Vec<Vec<Vec<u8>>> {
+            list.records()
+                .map(|record| record.map(|(_, request)| request.arg(0).to_vec()).collect())
+                .collect()
+        };
+        list.push(0, &Request::new(base, a));
+        list.push(0, &Request::new(base, b));
+        assert_eq!(records(&list), vec![vec![b"a".to_vec(), b"b".to_vec()]]);
+        list.end_record();
+        list.end_record();
+        list.push(0, &Request::new(base, c));
+        assert_eq!(
+            records(&list),
+            vec![vec![b"a".to_vec(), b"b".to_vec()], vec![b"c".to_vec()]]
+        );
+        list.end_record();
+        assert_eq!(records(&list).len(), 2, "no empty record at the end");
+        list.clear();
+        assert!(records(&list).is_empty());
     }
 }

@@ -577,13 +577,15 @@ fn execute_all(
     reply: &mut Reply,
     tally: &mut Tally,
 ) -> (u64, Option<String>, usize) {
+    // The lock first: a wait for it (behind an EXEC) is not the first command's time.
+    let isolation = Some(shared.isolation.shared());
     let mut batch = Batch {
         shared,
         input,
         now: now_ms(),
         started: shared.clock.now(),
         commands: 0,
-        isolation: Some(shared.isolation.shared()),
+        isolation,
     };
     // The server stopped while this batch waited: nothing more runs.
     if shared.shutdown.is_stopping() {
@@ -729,6 +731,8 @@ impl Batch<'_> {
         if together {
             // A write may have made keys ready for blocked clients, as `one` serves them.
             blocking::serve_ready(shared);
+            // What followed the last reply (logging the run, serving) is the last request's.
+            ends[run.len() - 1].0 = shared.clock.now();
             for (at, &(end, succeeded)) in ends[..run.len()].iter().enumerate() {
                 let request = run.request(self.input, at, &mut ranges);
                 let micros = shared.clock.micros(self.started, end);

@@ -214,18 +214,17 @@ impl WriteLog for Shared {
     }
 }
 
-/// Appends the batch to `out` as one record: one command, or a transaction.
+/// Appends each of the batch's records to `out` (the whole batch is one unless it was divided,
+/// `RequestList::end_record`): one command, or a transaction.
 fn encode(out: &mut Vec<u8>, time_ms: u64, batch: &RequestList) {
-    match batch.len() {
-        0 => {}
-        1 => {
-            if let Some((db, request)) = batch.iter().next() {
+    for mut record in batch.records() {
+        if record.len() == 1 {
+            if let Some((db, request)) = record.next() {
                 format::encode_single(out, time_ms, db, &request);
             }
-        }
-        _ => {
+        } else {
             let mut transaction = PendingTransaction::default();
-            for (db, request) in batch.iter() {
+            for (db, request) in record {
                 transaction.push(db, &request);
             }
             transaction.encode(out, time_ms);

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 pub(super) async fn run_sampler(shared: Arc<Shared>) {
     let mut interval = tokio::time::interval(SAMPLE_EVERY);
-    loop {
+    let samples_a_second = (1000 / SAMPLE_EVERY.as_millis()).max(1);
+    for sample in 1u128.. {
         tokio::select! {
             _ = interval.tick() => {}
             _ = shared.shutdown.requested() => return,
@@ -16,6 +17,9 @@ pub(super) async fn run_sampler(shared: Arc<Shared>) {
         let now = now_ms();
         shared.stats.sample_ops(now);
         shared.store.tick(now);
+        if sample % samples_a_second == 0 {
+            shared.clock.check_source();
+        }
     }
 }
 
