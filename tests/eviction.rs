@@ -51,6 +51,25 @@ impl Node {
         value.parse().expect("a number")
     }
 
+    /// Waits until `replica` has all this primary has sent.
+    fn wait_for(&mut self, replica: &mut Node) {
+        let offset = self.info_field("replication", "master_repl_offset");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while replica.info_field("replication", "slave_repl_offset") != offset {
+            assert!(Instant::now() < deadline, "the replica did not catch up");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Sends the server process `signal` (`-STOP`, `-CONT`).
+    fn signal(&self, signal: &str) {
+        let status = std::process::Command::new("kill")
+            .args([signal, &self._server.0.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success(), "kill {signal}");
+    }
+
     /// Sets maxmemory to the memory in use now plus `ROOM`.
     fn limit_memory(&mut self) {
         let used = self.info_field("memory", "used_memory");
@@ -333,12 +352,7 @@ fn evictions_reach_the_log_and_replicas_as_deletions() {
     primary.fill("old", KEYS);
     primary.limit_memory();
     primary.fill_until_evicted(100);
-    let offset = primary.info_field("replication", "master_repl_offset");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while replica.info_field("replication", "slave_repl_offset") != offset {
-        assert!(Instant::now() < deadline, "the replica did not catch up");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    primary.wait_for(&mut replica);
     let digest = primary.cmd(&["SIEVED.DIGEST"]);
     let keys = primary.int(&["DBSIZE"]);
     assert!(
@@ -361,4 +375,44 @@ fn evictions_reach_the_log_and_replicas_as_deletions() {
     let _restarted = spawn_server(&dir.0, port, &["--appendonly", "yes"]);
     let mut client = RawClient::connect(([127, 0, 0, 1], port).into());
     assert_eq!(client.cmd(&["SIEVED.DIGEST"]), digest);
+}
+
+/// What the replication stream holds for a replica that lags is left out of `maxmemory`, as Redis
+/// leaves out its replicas' output buffers: a stopped replica does not make its primary evict
+/// keys (which would not help it catch up) and then refuse writes.
+#[test]
+fn a_lagging_replica_makes_its_primary_evict_nothing() {
+    let mut primary = Node::start(
+        "lag-primary",
+        &[
+            "--maxmemory-policy",
+            "allkeys-random",
+            "--repl-backlog-size",
+            "16384",
+        ],
+    );
+    let replicaof = format!("127.0.0.1 {}", primary.port);
+    let mut replica = Node::start("lag-replica", &["--replicaof", &replicaof]);
+    primary.fill("old", KEYS);
+    primary.wait_for(&mut replica);
+    replica.signal("-STOP");
+    primary.limit_memory();
+    // Rewrites of the same keys: the keyspace stays its size while the stream grows by 18 MB,
+    // more than the sockets between the two can take in, and 70 times the room maxmemory leaves.
+    for _ in 0..60 {
+        primary.fill("old", KEYS);
+    }
+    assert_eq!(primary.info_field("stats", "evicted_keys"), 0);
+    assert!(primary.info_field("memory", "mem_not_counted_for_evict") > ROOM);
+
+    replica.signal("-CONT");
+    primary.wait_for(&mut replica);
+    // Catching up, the replica's share of the stream is let go of, and nothing was evicted then
+    // either.
+    assert!(primary.info_field("memory", "mem_not_counted_for_evict") < ROOM);
+    assert_eq!(primary.info_field("stats", "evicted_keys"), 0);
+    assert_eq!(
+        replica.cmd(&["SIEVED.DIGEST"]),
+        primary.cmd(&["SIEVED.DIGEST"])
+    );
 }

@@ -169,6 +169,9 @@ pub trait Server: Send + Sync {
     fn reset_stats(&self);
     /// Counts keys evicted for `maxmemory` (INFO stats evicted_keys).
     fn count_evictions(&self, keys: u64);
+    /// Bytes in use that `maxmemory` leaves out: what the replication stream holds for replicas
+    /// that lag (INFO memory `mem_not_counted_for_evict`).
+    fn memory_not_counted(&self) -> u64;
     /// Called after CONFIG SET changed settings, for whatever caches one.
     fn settings_changed(&self);
     /// SAVE: blocks the calling thread until the snapshot is on disk.

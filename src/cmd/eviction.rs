@@ -6,7 +6,7 @@
 //! `replica-ignore-maxmemory yes`): they delete what their primary evicted.
 
 use super::keys::next_random;
-use super::Ctx;
+use super::{Ctx, Server};
 use crate::protocol::RequestList;
 use crate::store::EvictionPolicy;
 use std::time::{Duration, Instant};
@@ -41,10 +41,11 @@ pub(super) fn make_room(ctx: &mut Ctx, limit: u64) -> Room {
     let mut evicted = 0;
     let mut room = Room::Enough;
     let started = Instant::now();
-    let log = ctx.server.write_log();
+    let server = ctx.server;
+    let log = server.write_log();
     let logged = log.is_some();
     let mut evict = |batch: &mut RequestList| {
-        while over(limit) {
+        while over(server, limit) {
             let Some((db, key)) = ctx.store.evict_one(policy, samples, ctx.now, next_random())
             else {
                 room = Room::Exhausted;
@@ -75,7 +76,8 @@ pub(super) fn make_room(ctx: &mut Ctx, limit: u64) -> Room {
     room
 }
 
-/// Whether the process uses more than `limit` bytes.
-pub(super) fn over(limit: u64) -> bool {
-    crate::memory::allocated() as u64 > limit
+/// Whether the process uses more than `limit` bytes, leaving out what `Server::memory_not_counted`
+/// names.
+pub(super) fn over(server: &dyn Server, limit: u64) -> bool {
+    (crate::memory::allocated() as u64).saturating_sub(server.memory_not_counted()) > limit
 }

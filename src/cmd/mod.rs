@@ -277,7 +277,7 @@ fn admit(ctx: &mut Ctx, spec: &CommandSpec, request: Request) -> CmdResult {
         return Err(errors::NOAUTH.into());
     }
     let limit = ctx.config().maxmemory();
-    if limit > 0 && eviction::over(limit) {
+    if limit > 0 && eviction::over(ctx.server, limit) {
         // Inside EXEC the log's order is held for the whole transaction: its commands run on
         // what EXEC's own turn left, as in Redis.
         let room = match ctx.session.in_exec {

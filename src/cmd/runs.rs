@@ -135,7 +135,7 @@ pub(crate) fn execute_run(
         return false;
     }
     let limit = ctx.config().maxmemory();
-    if limit > 0 && (spec.flags.contains(Flags::DENYOOM) || eviction::over(limit)) {
+    if limit > 0 && (spec.flags.contains(Flags::DENYOOM) || eviction::over(ctx.server, limit)) {
         return false;
     }
     let mut ranges = Default::default();

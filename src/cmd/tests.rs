@@ -72,6 +72,9 @@ impl Server for Stub {
     fn reset_stats(&self) {}
     fn settings_changed(&self) {}
     fn count_evictions(&self, _keys: u64) {}
+    fn memory_not_counted(&self) -> u64 {
+        0
+    }
     fn save(&self) -> Result<(), SaveError> {
         Err(SaveError::InProgress)
     }

@@ -87,7 +87,7 @@ fn section(report: &Report, name: &str, out: &mut String) {
                  used_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\n\
                  total_system_memory:{}\r\ntotal_system_memory_human:{}\r\nmaxmemory:{}\r\n\
                  maxmemory_human:{}\r\nmaxmemory_policy:{}\r\nmem_fragmentation_ratio:{:.2}\r\n\
-                 mem_allocator:libc\r\nmem_query_buffers:{}\r\n",
+                 mem_not_counted_for_evict:{}\r\nmem_allocator:libc\r\nmem_query_buffers:{}\r\n",
                 human_bytes(used),
                 memory.rss,
                 human_bytes(memory.rss),
@@ -98,6 +98,7 @@ fn section(report: &Report, name: &str, out: &mut String) {
                 human_bytes(memory.maxmemory),
                 memory.policy,
                 memory.rss as f64 / used.max(1) as f64,
+                memory.not_counted_for_evict,
                 report.stats.query_buffer_bytes(),
             )
         }

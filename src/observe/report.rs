@@ -47,6 +47,8 @@ pub struct Memory {
     /// `maxmemory-policy`, as Redis names it.
     pub policy: &'static str,
     pub total_system: u64,
+    /// What `maxmemory` leaves out (`Server::memory_not_counted`).
+    pub not_counted_for_evict: u64,
 }
 
 /// CPU time the process has used, in seconds: its own threads, and children it waited for.

@@ -70,6 +70,10 @@ impl cmd::Server for Arc<Shared> {
         observe::Stats::add(&self.stats.evicted_keys, keys);
     }
 
+    fn memory_not_counted(&self) -> u64 {
+        self.replication.stream.beyond_backlog()
+    }
+
     fn settings_changed(&self) {
         self.apply_eviction_settings();
         if let Some(aof) = self.aof.as_ref() {

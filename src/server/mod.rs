@@ -181,6 +181,7 @@ impl Shared {
                 maxmemory: settings.maxmemory,
                 policy: settings.maxmemory_policy.name(),
                 total_system: crate::memory::physical_bytes(),
+                not_counted_for_evict: self.replication.stream.beyond_backlog(),
             },
             cpu: stats::cpu_times(),
             snapshots: observe::Snapshots {

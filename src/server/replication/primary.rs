@@ -23,8 +23,12 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
-/// Most bytes of the stream sent to a replica with one write.
+/// Most bytes of a full sync's snapshot sent to a replica with one write.
 const SEND_CHUNK: usize = 1024 * 1024;
+/// Most bytes of the stream sent to a replica with one write. Small: the buffer stays as large
+/// as its largest write, and counts towards `maxmemory` (a megabyte per replica had made a
+/// primary just under its limit evict every key once a lagging replica caught up).
+const STREAM_CHUNK: usize = 64 * 1024;
 /// Pieces of the snapshot in flight between the thread that writes it and the socket.
 const PAYLOAD_PIECES: usize = 4;
 
@@ -320,11 +324,11 @@ where
     let replication = &shared.replication;
     let id = client.id;
     let mut parser = RequestParser::new(Limits::default());
-    let mut out = Vec::with_capacity(64 * 1024);
+    let mut out = Vec::with_capacity(STREAM_CHUNK);
     let mut last_heard = Instant::now();
     loop {
         out.clear();
-        if replication.stream.read(id, SEND_CHUNK, &mut out) == Err(Behind) {
+        if replication.stream.read(id, STREAM_CHUNK, &mut out) == Err(Behind) {
             tracing::warn!(
                 client = id,
                 "dropping a replica that fell behind what the replication stream keeps"

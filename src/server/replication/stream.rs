@@ -5,7 +5,7 @@
 //! the stream keeps what it has yet to read, up to `LAG_LIMIT` more.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use tokio::sync::watch;
 
@@ -31,7 +31,8 @@ impl Held {
     }
 
     /// Drops what neither the backlog nor a reader still needs; readers lagging past the limit
-    /// lose their place (their next read says so).
+    /// lose their place (their next read says so). Memory a lag made the stream take is given
+    /// back once the lag is over.
     fn trim(&mut self) {
         let end = self.end();
         let limit_start = end.saturating_sub(self.backlog_size + LAG_LIMIT);
@@ -43,6 +44,15 @@ impl Held {
             self.bytes.drain(..drop);
             self.start = keep_from;
         }
+        let needed = self.bytes.len().max(self.backlog_size as usize);
+        if self.bytes.capacity() > needed.saturating_mul(4) {
+            self.bytes.shrink_to(needed);
+        }
+    }
+
+    /// The bytes the stream holds beyond its backlog's size, for readers that lag.
+    fn beyond_backlog(&self) -> u64 {
+        (self.bytes.capacity() as u64).saturating_sub(self.backlog_size)
     }
 }
 
@@ -56,6 +66,8 @@ pub(crate) struct Stream {
     end: watch::Sender<u64>,
     /// Mirrors `Held::active`, read by every write command.
     active: AtomicBool,
+    /// Mirrors `Held::beyond_backlog`, read by every command under `maxmemory`.
+    beyond_backlog: AtomicU64,
 }
 
 impl Stream {
@@ -70,11 +82,25 @@ impl Stream {
             }),
             end: watch::channel(0).0,
             active: AtomicBool::new(false),
+            beyond_backlog: AtomicU64::new(0),
         }
     }
 
     fn lock(&self) -> MutexGuard<'_, Held> {
         self.held.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Memory the stream holds beyond the backlog for lagging replicas, which eviction leaves
+    /// out, as Redis leaves out its replicas' output buffers: otherwise a replica falling behind
+    /// would make its primary evict every key and then refuse writes, and to no purpose, as
+    /// evicting does not make the replica catch up.
+    pub(crate) fn beyond_backlog(&self) -> u64 {
+        self.beyond_backlog.load(Ordering::Relaxed)
+    }
+
+    fn note_memory(&self, held: &Held) {
+        self.beyond_backlog
+            .store(held.beyond_backlog(), Ordering::Relaxed);
     }
 
     /// Whether writes are being recorded.
@@ -98,6 +124,7 @@ impl Stream {
         held.readers.clear();
         held.active = false;
         self.active.store(false, Ordering::Release);
+        self.note_memory(&held);
     }
 
     /// The offset of the next byte: Redis's `master_repl_offset`.
@@ -115,6 +142,7 @@ impl Stream {
         let mut held = self.lock();
         held.backlog_size = size;
         held.trim();
+        self.note_memory(&held);
     }
 
     /// Appends a record (or records) to the stream; returns the offset after them.
@@ -122,6 +150,7 @@ impl Stream {
         let mut held = self.lock();
         held.bytes.extend(record);
         held.trim();
+        self.note_memory(&held);
         let end = held.end();
         drop(held);
         self.end.send_replace(end);
@@ -135,6 +164,8 @@ impl Stream {
         held.bytes.clear();
         held.start = offset;
         held.readers.clear();
+        held.trim();
+        self.note_memory(&held);
         held.active = true;
         self.active.store(true, Ordering::Release);
         drop(held);
@@ -181,6 +212,7 @@ impl Stream {
         }
         held.readers.insert(id, (to - from) as u64 + at);
         held.trim();
+        self.note_memory(&held);
         Ok(())
     }
 
