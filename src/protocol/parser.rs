@@ -333,6 +333,11 @@ impl RequestParser {
 
     /// Reads a `*<n>` or `$<n>` line at `pos`; None when the line is not complete yet.
     fn header(&mut self, buf: &[u8], kind: Header) -> Result<Option<i64>, ProtocolError> {
+        if let Some((value, next)) = plain_header(buf, self.pos) {
+            self.scanned = 0;
+            self.pos = next;
+            return Ok(Some(value));
+        }
         let from = self.pos;
         let Line::Complete { content_end, next } = self.line(buf, from, kind.line_name())? else {
             self.consumed = self.request_start;
@@ -372,6 +377,25 @@ impl RequestParser {
             ranges: &self.ranges,
         }
     }
+}
+
+/// The common header, read in one pass: the marker at `pos`, then "0" or up to 18 digits without
+/// a leading zero, then CRLF; its number and where the next line starts. Anything else (a minus,
+/// a bare LF, an incomplete line, a bad number) is left to `line` and `parse_i64`, which read
+/// the same headers to the same numbers and report the rest.
+fn plain_header(buf: &[u8], pos: usize) -> Option<(i64, usize)> {
+    let digits = buf.get(pos + 1..)?;
+    let mut value: i64 = 0;
+    for (count, &byte) in digits.iter().enumerate().take(19) {
+        match byte {
+            b'0'..=b'9' if count == 0 || value > 0 => value = value * 10 + i64::from(byte - b'0'),
+            b'\r' if count > 0 => {
+                return (digits.get(count + 1) == Some(&b'\n')).then_some((value, pos + count + 3));
+            }
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// Redis's strict integer syntax: an optional minus, then digits without a leading zero, or "0".
@@ -662,5 +686,43 @@ mod tests {
         ] {
             assert_eq!(parse_i64(bad), None, "{bad:?}");
         }
+    }
+
+    /// The one-pass header reads what the line search and `parse_i64` read, or leaves it to them.
+    #[test]
+    fn a_plain_header_reads_as_the_general_path_does() {
+        let numbers = [
+            "0",
+            "1",
+            "9",
+            "10",
+            "32",
+            "512",
+            "00",
+            "01",
+            "-1",
+            "-0",
+            "",
+            "1a",
+            " 1",
+            "999999999999999999",
+            "9999999999999999999",
+            "18446744073709551616",
+        ];
+        let endings = ["\r\n", "\n", "\r", "", "\rx\n"];
+        for number in numbers {
+            for ending in endings {
+                let line = format!("${number}{ending}$1");
+                let buf = line.as_bytes();
+                let Some((value, next)) = plain_header(buf, 0) else {
+                    continue;
+                };
+                assert_eq!(ending, "\r\n", "{line:?}");
+                assert_eq!(parse_i64(number.as_bytes()), Some(value), "{line:?}");
+                assert_eq!(&buf[next..], b"$1", "{line:?}");
+            }
+        }
+        assert_eq!(plain_header(b"*3\r\n", 0), Some((3, 4)));
+        assert_eq!(plain_header(b"*0\r\n", 0), Some((0, 4)));
     }
 }
