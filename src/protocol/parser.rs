@@ -388,7 +388,10 @@ fn plain_header(buf: &[u8], pos: usize) -> Option<(i64, usize)> {
     let mut value: i64 = 0;
     for (count, &byte) in digits.iter().enumerate().take(19) {
         match byte {
-            b'0'..=b'9' if count == 0 || value > 0 => value = value * 10 + i64::from(byte - b'0'),
+            // Eighteen digits cannot overflow.
+            b'0'..=b'9' if count < 18 && (count == 0 || value > 0) => {
+                value = value * 10 + i64::from(byte - b'0')
+            }
             b'\r' if count > 0 => {
                 return (digits.get(count + 1) == Some(&b'\n')).then_some((value, pos + count + 3));
             }
