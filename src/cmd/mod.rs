@@ -329,15 +329,25 @@ fn run_logged(
         ctx.session.batch = batch;
         return ran;
     }
-    let mut batch = std::mem::take(&mut ctx.session.batch);
     let mut ran = Ok(());
-    let position = log.in_order(ctx.now, &mut batch, &mut |batch| {
+    in_log_order(ctx, log, &mut |ctx, batch| {
         ran = (spec.handler)(ctx, request);
         note_logged(ctx.session, batch, ran.is_ok(), &request);
     });
+    ran
+}
+
+/// Runs `write` in the write log's order, with the batch it notes what to log in, and notes
+/// where the log put it, for the replies to wait for.
+fn in_log_order(
+    ctx: &mut Ctx,
+    log: &dyn WriteLog,
+    write: &mut dyn FnMut(&mut Ctx, &mut RequestList),
+) {
+    let mut batch = std::mem::take(&mut ctx.session.batch);
+    let position = log.in_order(ctx.now, &mut batch, &mut |batch| write(ctx, batch));
     ctx.session.batch = batch;
     ctx.session.note_logged(position);
-    ran
 }
 
 /// Runs a command that nothing logs. What its handler noted for a log is dropped: a log can
@@ -345,9 +355,14 @@ fn run_logged(
 /// inherit it.
 fn run_unlogged(ctx: &mut Ctx, spec: &CommandSpec, request: Request) -> CmdResult {
     let ran = (spec.handler)(ctx, request);
-    ctx.session.effects.clear();
-    ctx.session.effects_only = false;
+    forget_effects(ctx.session);
     ran
+}
+
+/// Drops what a handler noted for a log that is not written.
+fn forget_effects(session: &mut Session) {
+    session.effects.clear();
+    session.effects_only = false;
 }
 
 /// Puts what a write command did into the log's batch: the effects it noted, then itself if it
@@ -375,8 +390,7 @@ pub fn replay(ctx: &mut Ctx, request: Request) -> CmdResult {
     ctx.session.replaying = true;
     let ran = (spec.handler)(ctx, request);
     ctx.session.replaying = false;
-    ctx.session.effects.clear();
-    ctx.session.effects_only = false;
+    forget_effects(ctx.session);
     ran
 }
 

@@ -13,7 +13,7 @@
 //! log's order; the first request's time also covers parsing the others.
 
 use super::spec::Flags;
-use super::{admit, eviction, Ctx, COMMANDS};
+use super::{admit, eviction, forget_effects, in_log_order, note_logged, Ctx, COMMANDS};
 use crate::protocol::Request;
 use std::ops::Range;
 
@@ -160,30 +160,28 @@ pub(crate) fn execute_run(
     };
     let mut succeeded = [false; MAX_RUN];
     match ctx.server.write_log() {
-        // As `run_logged`, and as the requests alone would have been: what they noted (the key's
-        // creation) with the first that succeeded, then each other one that did as a record of
-        // its own. One record of them all would be a transaction, which a replica applies while
-        // every client of its waits.
-        Some(log) if spec.writes() => {
-            let mut batch = std::mem::take(&mut ctx.session.batch);
-            let position = log.in_order(ctx.now, &mut batch, &mut |batch| {
-                succeeded = each(ctx);
-                batch.append(&mut ctx.session.effects);
-                if !std::mem::take(&mut ctx.session.effects_only) {
-                    for at in (0..run.len).filter(|&at| succeeded[at]) {
-                        let mut ranges = Default::default();
-                        batch.push(ctx.session.db, &run.request(input, at, &mut ranges));
-                        batch.end_record();
-                    }
+        // As `run_logged` notes each request, and in the records the requests alone would have
+        // made: what they noted (the key's creation) with the first that succeeded, then each
+        // other one that did on its own. One record of them all would be a transaction, which a
+        // replica applies while every client of its waits.
+        Some(log) if spec.writes() => in_log_order(ctx, log, &mut |ctx, batch| {
+            succeeded = each(ctx);
+            for (at, &ran) in succeeded[..run.len].iter().enumerate() {
+                let mut ranges = Default::default();
+                note_logged(
+                    ctx.session,
+                    batch,
+                    ran,
+                    &run.request(input, at, &mut ranges),
+                );
+                if ran {
+                    batch.end_record();
                 }
-            });
-            ctx.session.batch = batch;
-            ctx.session.note_logged(position);
-        }
+            }
+        }),
         _ => {
             succeeded = each(ctx);
-            ctx.session.effects.clear();
-            ctx.session.effects_only = false;
+            forget_effects(ctx.session);
         }
     }
     if spec.writes() {
