@@ -5,6 +5,7 @@
 
 use super::args::{is, parse_f64, parse_i64, Cursor};
 use super::errors::*;
+use super::prefetch::Hashed;
 use super::Ctx;
 use crate::config::{Settings, CAPACITY_CEILING, MAX_EXPANSION};
 use crate::filter::{
@@ -344,13 +345,23 @@ pub(super) fn add<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
     let ahead = ctx.session.hashed_ahead.take(item);
     let added =
         with_filter_for_add::<F, _>(ctx, request.arg(1), Create::Defaults, |filter, _, limit| {
-            match ahead.and_then(|ahead| ahead.for_filter(filter)) {
-                Some(hash) => filter.add_hashed(hash, limit),
-                None => Filter::add(filter, item, limit),
-            }
+            add_item(filter, ahead, item, limit)
         })??;
     ctx.reply.boolean(added);
     Ok(())
+}
+
+/// Adds `item`, by the hash the look-ahead computed for it if it did so under the filter's scheme.
+fn add_item<F: Filter>(
+    filter: &mut F,
+    ahead: Option<Hashed>,
+    item: &[u8],
+    limit: u64,
+) -> Result<bool, FilterError> {
+    match ahead.and_then(|ahead| ahead.for_filter(filter)) {
+        Some(hash) => filter.add_hashed(hash, limit),
+        None => Filter::add(filter, item, limit),
+    }
 }
 
 /// ADD for each of `items` in turn (`cmd::runs`), under one look-up of the key, which the first
@@ -382,10 +393,7 @@ pub(super) fn add_run<F: Filter>(
                 let filter = F::of_mut(value).ok_or(CmdError::from(WRONGTYPE))?;
                 let header = created.then(|| header_of(filter));
                 for &item in items {
-                    let added = match hashed.take(item).and_then(|ahead| ahead.for_filter(filter)) {
-                        Some(hash) => filter.add_hashed(hash, limit),
-                        None => Filter::add(filter, item, limit),
-                    };
+                    let added = add_item(filter, hashed.take(item), item, limit);
                     let succeeded = added.is_ok();
                     match added {
                         Ok(added) => reply.boolean(added),
