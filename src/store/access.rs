@@ -206,6 +206,13 @@ impl AccessBits {
             self.0.store(new, Ordering::Relaxed);
         }
     }
+
+    /// Records `times` accesses, as that many commands one after another would.
+    pub(super) fn touch_times(&self, tracking: &Tracking, times: usize) {
+        for _ in 0..times {
+            self.touch(tracking);
+        }
+    }
 }
 
 #[cfg(test)]

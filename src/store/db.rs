@@ -193,7 +193,13 @@ impl Db {
 
     /// Calls `f` with the live value at `key`, if any, read-locked, and counts an access to it.
     pub fn get<R>(&self, key: &[u8], now: u64, f: impl FnOnce(Option<&Value>) -> R) -> R {
-        self.read_value(key, now, 1, f)
+        self.get_for(key, now, 1, f)
+    }
+
+    /// `get` without counting an access: for commands that only inspect a key (TYPE, OBJECT,
+    /// MEMORY USAGE), which Redis's LOOKUP_NOTOUCH leaves its access time alone for.
+    pub fn peek<R>(&self, key: &[u8], now: u64, f: impl FnOnce(Option<&Value>) -> R) -> R {
+        self.get_for(key, now, 0, f)
     }
 
     /// `get` for a run of `accesses` commands on the key (`cmd::runs`): one look-up, as many
@@ -205,29 +211,11 @@ impl Db {
         accesses: usize,
         f: impl FnOnce(Option<&Value>) -> R,
     ) -> R {
-        self.read_value(key, now, accesses, f)
-    }
-
-    /// `get` without counting an access: for commands that only inspect a key (TYPE, OBJECT,
-    /// MEMORY USAGE), which Redis's LOOKUP_NOTOUCH leaves its access time alone for.
-    pub fn peek<R>(&self, key: &[u8], now: u64, f: impl FnOnce(Option<&Value>) -> R) -> R {
-        self.read_value(key, now, 0, f)
-    }
-
-    fn read_value<R>(
-        &self,
-        key: &[u8],
-        now: u64,
-        accesses: usize,
-        f: impl FnOnce(Option<&Value>) -> R,
-    ) -> R {
         let (shard, hash) = self.locate(key);
         let map = read(&shard.map);
         match map.get(hash, key).filter(|entry| entry.is_live(now)) {
             Some(entry) => {
-                for _ in 0..accesses {
-                    entry.access.touch(&self.tracking);
-                }
+                entry.access.touch_times(&self.tracking, accesses);
                 f(Some(&read(&entry.value)))
             }
             None => f(None),
@@ -236,7 +224,7 @@ impl Db {
 
     /// Counts an access to `key` (TOUCH); false if there is no live key.
     pub fn touch(&self, key: &[u8], now: u64) -> bool {
-        self.read_value(key, now, 1, |value| value.is_some())
+        self.get_for(key, now, 1, |value| value.is_some())
     }
 
     /// The access bits of the live key (see `access.rs`), without counting an access.
@@ -342,9 +330,7 @@ impl Db {
             let map = read(&shard.map);
             if let Some(entry) = map.get(hash, key).filter(|entry| entry.is_live(now)) {
                 entry.touch();
-                for _ in 0..accesses {
-                    entry.access.touch(&self.tracking);
-                }
+                entry.access.touch_times(&self.tracking, accesses);
                 return Ok(f(&mut write(&entry.value), false));
             }
         }
@@ -352,9 +338,7 @@ impl Db {
         if let Some(entry) = map.get_mut(hash, key) {
             if entry.is_live(now) {
                 entry.touch();
-                for _ in 0..accesses {
-                    entry.access.touch(&self.tracking);
-                }
+                entry.access.touch_times(&self.tracking, accesses);
                 return Ok(f(&mut entry.value_mut(), false));
             }
         }
@@ -363,9 +347,9 @@ impl Db {
         Self::forget_expiry(shard, map.remove(hash, key));
         let fresh = Entry::new(value, 0, self.tracking.fresh());
         let (entry, _) = map.insert(hash, key, fresh);
-        for _ in 1..accesses {
-            entry.access.touch(&self.tracking);
-        }
+        entry
+            .access
+            .touch_times(&self.tracking, accesses.saturating_sub(1));
         let result = f(&mut entry.value_mut(), true);
         self.waits.signal(key);
         Ok(result)
