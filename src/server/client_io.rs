@@ -735,8 +735,7 @@ impl Batch<'_> {
             ends[run.len() - 1].0 = shared.clock.now();
             for (at, &(end, succeeded)) in ends[..run.len()].iter().enumerate() {
                 let request = run.request(self.input, at, &mut ranges);
-                let micros = shared.clock.micros(self.started, end);
-                self.started = end;
+                let micros = self.lap_to(end);
                 let outcome = match succeeded {
                     true => Outcome::Succeeded(run.index()),
                     false => Outcome::Failed(run.index()),
@@ -754,7 +753,11 @@ impl Batch<'_> {
 
     /// The time since the last command ended, which is now.
     fn lap(&mut self) -> u64 {
-        let finished = self.shared.clock.now();
+        self.lap_to(self.shared.clock.now())
+    }
+
+    /// The time from the end of the last command to `finished`, when this one ended.
+    fn lap_to(&mut self, finished: Tick) -> u64 {
         let micros = self.shared.clock.micros(self.started, finished);
         self.started = finished;
         micros
