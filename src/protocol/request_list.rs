@@ -83,18 +83,16 @@ impl RequestList {
                 start = end;
                 (!record.is_empty()).then_some(record)
             })
-            .map(|record| {
-                self.requests[record].iter().map(|(number, span)| {
-                    (
-                        *number,
-                        Request::new(&self.args, &self.ranges[span.clone()]),
-                    )
-                })
-            })
+            .map(|record| self.slice(record))
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (usize, Request<'_>)> {
-        self.requests.iter().map(|(number, span)| {
+        self.slice(0..self.requests.len())
+    }
+
+    /// The requests in `range`, each with its number.
+    fn slice(&self, range: Range<usize>) -> impl ExactSizeIterator<Item = (usize, Request<'_>)> {
+        self.requests[range].iter().map(|(number, span)| {
             (
                 *number,
                 Request::new(&self.args, &self.ranges[span.clone()]),
