@@ -98,7 +98,9 @@ impl Stream {
         self.beyond_backlog.load(Ordering::Relaxed)
     }
 
-    fn note_memory(&self, held: &Held) {
+    /// `Held::trim`, and what it leaves held beyond the backlog noted for `beyond_backlog`.
+    fn trim(&self, held: &mut Held) {
+        held.trim();
         self.beyond_backlog
             .store(held.beyond_backlog(), Ordering::Relaxed);
     }
@@ -124,7 +126,7 @@ impl Stream {
         held.readers.clear();
         held.active = false;
         self.active.store(false, Ordering::Release);
-        self.note_memory(&held);
+        self.trim(&mut held);
     }
 
     /// The offset of the next byte: Redis's `master_repl_offset`.
@@ -141,16 +143,14 @@ impl Stream {
     pub(crate) fn set_backlog_size(&self, size: u64) {
         let mut held = self.lock();
         held.backlog_size = size;
-        held.trim();
-        self.note_memory(&held);
+        self.trim(&mut held);
     }
 
     /// Appends a record (or records) to the stream; returns the offset after them.
     pub(crate) fn append(&self, record: &[u8]) -> u64 {
         let mut held = self.lock();
         held.bytes.extend(record);
-        held.trim();
-        self.note_memory(&held);
+        self.trim(&mut held);
         let end = held.end();
         drop(held);
         self.end.send_replace(end);
@@ -164,8 +164,7 @@ impl Stream {
         held.bytes.clear();
         held.start = offset;
         held.readers.clear();
-        held.trim();
-        self.note_memory(&held);
+        self.trim(&mut held);
         held.active = true;
         self.active.store(true, Ordering::Release);
         drop(held);
@@ -211,8 +210,7 @@ impl Stream {
             out.extend_from_slice(&slice[lo..hi]);
         }
         held.readers.insert(id, (to - from) as u64 + at);
-        held.trim();
-        self.note_memory(&held);
+        self.trim(&mut held);
         Ok(())
     }
 
