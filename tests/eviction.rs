@@ -51,6 +51,12 @@ impl Node {
         value.parse().expect("a number")
     }
 
+    /// A server replicating this one.
+    fn start_replica(&self, name: &str) -> Node {
+        let replicaof = format!("127.0.0.1 {}", self.port);
+        Node::start(name, &["--replicaof", &replicaof])
+    }
+
     /// Waits until `replica` has all this primary has sent.
     fn wait_for(&mut self, replica: &mut Node) {
         let offset = self.info_field("replication", "master_repl_offset");
@@ -347,8 +353,7 @@ fn evictions_reach_the_log_and_replicas_as_deletions() {
             "yes",
         ],
     );
-    let replicaof = format!("127.0.0.1 {}", primary.port);
-    let mut replica = Node::start("evict-replica", &["--replicaof", &replicaof]);
+    let mut replica = primary.start_replica("evict-replica");
     primary.fill("old", KEYS);
     primary.limit_memory();
     primary.fill_until_evicted(100);
@@ -391,8 +396,7 @@ fn a_lagging_replica_makes_its_primary_evict_nothing() {
             "16384",
         ],
     );
-    let replicaof = format!("127.0.0.1 {}", primary.port);
-    let mut replica = Node::start("lag-replica", &["--replicaof", &replicaof]);
+    let mut replica = primary.start_replica("lag-replica");
     primary.fill("old", KEYS);
     primary.wait_for(&mut replica);
     replica.signal("-STOP");
