@@ -191,7 +191,7 @@ pub(crate) fn execute_run(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::protocol::{Limits, RequestParser};
 
@@ -213,7 +213,7 @@ mod tests {
 
     /// Parses `input` and begins a run with its first request, as the connection does; the
     /// run and how many requests it took.
-    fn gather(input: &[u8]) -> Option<(Run, usize)> {
+    pub(in crate::cmd) fn gather(input: &[u8]) -> Option<(Run, usize)> {
         let requests = parsed(input);
         let base: Vec<Range<usize>> = requests[0].clone();
         let first = Request::new(input, &base);

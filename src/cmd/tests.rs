@@ -298,14 +298,8 @@ fn a_run_of_adds_logs_what_each_add_alone_would() {
         alone.run(&["BF.ADD", "k", item]);
         crate::protocol::encode_request(&mut input, &[b"BF.ADD", b"k", item.as_bytes()]);
     }
-    let mut parser = crate::protocol::RequestParser::new(crate::protocol::Limits::default());
-    let mut run = Run::default();
-    let mut consumed = 0;
-    while let Some(request) = parser.parse(&input[consumed..]).expect("well formed") {
-        let index = lookup(request.arg(0)).expect("a command");
-        assert!(run.extend(request, &input) || run.begin(index, request, &input));
-        consumed += parser.take_consumed();
-    }
+    let (run, taken) = runs::tests::gather(&input).expect("a run");
+    assert_eq!(taken, items.len());
     let mut outcomes = Vec::new();
     let ran = together.with_ctx(|ctx| execute_run(ctx, &run, &input, &mut |ok| outcomes.push(ok)));
     assert!(ran);
