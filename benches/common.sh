@@ -119,6 +119,16 @@ cpu_ticks() {
     read -r -a fields <<<"$stat"
     echo $((fields[11] + fields[12] + fields[13] + fields[14]))
 }
+# The part of that spent in the kernel: stime + cstime, fields 15 and 17. Linux splits a process's
+# time between user and kernel by sampling which one each timer tick lands in, so over a short
+# run the split is only as good as its number of ticks; the sum is exact.
+system_ticks() {
+    local stat fields
+    stat=$(<"/proc/$1/stat")
+    stat=${stat##*) }
+    read -r -a fields <<<"$stat"
+    echo $((fields[12] + fields[14]))
+}
 ticks_per_second=$(getconf CLK_TCK)
 
 # The median of the numbers on stdin, one a line (the mean of the middle two for an even count).

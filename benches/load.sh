@@ -8,7 +8,11 @@
 # Besides throughput and latency, which on a small machine mostly measure the load generator
 # sharing its cores, each row gives what the server itself spent: its CPU time (utime + stime
 # from /proc/PID/stat, every thread and reaped child included) over the run, per request and per item. That
-# figure does not depend on the client's speed, and is what the comparison rests on.
+# figure does not depend on the client's speed, and is what the comparison rests on. The part of
+# it spent in the kernel (stime) is given too, and the "kernel floor": sieved's kernel time over
+# redis-server's whole CPU time, the ratio sieved would reach if its own code cost nothing. It
+# sends and receives with the same system calls as redis-server (one read and one write a round
+# trip), so the kernel's loopback TCP is a cost neither server's code can cut.
 #
 # Usage: benches/load.sh                 (release build, then the full run)
 # Environment: REQUESTS (default 1000000), BATCH_REQUESTS (BF.MADD / MSET calls, default
@@ -89,17 +93,20 @@ reset_servers() {
 }
 
 # Runs one redis-benchmark against the server on `port`, process `pid`, and prints
-# "rps p50_ms p99_ms cpu_us_per_request".
+# "rps p50_ms p99_ms cpu_us_per_request kernel_us_per_request".
 bench() {
-    local port=$1 pid=$2 requests=$3 pipeline=$4 before after
+    local port=$1 pid=$2 requests=$3 pipeline=$4 before after kernel_before kernel_after
     shift 4
     before=$(cpu_ticks "$pid")
+    kernel_before=$(system_ticks "$pid")
     redis-benchmark -h "$HOST" -p "$port" -c "$CLIENTS" -n "$requests" -r "$RANGE" \
         -P "$pipeline" --csv "$@" |
         awk -F, 'NR == 2 { gsub(/"/, ""); printf "%s %s %s ", $2, $5, $7 }'
     after=$(cpu_ticks "$pid")
-    awk -v t=$((after - before)) -v hz="$ticks_per_second" -v n="$requests" \
-        'BEGIN { printf "%.3f\n", t * 1e6 / hz / n }'
+    kernel_after=$(system_ticks "$pid")
+    awk -v t=$((after - before)) -v k=$((kernel_after - kernel_before)) \
+        -v hz="$ticks_per_second" -v n="$requests" \
+        'BEGIN { printf "%.3f %.3f\n", t * 1e6 / hz / n, k * 1e6 / hz / n }'
 }
 
 madd_args=(BF.MADD bench)
@@ -123,8 +130,8 @@ done
 
 echo "$sieved_bin (work tree at $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')) vs $(redis-server --version | cut -d' ' -f1-3)" >&2
 echo "$(nproc) cores, $(uptime)" >&2
-printf '| command | -P | threads | sieved rps | redis rps | sieved CPU us/req | redis CPU us/req | CPU ratio | sieved CPU us/item | sieved p50 / p99 ms | redis p50 / p99 ms |\n'
-printf '|---|---|---|---|---|---|---|---|---|---|---|\n'
+printf '| command | -P | threads | sieved rps | redis rps | sieved CPU us/req | redis CPU us/req | CPU ratio | sieved kernel us/req | redis kernel us/req | kernel floor | sieved CPU us/item | sieved p50 / p99 ms | redis p50 / p99 ms |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
 for threads in $THREADS; do
     for pipeline in $PIPELINES; do
         for test in "${tests[@]}"; do
@@ -152,9 +159,13 @@ for threads in $THREADS; do
             r_rps=$(column 1 "$work/r")
             s_cpu=$(column 4 "$work/s")
             r_cpu=$(column 4 "$work/r")
-            printf '| %s | %s | %s | %.0f | %.0f | %.3f | %.3f | %.2f | %.4f | %s / %s | %s / %s |\n' \
+            s_kernel=$(column 5 "$work/s")
+            r_kernel=$(column 5 "$work/r")
+            printf '| %s | %s | %s | %.0f | %.0f | %.3f | %.3f | %.2f | %.3f | %.3f | %.2f | %.4f | %s / %s | %s / %s |\n' \
                 "$name" "$pipeline" "$threads" "$s_rps" "$r_rps" "$s_cpu" "$r_cpu" \
                 "$(awk -v a="$s_cpu" -v b="$r_cpu" 'BEGIN { print a / b }')" \
+                "$s_kernel" "$r_kernel" \
+                "$(awk -v a="$s_kernel" -v b="$r_cpu" 'BEGIN { print a / b }')" \
                 "$(awk -v a="$s_cpu" -v n="$items" 'BEGIN { print a / n }')" \
                 "$(column 2 "$work/s")" "$(column 3 "$work/s")" \
                 "$(column 2 "$work/r")" "$(column 3 "$work/r")"
