@@ -378,31 +378,22 @@ pub(super) fn add_run<F: Filter>(
         let options = F::default_options(&server.config().settings());
         create_filter::<F>(options, limit).map(F::into_value)
     };
-    let Ctx {
-        store,
-        session,
-        reply,
-        now,
-        ..
-    } = ctx;
-    let hashed = &mut session.hashed_ahead;
-    let ran =
-        store
-            .db(session.db)
-            .get_or_create_for(key, *now, items.len(), make, |value, created| {
-                let filter = F::of_mut(value).ok_or(CmdError::from(WRONGTYPE))?;
-                let header = created.then(|| header_of(filter));
-                for &item in items {
-                    let added = add_item(filter, hashed.take(item), item, limit);
-                    let succeeded = added.is_ok();
-                    match added {
-                        Ok(added) => reply.boolean(added),
-                        Err(error) => reply.error(CmdError::from(error).message()),
-                    }
-                    after_each(succeeded);
-                }
-                Ok(header)
-            });
+    let db = ctx.store.db(ctx.session.db);
+    let (reply, hashed) = (&mut *ctx.reply, &mut ctx.session.hashed_ahead);
+    let ran = db.get_or_create_for(key, ctx.now, items.len(), make, |value, created| {
+        let filter = F::of_mut(value).ok_or(CmdError::from(WRONGTYPE))?;
+        let header = created.then(|| header_of(filter));
+        for &item in items {
+            let added = add_item(filter, hashed.take(item), item, limit);
+            let succeeded = added.is_ok();
+            match added {
+                Ok(added) => reply.boolean(added),
+                Err(error) => reply.error(CmdError::from(error).message()),
+            }
+            after_each(succeeded);
+        }
+        Ok(header)
+    });
     match ran {
         Ok(Ok(Some(header))) => note_created::<F>(ctx, key, &header),
         Ok(Ok(None)) => {}
@@ -615,29 +606,22 @@ pub(super) fn exists_run<F: Filter>(
     items: &[&[u8]],
     after_each: &mut dyn FnMut(bool),
 ) {
-    let Ctx {
-        store,
-        session,
-        reply,
-        now,
-        ..
-    } = ctx;
-    store
-        .db(session.db)
-        .get_for(key, *now, items.len(), |value| {
-            let filter = value.and_then(F::of);
-            for &item in items {
-                let ahead = session.hashed_ahead.take(item);
-                let found = filter.is_some_and(|filter| {
-                    match ahead.and_then(|ahead| ahead.for_filter(filter)) {
-                        Some(hash) => filter.contains_hashed(hash),
-                        None => Filter::contains(filter, item),
-                    }
-                });
-                reply.boolean(found);
-                after_each(true);
-            }
-        });
+    let db = ctx.store.db(ctx.session.db);
+    let (reply, hashed) = (&mut *ctx.reply, &mut ctx.session.hashed_ahead);
+    db.get_for(key, ctx.now, items.len(), |value| {
+        let filter = value.and_then(F::of);
+        for &item in items {
+            let ahead = hashed.take(item);
+            let found = filter.is_some_and(|filter| {
+                match ahead.and_then(|ahead| ahead.for_filter(filter)) {
+                    Some(hash) => filter.contains_hashed(hash),
+                    None => Filter::contains(filter, item),
+                }
+            });
+            reply.boolean(found);
+            after_each(true);
+        }
+    });
 }
 
 pub(super) fn mexists<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
