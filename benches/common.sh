@@ -107,26 +107,30 @@ memory_of_load() {
     echo $((after - before))
 }
 
+# The fields of /proc/$1/stat from the third (the state) on: what follows the command name,
+# which may hold spaces, so that field N of the file is element N - 3.
+stat_fields() {
+    local stat
+    stat=$(<"/proc/$1/stat")
+    echo "${stat##*) }"
+}
+
 # The CPU time process $1 has used so far, in clock ticks: utime + stime, every thread included,
 # and cutime + cstime, its children's once it has reaped them (redis-server rewrites its
 # append-only file and saves in forked children; sieved does both on threads, which utime
-# already counts): fields 14 to 17 of /proc/PID/stat, counted after the command name, which may
-# hold spaces.
+# already counts): fields 14 to 17 of /proc/PID/stat.
 cpu_ticks() {
-    local stat fields
-    stat=$(<"/proc/$1/stat")
-    stat=${stat##*) }
-    read -r -a fields <<<"$stat"
+    local fields
+    read -r -a fields <<<"$(stat_fields "$1")"
     echo $((fields[11] + fields[12] + fields[13] + fields[14]))
 }
+
 # The part of that spent in the kernel: stime + cstime, fields 15 and 17. Linux splits a process's
 # time between user and kernel by sampling which one each timer tick lands in, so over a short
 # run the split is only as good as its number of ticks; the sum is exact.
 system_ticks() {
-    local stat fields
-    stat=$(<"/proc/$1/stat")
-    stat=${stat##*) }
-    read -r -a fields <<<"$stat"
+    local fields
+    read -r -a fields <<<"$(stat_fields "$1")"
     echo $((fields[12] + fields[14]))
 }
 ticks_per_second=$(getconf CLK_TCK)
