@@ -178,7 +178,8 @@ fn table_to_reply(t: &Table, resp: u8, depth: usize) -> Reply {
         return Reply::BigNumber(one_line(n));
     }
     if let Ok(Value::Table(v)) = t.raw_get::<Value>("verbatim_string") {
-        if let (Some(format), Some(text)) = (string_field(&v, "format"), string_field(&v, "string")) {
+        if let (Some(format), Some(text)) = (string_field(&v, "format"), string_field(&v, "string"))
+        {
             let mut f = [b' '; 3];
             for (slot, b) in f.iter_mut().zip(format.iter()) {
                 *slot = *b;

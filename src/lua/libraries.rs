@@ -269,7 +269,10 @@ impl FunctionEngine {
                 )));
             }
             for f in library.functions.keys() {
-                if staged_functions.insert(f.clone(), library.name.clone()).is_some() {
+                if staged_functions
+                    .insert(f.clone(), library.name.clone())
+                    .is_some()
+                {
                     return Err(Reply::err_msg(&format!(
                         "Function {} already exists",
                         String::from_utf8_lossy(f)

@@ -13,8 +13,9 @@
 //! - [`ScriptWatch`]: the running script as other threads see it: BUSY past the threshold,
 //!   SCRIPT KILL / FUNCTION KILL, and the first write that makes it unkillable.
 //!
-//! What Redis builds into its Lua is provided on mlua's API: the libraries `cjson`, `cmsgpack`,
-//! `struct` and `bit` (written here to Redis's behaviour and error texts), the read-only tables
+//! What Redis builds into its Lua is provided on mlua's API: the libraries `cjson` and `bit`
+//! (written here to Redis's behaviour and error texts; `cmsgpack` and `struct` are not there
+//! yet), the read-only tables
 //! of Redis's Lua patch (emulated with proxies, see `readonly`), Redis's `pcall`, error handler,
 //! `math.random` and `loadstring`.
 //!
@@ -26,7 +27,6 @@
 
 mod bitop;
 mod cjson;
-mod cmsgpack;
 mod conversions;
 mod eval_cache;
 mod libraries;
@@ -37,7 +37,6 @@ mod reply_tree;
 mod runner;
 mod sha1;
 mod shebang;
-mod struct_lib;
 mod vm;
 mod watchdog;
 

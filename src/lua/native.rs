@@ -28,8 +28,7 @@ unsafe extern "C-unwind" fn trampoline(state: *mut ffi::lua_State) -> c_int {
     ffi::lua_insert(state, 1);
     ffi::lua_call(state, nargs, ffi::LUA_MULTRET);
     let nresults = ffi::lua_gettop(state);
-    if nresults >= 2
-        && ffi::lua_touserdata(state, 1) == std::ptr::addr_of!(RAISE_MARKER) as *mut _
+    if nresults >= 2 && ffi::lua_touserdata(state, 1) == std::ptr::addr_of!(RAISE_MARKER) as *mut _
     {
         ffi::lua_settop(state, 2);
         ffi::lua_error(state);
@@ -175,13 +174,6 @@ impl<'a> Args<'a> {
             .ok_or_else(|| type_error(self.lua, narg, "number", self.get(narg)))
     }
 
-    pub(crate) fn opt_number(&self, narg: usize, default: f64) -> Result<f64, Raise> {
-        match self.get(narg) {
-            None | Some(Value::Nil) => Ok(default),
-            _ => self.check_number(narg),
-        }
-    }
-
     /// `luaL_checkinteger`: the number cast to an integer as C casts it.
     pub(crate) fn check_integer(&self, narg: usize) -> Result<i64, Raise> {
         self.check_number(narg).map(c_double_to_i64)
@@ -192,21 +184,9 @@ impl<'a> Args<'a> {
         self.check_integer(narg).map(|i| i as i32)
     }
 
-    pub(crate) fn opt_int(&self, narg: usize, default: i32) -> Result<i32, Raise> {
-        match self.get(narg) {
-            None | Some(Value::Nil) => Ok(default),
-            _ => self.check_int(narg),
-        }
-    }
-
     /// `luaL_checklstring`: strings, and numbers as Lua prints them.
     pub(crate) fn check_bytes(&self, narg: usize) -> Result<Vec<u8>, Raise> {
         to_bytes(self.get(narg)).ok_or_else(|| type_error(self.lua, narg, "string", self.get(narg)))
-    }
-
-    pub(crate) fn check_any(&self, narg: usize) -> Result<&Value, Raise> {
-        self.get(narg)
-            .ok_or_else(|| arg_error(self.lua, narg, "value expected"))
     }
 }
 

@@ -256,7 +256,8 @@ impl Protector {
             None => Value::Boolean(false),
         };
         self.shown.raw_set(mechanism, shown)?;
-        let entries: Vec<(Value, Value)> = table.pairs::<Value, Value>().collect::<mlua::Result<_>>()?;
+        let entries: Vec<(Value, Value)> =
+            table.pairs::<Value, Value>().collect::<mlua::Result<_>>()?;
         for (key, value) in entries {
             if let Value::Table(inner) = value {
                 let inner_proxy = self.proxy(lua, &inner)?;
@@ -273,7 +274,12 @@ impl Protector {
     }
 
     /// Installs the sandboxed base functions into `globals` (a backing table) and `table_lib`.
-    pub(crate) fn install(&self, lua: &Lua, globals: &Table, table_lib: &Table) -> mlua::Result<()> {
+    pub(crate) fn install(
+        &self,
+        lua: &Lua,
+        globals: &Table,
+        table_lib: &Table,
+    ) -> mlua::Result<()> {
         let next = self.closure(lua, sandbox_next, Value::Nil)?;
         let ipairs_step = self.closure(lua, sandbox_ipairs_step, Value::Nil)?;
         let pairs = self.closure(lua, sandbox_pairs, Value::Function(next.clone()))?;
@@ -284,7 +290,10 @@ impl Protector {
         globals.raw_set("rawget", self.closure(lua, sandbox_rawget, Value::Nil)?)?;
         globals.raw_set("rawset", self.closure(lua, sandbox_rawset, Value::Nil)?)?;
         let shown = Value::Table(self.shown.clone());
-        globals.raw_set("getmetatable", self.closure(lua, sandbox_getmetatable, shown)?)?;
+        globals.raw_set(
+            "getmetatable",
+            self.closure(lua, sandbox_getmetatable, shown)?,
+        )?;
         let setmetatable = self.closure(lua, sandbox_setmetatable, Value::Nil)?;
         globals.raw_set("setmetatable", setmetatable)?;
         let insert = self.closure(lua, sandbox_table_insert, Value::Nil)?;

@@ -24,7 +24,10 @@ pub enum Reply {
     /// RESP3 big number, its decimal digits as given.
     BigNumber(Vec<u8>),
     /// RESP3 verbatim string: a three-letter format (`txt`, `mkd`) and the text.
-    Verbatim { format: [u8; 3], text: Vec<u8> },
+    Verbatim {
+        format: [u8; 3],
+        text: Vec<u8>,
+    },
 }
 
 impl Reply {
@@ -33,13 +36,19 @@ impl Reply {
         Reply::Error(line.into())
     }
 
-    /// An error reply as Redis's `addReplyError` writes a message: prefixed with `ERR ` unless it
-    /// already carries a code after a `-`.
+    /// An error reply as Redis's `addReplyErrorFormat` writes a message: prefixed with `ERR `
+    /// unless it already carries a code after a `-`, and kept on one line (CR and LF become
+    /// spaces, as in a compile error that quotes a line break).
     pub(crate) fn err_msg(message: &str) -> Reply {
-        match message.strip_prefix('-') {
-            Some(line) => Reply::Error(line.as_bytes().to_vec()),
-            None => Reply::Error(format!("ERR {message}").into_bytes()),
-        }
+        let line = match message.strip_prefix('-') {
+            Some(line) => line.as_bytes().to_vec(),
+            None => format!("ERR {message}").into_bytes(),
+        };
+        Reply::Error(
+            line.into_iter()
+                .map(|b| if b == b'\r' || b == b'\n' { b' ' } else { b })
+                .collect(),
+        )
     }
 
     pub fn is_error(&self) -> bool {

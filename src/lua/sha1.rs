@@ -15,7 +15,13 @@ pub fn sha1_hex(data: &[u8]) -> [u8; 40] {
 }
 
 fn sha1(data: &[u8]) -> [u8; 20] {
-    let mut h: [u32; 5] = [0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0];
+    let mut h: [u32; 5] = [
+        0x6745_2301,
+        0xEFCD_AB89,
+        0x98BA_DCFE,
+        0x1032_5476,
+        0xC3D2_E1F0,
+    ];
     let bit_len = (data.len() as u64).wrapping_mul(8);
     let mut tail = Vec::with_capacity(128);
     let full = data.len() - data.len() % 64;
@@ -75,10 +81,19 @@ mod tests {
     #[test]
     fn known_digests() {
         assert_eq!(&sha1_hex(b""), b"da39a3ee5e6b4b0d3255bfef95601890afd80709");
-        assert_eq!(&sha1_hex(b"abc"), b"a9993e364706816aba3e25717850c26c9cd0d89d");
+        assert_eq!(
+            &sha1_hex(b"abc"),
+            b"a9993e364706816aba3e25717850c26c9cd0d89d"
+        );
         // The script Redis's documentation hashes: `return 1` (EVAL's f_ function name).
-        assert_eq!(&sha1_hex(b"return 1"), b"e0e1f9fabfc9d4800c877a703b823ac0578ff8db");
+        assert_eq!(
+            &sha1_hex(b"return 1"),
+            b"e0e1f9fabfc9d4800c877a703b823ac0578ff8db"
+        );
         let long = vec![b'a'; 1000];
-        assert_eq!(&sha1_hex(&long), b"291e9a6c66994949b57ba5e650361e98fc36b1ba");
+        assert_eq!(
+            &sha1_hex(&long),
+            b"291e9a6c66994949b57ba5e650361e98fc36b1ba"
+        );
     }
 }

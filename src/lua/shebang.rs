@@ -253,8 +253,14 @@ mod tests {
         assert!(flags.contains(ScriptFlags::NO_WRITES) && flags.contains(ScriptFlags::ALLOW_OOM));
         assert!(!flags.contains(ScriptFlags::EVAL_COMPAT_MODE));
         assert_eq!(len, 31);
-        assert_eq!(eval_flags(b"#!lua\nreturn 1").unwrap().0, ScriptFlags::empty());
-        assert_eq!(eval_flags(b"#!lua flags=\nreturn 1").unwrap().0, ScriptFlags::empty());
+        assert_eq!(
+            eval_flags(b"#!lua\nreturn 1").unwrap().0,
+            ScriptFlags::empty()
+        );
+        assert_eq!(
+            eval_flags(b"#!lua flags=\nreturn 1").unwrap().0,
+            ScriptFlags::empty()
+        );
         assert_eq!(eval_flags(b"#!lua").unwrap_err(), "Invalid script shebang");
         assert_eq!(
             eval_flags(b"#!python\n").unwrap_err(),
@@ -277,9 +283,15 @@ mod tests {
     #[test]
     fn library_shebangs() {
         let md = library_metadata(b"#!lua name=mylib\nreturn").unwrap();
-        assert_eq!((md.engine.as_slice(), md.name.as_slice()), (&b"lua"[..], &b"mylib"[..]));
+        assert_eq!(
+            (md.engine.as_slice(), md.name.as_slice()),
+            (&b"lua"[..], &b"mylib"[..])
+        );
         assert_eq!(md.code, b"\nreturn");
-        assert_eq!(library_metadata(b"return").err().unwrap(), "Missing library metadata");
+        assert_eq!(
+            library_metadata(b"return").err().unwrap(),
+            "Missing library metadata"
+        );
         assert_eq!(
             library_metadata(b"#!lua name=a name=b\n").err().unwrap(),
             "Invalid metadata value, name argument was given multiple times"

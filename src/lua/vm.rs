@@ -16,16 +16,47 @@ use super::reply_tree::Reply;
 use super::runner::{CommandRunner, LogLevel, ReplFlags};
 use super::shebang::ScriptFlags;
 use super::watchdog::{self, HookState, ScriptKind, ScriptWatch};
-use super::{bitop, cjson, cmsgpack, struct_lib};
+use super::{bitop, cjson};
 
 /// The globals Redis 7.4 lets a script see (its allow lists): anything else a library would add
-/// is dropped, as Redis's `luaNewIndexAllowList` drops it.
+/// is dropped, as Redis's `luaNewIndexAllowList` drops it. `getfenv`, `setfenv` and `newproxy`
+/// are not among them: Redis's security releases took them out of the sandbox (a patched
+/// redis-server answers "Script attempted to access nonexistent global variable 'getfenv'").
 const ALLOWED_GLOBALS: &[&str] = &[
-    "string", "cjson", "bit", "cmsgpack", "math", "table", "struct", "os", "redis",
-    "__redis__err__handler", "xpcall", "tostring", "getfenv", "setmetatable", "next", "assert",
-    "tonumber", "rawequal", "collectgarbage", "getmetatable", "rawset", "pcall", "coroutine",
-    "type", "_G", "select", "unpack", "gcinfo", "pairs", "rawget", "loadstring", "ipairs",
-    "_VERSION", "setfenv", "load", "error", "newproxy",
+    "string",
+    "cjson",
+    "bit",
+    "cmsgpack",
+    "math",
+    "table",
+    "struct",
+    "os",
+    "redis",
+    "__redis__err__handler",
+    "xpcall",
+    "tostring",
+    "setmetatable",
+    "next",
+    "assert",
+    "tonumber",
+    "rawequal",
+    "collectgarbage",
+    "getmetatable",
+    "rawset",
+    "pcall",
+    "coroutine",
+    "type",
+    "_G",
+    "select",
+    "unpack",
+    "gcinfo",
+    "pairs",
+    "rawget",
+    "loadstring",
+    "ipairs",
+    "_VERSION",
+    "load",
+    "error",
 ];
 
 /// Redis's error handler (`__redis__err__handler`), which adds the source and line where the
@@ -175,7 +206,10 @@ unsafe extern "C-unwind" fn redis_loadstring(state: *mut ffi::lua_State) -> c_in
 }
 
 /// Leaves on the stack the syntax error Redis's parser gives for a chunk that starts with ESC.
-unsafe fn load_escape_error(state: *mut ffi::lua_State, chunkname: *const std::ffi::c_char) -> c_int {
+unsafe fn load_escape_error(
+    state: *mut ffi::lua_State,
+    chunkname: *const std::ffi::c_char,
+) -> c_int {
     let status = ffi::luaL_loadbuffer(state, c"\x01".as_ptr(), 1, chunkname);
     if status != 0 {
         let msg = ffi::lua_tolstring(state, -1, std::ptr::null_mut());
@@ -186,7 +220,9 @@ unsafe fn load_escape_error(state: *mut ffi::lua_State, chunkname: *const std::f
 }
 
 fn version_number() -> f64 {
-    let mut parts = crate::REDIS_VERSION.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    let mut parts = crate::REDIS_VERSION
+        .split('.')
+        .map(|p| p.parse::<u32>().unwrap_or(0));
     let (major, minor, patch) = (
         parts.next().unwrap_or(0),
         parts.next().unwrap_or(0),
@@ -224,8 +260,6 @@ impl Vm {
         sandboxed_os.raw_set("clock", os.raw_get::<Function>("clock")?)?;
         globals.raw_set("os", sandboxed_os)?;
         globals.raw_set("cjson", cjson::open(&lua)?)?;
-        globals.raw_set("struct", struct_lib::open(&lua)?)?;
-        globals.raw_set("cmsgpack", cmsgpack::open(&lua)?)?;
         globals.raw_set("bit", bitop::open(&lua)?)?;
         // SAFETY: C functions of the lua_CFunction signature.
         unsafe {
@@ -313,7 +347,12 @@ impl Vm {
     }
 
     fn escape_error(&self, chunk_name: &str) -> String {
-        match self.lua.load(&b"\x01"[..]).set_name(chunk_name).into_function() {
+        match self
+            .lua
+            .load(&b"\x01"[..])
+            .set_name(chunk_name)
+            .into_function()
+        {
             Err(mlua::Error::SyntaxError { message, .. }) => message.replace("char(1)", "char(27)"),
             _ => "unexpected symbol near 'char(27)'".to_string(),
         }
@@ -385,9 +424,12 @@ impl Vm {
             ScriptKind::Eval => self
                 .run_protected
                 .call::<(bool, Value)>((self.handler.clone(), f.clone())),
-            ScriptKind::Function => self
-                .run_protected
-                .call::<(bool, Value)>((self.handler.clone(), f.clone(), keys, args)),
+            ScriptKind::Function => self.run_protected.call::<(bool, Value)>((
+                self.handler.clone(),
+                f.clone(),
+                keys,
+                args,
+            )),
         };
         watchdog::remove(&self.lua);
         self.watch.end();
@@ -405,7 +447,8 @@ impl Vm {
             Value::Table(t) => {
                 let msg = field_text(&t, "err").unwrap_or_else(|| "ERR unknown error".to_string());
                 let mut line = msg;
-                if let (Some(source), Some(at)) = (field_text(&t, "source"), field_text(&t, "line")) {
+                if let (Some(source), Some(at)) = (field_text(&t, "source"), field_text(&t, "line"))
+                {
                     line.push_str(&format!(" script: {name}, on {source}:{at}."));
                 }
                 RunOutcome {
@@ -456,7 +499,9 @@ impl Vm {
         watchdog::remove(&self.lua);
         self.lua.remove_app_data::<HookState>();
         let registered = self.lua.remove_app_data::<LoadCtx>().unwrap_or_default();
-        let _ = self.globals_mechanism.raw_set("__index", self.globals.clone());
+        let _ = self
+            .globals_mechanism
+            .raw_set("__index", self.globals.clone());
         self.gc_count += 1;
         if self.gc_count >= GC_PERIOD {
             let _ = self.lua.gc_step_kbytes(GC_PERIOD as c_int);
@@ -472,7 +517,10 @@ impl Vm {
                 };
                 Err(format!("Error registering functions: {msg}"))
             }
-            Err(e) => Err(format!("Error registering functions: ERR {}", lua_error_text(&e))),
+            Err(e) => Err(format!(
+                "Error registering functions: ERR {}",
+                lua_error_text(&e)
+            )),
         }
     }
 
@@ -629,10 +677,16 @@ fn single_field_reply(lua: &Lua, values: MultiValue, field: &str) -> NativeResul
 fn redis_log(lua: &Lua, values: MultiValue) -> NativeResult {
     let args = Args::new(lua, values);
     if args.len() < 2 {
-        return Err(raise_error(lua, "redis.log() requires two arguments or more."));
+        return Err(raise_error(
+            lua,
+            "redis.log() requires two arguments or more.",
+        ));
     }
     let Some(level) = args.to_number(1) else {
-        return Err(raise_error(lua, "First argument must be a number (log level)."));
+        return Err(raise_error(
+            lua,
+            "First argument must be a number (log level).",
+        ));
     };
     let level = match level as c_int {
         0 => LogLevel::Debug,
@@ -682,7 +736,9 @@ fn register_redis_api(lua: &Lua, redis: &Table) -> mlua::Result<()> {
                 return Err(raise_error(lua, "wrong number of arguments"));
             }
             let bytes = super::native::to_bytes(args.get(1)).unwrap_or_default();
-            one(Value::String(lua.create_string(super::sha1::sha1_hex(&bytes))?))
+            one(Value::String(
+                lua.create_string(super::sha1::sha1_hex(&bytes))?,
+            ))
         })?,
     )?;
     redis.raw_set(
@@ -732,7 +788,10 @@ fn register_redis_api(lua: &Lua, redis: &Table) -> mlua::Result<()> {
             let refs: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
             match with_runner(lua, |runner, _| runner.acl_check_cmd(&refs)).flatten() {
                 Some(allowed) => one(Value::Boolean(allowed)),
-                None => Err(raise_error(lua, "Invalid command passed to redis.acl_check_cmd()")),
+                None => Err(raise_error(
+                    lua,
+                    "Invalid command passed to redis.acl_check_cmd()",
+                )),
             }
         })?,
     )?;
@@ -761,7 +820,10 @@ fn register_version(redis: &Table) -> mlua::Result<()> {
 /// What only EVAL's state has: the debugger's functions as they answer without a debugging
 /// session, and the deprecated `replicate_commands`.
 fn register_eval_only(lua: &Lua, redis: &Table) -> mlua::Result<()> {
-    redis.raw_set("breakpoint", native(lua, |_, _| one(Value::Boolean(false)))?)?;
+    redis.raw_set(
+        "breakpoint",
+        native(lua, |_, _| one(Value::Boolean(false)))?,
+    )?;
     redis.raw_set("debug", native(lua, |_, _| none())?)?;
     redis.raw_set(
         "replicate_commands",
@@ -838,7 +900,8 @@ fn named_registration(lua: &Lua, args: &Args) -> Result<RegisteredFunction, &'st
     let Some(Value::Table(named)) = args.get(1) else {
         return Err("calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).");
     };
-    let (mut name, mut description, mut callback, mut flags) = (None, None, None, ScriptFlags::empty());
+    let (mut name, mut description, mut callback, mut flags) =
+        (None, None, None, ScriptFlags::empty());
     for pair in named.pairs::<Value, Value>() {
         let Ok((key, value)) = pair else {
             return Err("named argument key given to redis.register_function is not a string");
@@ -847,17 +910,29 @@ fn named_registration(lua: &Lua, args: &Args) -> Result<RegisteredFunction, &'st
             return Err("named argument key given to redis.register_function is not a string");
         };
         match key.to_ascii_lowercase().as_slice() {
-            b"function_name" => match super::native::to_bytes(Some(&value)) {
-                Some(n) => name = Some(n),
-                None => return Err("function_name argument given to redis.register_function must be a string"),
-            },
-            b"description" => match super::native::to_bytes(Some(&value)) {
-                Some(d) => description = Some(d),
-                None => return Err("description argument given to redis.register_function must be a string"),
-            },
+            b"function_name" => {
+                match super::native::to_bytes(Some(&value)) {
+                    Some(n) => name = Some(n),
+                    None => return Err(
+                        "function_name argument given to redis.register_function must be a string",
+                    ),
+                }
+            }
+            b"description" => {
+                match super::native::to_bytes(Some(&value)) {
+                    Some(d) => description = Some(d),
+                    None => return Err(
+                        "description argument given to redis.register_function must be a string",
+                    ),
+                }
+            }
             b"callback" => match value {
                 Value::Function(f) => callback = Some(f),
-                _ => return Err("callback argument given to redis.register_function must be a function"),
+                _ => {
+                    return Err(
+                        "callback argument given to redis.register_function must be a function",
+                    )
+                }
             },
             b"flags" => {
                 let Value::Table(list) = value else {
@@ -898,9 +973,7 @@ fn read_flags(_lua: &Lua, list: &Table) -> Option<ScriptFlags> {
 
 fn math_random(lua: &Lua, values: MultiValue) -> NativeResult {
     let args = Args::new(lua, values);
-    let raw = lua
-        .app_data_mut::<Rand48>()
-        .map_or(0, |mut rng| rng.next());
+    let raw = lua.app_data_mut::<Rand48>().map_or(0, |mut rng| rng.next());
     let r = f64::from(raw % i32::MAX) / f64::from(i32::MAX);
     let n = match args.len() {
         0 => r,
@@ -951,17 +1024,26 @@ fn load_function(lua: &Lua) -> mlua::Result<Function> {
                 Value::String(s) if s.as_bytes().is_empty() => break,
                 Value::String(s) => code.extend_from_slice(&s.as_bytes()),
                 _ => {
-                    return Err(Raise::Bare("reader function must return a string".to_string()))
+                    return Err(Raise::Bare(
+                        "reader function must return a string".to_string(),
+                    ))
                 }
             }
         }
         let result = if code.first() == Some(&0x1b) {
-            Err(match lua.load(&b"\x01"[..]).set_name(&chunkname).into_function() {
-                Err(mlua::Error::SyntaxError { message, .. }) => message.replace("char(1)", "char(27)"),
-                _ => "unexpected symbol near 'char(27)'".to_string(),
-            })
+            Err(
+                match lua.load(&b"\x01"[..]).set_name(&chunkname).into_function() {
+                    Err(mlua::Error::SyntaxError { message, .. }) => {
+                        message.replace("char(1)", "char(27)")
+                    }
+                    _ => "unexpected symbol near 'char(27)'".to_string(),
+                },
+            )
         } else {
-            lua.load(code).set_name(chunkname).into_function().map_err(|e| lua_error_text(&e))
+            lua.load(code)
+                .set_name(chunkname)
+                .into_function()
+                .map_err(|e| lua_error_text(&e))
         };
         match result {
             Ok(f) => one(Value::Function(f)),

@@ -207,7 +207,10 @@ pub(crate) fn verdict(lua: &Lua) -> Verdict {
     }
 }
 
-pub(crate) unsafe extern "C-unwind" fn count_hook(state: *mut ffi::lua_State, _ar: *mut ffi::lua_Debug) {
+pub(crate) unsafe extern "C-unwind" fn count_hook(
+    state: *mut ffi::lua_State,
+    _ar: *mut ffi::lua_Debug,
+) {
     // SAFETY: the hook is installed on states mlua owns; the reference ends with this call.
     let found = {
         let lua = Lua::get_or_init_from_ptr(state);
@@ -235,7 +238,12 @@ pub(crate) fn install(lua: &Lua) {
     // SAFETY: exec_raw gives the main state; lua_sethook has no failure mode.
     let _ = unsafe {
         lua.exec_raw::<()>((), |state| {
-            ffi::lua_sethook(state, Some(count_hook), ffi::LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
+            ffi::lua_sethook(
+                state,
+                Some(count_hook),
+                ffi::LUA_MASKCOUNT,
+                HOOK_INSTRUCTIONS,
+            );
         })
     };
 }
