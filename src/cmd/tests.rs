@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::config::Config;
-use crate::protocol::{Protocol, Reply, RequestList};
+use crate::protocol::{Protocol, Reply, Request, RequestList};
 use crate::store::{Store, Value};
 use std::net::SocketAddr;
 use std::sync::Mutex;
