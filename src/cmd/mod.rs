@@ -52,7 +52,7 @@ pub(crate) use dispatch::execute_found;
 pub use dispatch::{execute, replay, Outcome};
 pub(crate) use runs::{execute_run, Run, MAX_RUN};
 pub use spec::CommandSpec;
-pub use transaction::is_exec;
+pub use transaction::runs_exclusively;
 
 use spec::Flags;
 use std::sync::OnceLock;

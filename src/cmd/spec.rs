@@ -89,6 +89,9 @@ impl Flags {
     /// Not a Redis flag and never reported: runs at once inside MULTI instead of being queued
     /// (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET), which Redis decides by a list in its code.
     pub const NOT_QUEUED: Flags = Flags(1 << 31);
+    /// Not a Redis flag and never reported: runs a transaction, while no other connection runs
+    /// anything (EXEC; see `transaction::runs_exclusively`).
+    pub const EXCLUSIVE: Flags = Flags(1 << 30);
 }
 
 bit_set! {

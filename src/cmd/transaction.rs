@@ -1,9 +1,10 @@
 //! MULTI, EXEC, DISCARD, WATCH and UNWATCH, and what MULTI does with every other command, read
 //! from the table's flags: `no_multi` ones are refused (failing the transaction), `NOT_QUEUED`
 //! ones run at once, the rest are checked (name, arity, authentication, memory) and queued.
-//! EXEC runs them back to back while no other connection executes anything (the connection
-//! loop takes the server's isolation lock around EXEC), and WATCH aborts EXEC if a watched key
-//! was written, deleted, recreated or expired in between.
+//! EXEC runs them back to back while no other connection executes anything (flagged
+//! `EXCLUSIVE`, it has the connection take the server's isolation lock exclusively around it),
+//! and WATCH aborts EXEC if a watched key was written, deleted, recreated or expired in
+//! between.
 
 use super::errors::*;
 use super::spec::{bits, key, Group, KeySpec};
@@ -78,9 +79,12 @@ pub(super) fn fail(ctx: &mut Ctx) {
     }
 }
 
-/// Whether `request` is an EXEC that will run a transaction, which must execute in isolation.
-pub fn is_exec(session: &Session, request: &Request) -> bool {
-    session.transaction.is_some() && request.arg(0).eq_ignore_ascii_case(b"exec")
+/// Whether the command at `index` of the table (None: unknown) runs a transaction now, which
+/// it must do while no other connection runs anything: a command flagged `EXCLUSIVE` (EXEC)
+/// inside MULTI. The connection then holds the server's isolation lock exclusively around it.
+pub fn runs_exclusively(session: &Session, index: Option<usize>) -> bool {
+    session.transaction.is_some()
+        && index.is_some_and(|index| COMMANDS[index].flags.contains(Flags::EXCLUSIVE))
 }
 
 const NOT_IN_MULTI: &str = "ERR Command not allowed inside a transaction";
@@ -195,7 +199,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Executes all commands in a transaction.",
         exec,
     )
-    .flags(bits![Flags: NOSCRIPT, LOADING, STALE, SKIP_SLOWLOG, NOT_QUEUED])
+    .flags(bits![Flags: NOSCRIPT, LOADING, STALE, SKIP_SLOWLOG, NOT_QUEUED, EXCLUSIVE])
     .acl(bits![Acl: TRANSACTION])
     .since("1.2.0")
     .complexity("Depends on commands in the transaction"),

@@ -676,7 +676,7 @@ impl Batch<'_> {
         tally: &mut Tally,
     ) {
         let shared = self.shared;
-        let exclusive = cmd::is_exec(session, &request);
+        let exclusive = cmd::runs_exclusively(session, index);
         let everyone = exclusive.then(|| {
             self.isolation = None;
             shared.isolation.exclusive()
