@@ -17,7 +17,7 @@
 //! withdrawn by its closing connection) and handed back through a one-shot channel. A wait
 //! ended while its command runs is ended once the command parks again.
 
-use super::{client_io, Shared};
+use super::{outcomes, Shared};
 use crate::cmd::{self, BlockOn, Ctx, Session};
 use crate::observe::Tally;
 use crate::protocol::{Reply, RequestList};
@@ -448,6 +448,6 @@ fn run(shared: &Arc<Shared>, held: &mut Held, tally: &mut Tally) -> Option<Box<B
     };
     let outcome = cmd::execute(&mut ctx, request);
     let micros = shared.clock.micros(started, shared.clock.now());
-    client_io::count(tally, outcome, micros);
+    outcomes::count(tally, outcome, micros);
     session.block_asked.take()
 }

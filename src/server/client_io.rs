@@ -5,7 +5,7 @@
 use super::blocking::{self, Ended, Parked};
 use super::pubsub::{Inbox, INBOX_LIMIT};
 use super::query_buffer::{OverCeiling, QueryBuffer};
-use super::{replication, Shared};
+use super::{outcomes, replication, Shared};
 use crate::cmd::{self, errors, BlockOn, ClientInfo, Ctx, Outcome, Session, WaitForReplicas};
 use crate::config::Config;
 use crate::observe::{Call, Stats, Tally, Tick};
@@ -697,7 +697,7 @@ impl Batch<'_> {
         blocking::serve_ready(shared);
         let micros = self.lap();
         for (outcome, micros) in session.exec_outcomes.drain(..) {
-            count(tally, outcome, micros);
+            outcomes::count(tally, outcome, micros);
         }
         self.counted(outcome, micros, request, session, tally);
     }
@@ -772,24 +772,13 @@ impl Batch<'_> {
         session: &Session,
         tally: &mut Tally,
     ) {
-        count(tally, outcome, micros);
+        outcomes::count(tally, outcome, micros);
         let threshold = self.shared.config.slowlog_threshold_us();
         if threshold >= 0 && micros >= threshold as u64 {
             log_slow(self.shared, session, request, micros);
         }
         self.commands += 1;
     }
-}
-
-/// Counts a command's outcome in the connection's tally.
-pub(super) fn count(tally: &mut Tally, outcome: Outcome, micros: u64) {
-    let (index, call) = match outcome {
-        Outcome::Unknown | Outcome::Queued | Outcome::Blocked => return,
-        Outcome::Succeeded(index) => (index, Call::Succeeded),
-        Outcome::Failed(index) => (index, Call::Failed),
-        Outcome::Rejected(index) => (index, Call::Rejected),
-    };
-    tally.record(index, call, micros);
 }
 
 fn log_slow(shared: &Shared, session: &Session, request: Request, micros: u64) {
