@@ -2,6 +2,7 @@
 //! orderly shutdown. Protocol and command logic live elsewhere; this module moves bytes.
 
 mod background;
+mod batch;
 mod blocking;
 mod client_io;
 mod clients;
