@@ -107,14 +107,40 @@ pub enum Replicating {
     Already,
 }
 
-/// What a replica said of itself before its PSYNC (REPLCONF), and the PSYNC itself.
+/// What a replica said of itself before its PSYNC (REPLCONF): the connection's state until
+/// PSYNC takes it along (`Psync`).
 #[derive(Debug, Clone, Default)]
 pub struct ReplicaHandshake {
     pub listening_port: u16,
     pub announced_ip: Option<String>,
-    /// PSYNC's replication ID and offset, once asked: the connection then becomes the
-    /// replica's stream.
-    pub psync: Option<(String, i64)>,
+}
+
+/// A replica's PSYNC: the history and offset it asks to continue from, and what it said of
+/// itself before (REPLCONF).
+#[derive(Debug)]
+pub struct Psync {
+    pub replid: String,
+    pub offset: i64,
+    pub handshake: ReplicaHandshake,
+}
+
+/// What a command hands back to its connection: something only the connection can do, once the
+/// replies before it are ready. Set in `Session::after`; the batch stops there, and nothing
+/// after the command runs until the connection has acted on it, one case each.
+pub enum After {
+    /// Close once the replies so far are written: QUIT, or CLIENT KILL of the caller itself.
+    /// The connection asks it of itself on a protocol error, or when the server stops.
+    Close,
+    /// SHUTDOWN, with its request's number (`Server::shutdown`): the connection waits for the
+    /// answer, then closes or (refused: the exit snapshot failed) replies with an error and
+    /// goes on.
+    Shutdown(u64),
+    /// WAIT: the connection waits for replicas, without holding the batch's locks, and replies.
+    Wait(WaitForReplicas),
+    /// A blocking command found nothing: the connection parks the client (see `BlockOn`).
+    Block(Box<BlockOn>),
+    /// PSYNC: once the replies so far are written, the connection carries the replica's stream.
+    BecomeReplicaStream(Box<Psync>),
 }
 
 /// A WAIT to carry out once the replies before it are written.
@@ -216,11 +242,9 @@ pub trait Server: Send + Sync {
 pub struct Session {
     pub db: usize,
     pub client: Arc<ClientInfo>,
-    /// Set by QUIT: close once the replies so far are written.
-    pub close: bool,
-    /// Set by SHUTDOWN with its request's number: once the replies so far are written, the
-    /// connection waits for the answer, and closes or (refused) replies with an error.
-    pub shutdown_asked: Option<u64>,
+    /// What the connection is to do once the replies so far are ready (see `After`): set by a
+    /// command, it ends the batch.
+    pub after: Option<After>,
     /// Reused by commands that gather results before replying, so they need not allocate.
     pub scratch: Vec<Result<bool, CmdError>>,
     /// Write commands run since the connection last reported them (for snapshot scheduling).
@@ -252,13 +276,8 @@ pub struct Session {
     /// The running command is logged as its `effects` alone (a RESERVE, whose effect is all
     /// in the filter it created).
     pub(super) effects_only: bool,
-    /// A replica's handshake on this connection (REPLCONF, PSYNC).
+    /// What a replica said of itself on this connection (REPLCONF), for its PSYNC.
     pub replica_handshake: Option<Box<ReplicaHandshake>>,
-    /// Set by WAIT: once the replies so far are written, the connection waits for replicas.
-    pub wait_asked: Option<WaitForReplicas>,
-    /// Set by a blocking command that found nothing (see `Ctx::block_on`): once the replies so
-    /// far are written, the client is parked.
-    pub block_asked: Option<Box<BlockOn>>,
     /// Running a write read back from the log or received from a primary: it was admitted
     /// when it first ran, so no limit refuses it now.
     pub replaying: bool,
@@ -277,13 +296,6 @@ impl Session {
         }
     }
 
-    /// Whether a replica asked PSYNC on this connection, which then becomes its stream.
-    pub fn psync_asked(&self) -> bool {
-        self.replica_handshake
-            .as_ref()
-            .is_some_and(|handshake| handshake.psync.is_some())
-    }
-
     /// Whether the client must still authenticate. Like Redis, a password is asked for only while
     /// one is set: clearing `requirepass` lets in the connections that never gave it.
     pub fn must_authenticate(&self, config: &Config) -> bool {
@@ -294,8 +306,7 @@ impl Session {
         Session {
             db: 0,
             client,
-            close: false,
-            shutdown_asked: None,
+            after: None,
             scratch: Vec::new(),
             writes: 0,
             transaction: None,
@@ -309,8 +320,6 @@ impl Session {
             effects: RequestList::default(),
             effects_only: false,
             replica_handshake: None,
-            wait_asked: None,
-            block_asked: None,
             replaying: false,
             hashed_ahead: HashedAhead::default(),
         }
@@ -351,14 +360,14 @@ impl Ctx<'_> {
     ) {
         let mut copy = RequestList::default();
         copy.push(self.session.db, request);
-        self.session.block_asked = Some(Box::new(BlockOn {
+        self.session.after = Some(After::Block(Box::new(BlockOn {
             keys,
             timeout,
             serves,
             timed_out,
             request: copy,
             wake_at_ms: None,
-        }));
+        })));
         self.session.effects.clear();
         self.log_effects_only();
     }
@@ -386,7 +395,7 @@ impl Ctx<'_> {
     /// For a command that just parked its client (`block_on`): run it again at `at_ms` too,
     /// whether or not a write signals one of its keys by then.
     pub fn wake_blocked_at(&mut self, at_ms: Option<u64>) {
-        if let Some(block) = self.session.block_asked.as_mut() {
+        if let Some(After::Block(block)) = self.session.after.as_mut() {
             block.wake_at_ms = at_ms;
         }
     }

@@ -6,7 +6,9 @@
 
 use super::errors::{self, CmdError, CmdResult};
 use super::transaction::{self, Transaction};
-use super::{eviction, lookup, pubsub, CommandSpec, Ctx, Flags, Session, WriteLog, COMMANDS};
+use super::{
+    eviction, lookup, pubsub, After, CommandSpec, Ctx, Flags, Session, WriteLog, COMMANDS,
+};
 use crate::protocol::{Request, RequestList};
 
 /// How one request ended, as `execute` reports it.
@@ -67,7 +69,7 @@ fn dispatch(ctx: &mut Ctx, request: Request, index: Option<usize>) -> Outcome {
         _ => run_unlogged(ctx, spec, request),
     };
     match ran {
-        Ok(()) if ctx.session.block_asked.is_some() => Outcome::Blocked,
+        Ok(()) if matches!(ctx.session.after, Some(After::Block(_))) => Outcome::Blocked,
         Ok(()) => {
             ctx.session.writes += spec.writes() as u64;
             Outcome::Succeeded(index)

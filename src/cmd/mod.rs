@@ -45,8 +45,8 @@ mod zsets;
 
 pub use client_info::{ClientFilter, ClientInfo, ClientKind, ClientType};
 pub use context::{
-    BlockOn, Ctx, ExitSave, LogPosition, PubSub, ReplicaHandshake, Replicating, RoleView,
-    SaveError, Server, Session, SubscriptionKind, WaitForReplicas, WriteLog,
+    After, BlockOn, Ctx, ExitSave, LogPosition, Psync, PubSub, ReplicaHandshake, Replicating,
+    RoleView, SaveError, Server, Session, SubscriptionKind, WaitForReplicas, WriteLog,
 };
 pub(crate) use dispatch::execute_found;
 pub use dispatch::{execute, replay, Outcome};

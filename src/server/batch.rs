@@ -3,10 +3,10 @@
 //! form a run (`cmd::runs`) run together; the look ahead (`cmd::prefetch`) requests the memory
 //! of the filter commands coming; EXEC runs with the lock held exclusively; blocked clients that
 //! a command made ready are served before the next command. The batch stops at a command that
-//! asks its connection to act (QUIT, SHUTDOWN, WAIT, a blocked command, PSYNC).
+//! hands its connection something to do (`cmd::After`).
 
 use super::{blocking, outcomes, Shared};
-use crate::cmd::{self, Ctx, Outcome, Session};
+use crate::cmd::{self, After, Ctx, Outcome, Session};
 use crate::observe::{Tally, Tick};
 use crate::protocol::{Reply, Request, RequestParser};
 use crate::store::now_ms;
@@ -17,9 +17,11 @@ use std::sync::{Arc, RwLockReadGuard};
 /// not read holds the server to this much.
 pub(super) const MAX_PENDING_REPLY: usize = 16 * 1024 * 1024;
 
-/// Executes every complete request in `input`, appending replies; returns how many ran, the
-/// protocol error that ended the batch, if one did (its reply is already appended), and how many
-/// bytes of `input` the requests that ran took up.
+/// Executes every complete request in `input`, appending replies, until one hands the
+/// connection something to do (`Session::after`) or the replies grow past `MAX_PENDING_REPLY`;
+/// returns how many ran and how many bytes of `input` they took up. A protocol error ends the
+/// batch with its reply, and the connection is to close (`After::Close`); so it is when the
+/// server stopped.
 ///
 /// Requests that form a run (`cmd::runs`) are gathered as they are parsed and run together
 /// before anything after them.
@@ -30,7 +32,7 @@ pub(super) fn execute_all(
     session: &mut Session,
     reply: &mut Reply,
     tally: &mut Tally,
-) -> (u64, Option<String>, usize) {
+) -> (u64, usize) {
     // The lock first: a wait for it (behind an EXEC) is not the first command's time.
     let isolation = Some(shared.isolation.shared());
     let mut batch = Batch {
@@ -43,8 +45,8 @@ pub(super) fn execute_all(
     };
     // The server stopped while this batch waited: nothing more runs.
     if shared.shutdown.is_stopping() {
-        session.close = true;
-        return (0, None, 0);
+        session.after = Some(After::Close);
+        return (0, 0);
     }
     let mut consumed = 0;
     let mut run = cmd::Run::default();
@@ -89,18 +91,17 @@ pub(super) fn execute_all(
             Err(error) => {
                 batch.run(&mut run, session, reply, tally);
                 let message = error.to_string();
+                let client = session.client.id;
+                tracing::debug!(client, error = %message, "protocol error; closing");
                 reply.error(&message);
-                return (batch.commands, Some(message), consumed);
+                session.after = Some(After::Close);
+                return (batch.commands, consumed);
             }
         };
         consumed += parser.take_consumed();
-        // PSYNC, WAIT and a blocked command are carried out by the connection before anything
-        // after them runs.
-        let waits =
-            session.wait_asked.is_some() || session.psync_asked() || session.block_asked.is_some();
-        if !more || session.close || waits || reply.len() >= MAX_PENDING_REPLY {
+        if !more || session.after.is_some() || reply.len() >= MAX_PENDING_REPLY {
             batch.run(&mut run, session, reply, tally);
-            return (batch.commands, None, consumed);
+            return (batch.commands, consumed);
         }
     }
 }
