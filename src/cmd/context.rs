@@ -4,14 +4,63 @@
 //! (replicas, new background work) without commands changing.
 
 use super::client_info::{ClientFilter, ClientInfo};
+use super::errors::CmdError;
 use super::prefetch::HashedAhead;
-use super::transaction::Transaction;
-use super::{errors::CmdError, Outcome};
 use crate::config::Config;
 use crate::protocol::{Reply, Request, RequestList};
 use crate::store::{Db, Store, Value, WatchToken};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// How one request ended, as `execute` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Not a command this server knows: counted nowhere per command, as in Redis.
+    Unknown,
+    /// Refused before running (wrong number of arguments, not authenticated, out of memory).
+    Rejected(usize),
+    Succeeded(usize),
+    /// Ran and replied with an error.
+    Failed(usize),
+    /// Queued inside MULTI: counted when EXEC runs it.
+    Queued,
+    /// Parked (see `BlockOn`): counted when it is served, times out or is unblocked, as in
+    /// Redis.
+    Blocked,
+}
+
+/// Queued arguments are copied (the read buffer moves on); past this many bytes the
+/// transaction is refused rather than allowed to grow without bound.
+const MAX_QUEUED_BYTES: usize = 512 * 1024 * 1024;
+
+/// Between MULTI and EXEC or DISCARD: the commands queued, to run when EXEC comes.
+#[derive(Default)]
+pub struct Transaction {
+    pub(super) queued: RequestList,
+    /// A queued command was refused: EXEC will answer EXECABORT.
+    pub(super) failed: bool,
+}
+
+impl Transaction {
+    /// Queues a command; false (and the transaction marked failed) if it would exceed the cap.
+    pub(super) fn queue(&mut self, request: Request) -> bool {
+        let size: usize = request.args().map(<[u8]>::len).sum();
+        if self.queued.arg_bytes() + size > MAX_QUEUED_BYTES {
+            self.failed = true;
+            return false;
+        }
+        self.queued.push(0, &request);
+        true
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.queued.len()
+    }
+
+    pub(super) fn fail(&mut self) {
+        self.failed = true;
+    }
+}
 
 /// Whether to write a snapshot on the way out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,29 +4,12 @@
 //! MULTI, and runs its handler, in the write log's order when it writes. Runs of one command
 //! on one key (`runs.rs`) share its checks and logging; replay runs what the log holds.
 
+use super::context::Transaction;
 use super::errors::{self, CmdError, CmdResult};
-use super::transaction::{self, Transaction};
 use super::{
-    eviction, lookup, pubsub, After, CommandSpec, Ctx, Flags, Session, WriteLog, COMMANDS,
+    eviction, lookup, pubsub, After, CommandSpec, Ctx, Flags, Outcome, Session, WriteLog, COMMANDS,
 };
 use crate::protocol::{Request, RequestList};
-
-/// How one request ended, as `execute` reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// Not a command this server knows: counted nowhere per command, as in Redis.
-    Unknown,
-    /// Refused before running (wrong number of arguments, not authenticated, out of memory).
-    Rejected(usize),
-    Succeeded(usize),
-    /// Ran and replied with an error.
-    Failed(usize),
-    /// Queued inside MULTI: counted when EXEC runs it.
-    Queued,
-    /// Parked (see `BlockOn`): counted when it is served, times out or is unblocked, as in
-    /// Redis.
-    Blocked,
-}
 
 /// Runs one request, writing exactly one reply (or none, for a successful SHUTDOWN). Inside
 /// MULTI, a command is checked and queued instead.
@@ -47,7 +30,7 @@ pub(crate) fn execute_found(ctx: &mut Ctx, request: Request, index: Option<usize
 
 fn dispatch(ctx: &mut Ctx, request: Request, index: Option<usize>) -> Outcome {
     let Some(index) = index else {
-        transaction::fail(ctx);
+        fail_transaction(ctx);
         ctx.reply.error(&unknown_command(request));
         return Outcome::Unknown;
     };
@@ -57,11 +40,11 @@ fn dispatch(ctx: &mut Ctx, request: Request, index: Option<usize>) -> Outcome {
         ctx.session.client.note_command(index, ctx.now);
     }
     if let Err(refusal) = admit(ctx, spec, request) {
-        transaction::fail(ctx);
+        fail_transaction(ctx);
         ctx.reply.error(refusal.message());
         return Outcome::Rejected(index);
     }
-    if let Some(queued) = transaction::queue(ctx, index, request) {
+    if let Some(queued) = queue_in_multi(ctx, index, request) {
         return queued;
     }
     let ran = match ctx.server.write_log() {
@@ -131,7 +114,42 @@ pub(super) fn admit(ctx: &mut Ctx, spec: &CommandSpec, request: Request) -> CmdR
     {
         return Err(pubsub::refusal(spec.name));
     }
-    transaction::admit(ctx, spec)
+    admit_in_multi(ctx, spec)
+}
+
+/// Refuses a command flagged `no_multi` inside MULTI (SAVE, SHUTDOWN: a queued SHUTDOWN would
+/// end the server halfway through EXEC's reply), as Redis does; `execute` then fails the
+/// transaction.
+fn admit_in_multi(ctx: &Ctx, spec: &CommandSpec) -> CmdResult {
+    if ctx.session.transaction.is_some() && spec.flags.contains(Flags::NO_MULTI) {
+        return Err(NOT_IN_MULTI.into());
+    }
+    Ok(())
+}
+
+/// Inside MULTI, queues the admitted command `index` of the table and replies QUEUED, or
+/// refuses it when the queue would grow too large (the transaction then fails). None when the
+/// command runs now: no MULTI, or a command flagged `NOT_QUEUED`, which acts on the
+/// transaction itself.
+fn queue_in_multi(ctx: &mut Ctx, index: usize, request: Request) -> Option<Outcome> {
+    let transaction = ctx.session.transaction.as_mut()?;
+    if COMMANDS[index].flags.contains(Flags::NOT_QUEUED) {
+        return None;
+    }
+    if transaction.queue(request) {
+        ctx.reply.simple("QUEUED");
+        Some(Outcome::Queued)
+    } else {
+        ctx.reply.error(QUEUE_TOO_LARGE);
+        Some(Outcome::Rejected(index))
+    }
+}
+
+/// A refused command inside MULTI makes the whole transaction fail at EXEC, as in Redis.
+fn fail_transaction(ctx: &mut Ctx) {
+    if let Some(transaction) = ctx.session.transaction.as_mut() {
+        transaction.fail();
+    }
 }
 
 /// Runs a write command in the write log's order, and logs it if it succeeded: the log then
@@ -239,3 +257,7 @@ fn unknown_command(request: Request) -> String {
         String::from_utf8_lossy(&name[..name.len().min(128)])
     )
 }
+
+const NOT_IN_MULTI: &str = "ERR Command not allowed inside a transaction";
+
+const QUEUE_TOO_LARGE: &str = "ERR transaction too large: more than 512 MiB of queued arguments";

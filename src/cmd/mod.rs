@@ -45,11 +45,11 @@ mod zsets;
 
 pub use client_info::{ClientFilter, ClientInfo, ClientKind, ClientType};
 pub use context::{
-    After, BlockOn, Ctx, ExitSave, LogPosition, Psync, PubSub, ReplicaHandshake, Replicating,
-    RoleView, SaveError, Server, Session, SubscriptionKind, WaitForReplicas, WriteLog,
+    After, BlockOn, Ctx, ExitSave, LogPosition, Outcome, Psync, PubSub, ReplicaHandshake,
+    Replicating, RoleView, SaveError, Server, Session, SubscriptionKind, WaitForReplicas, WriteLog,
 };
 pub(crate) use dispatch::execute_found;
-pub use dispatch::{execute, replay, Outcome};
+pub use dispatch::{execute, replay};
 pub(crate) use runs::{execute_run, Run, MAX_RUN};
 pub use spec::CommandSpec;
 pub use transaction::runs_exclusively;
