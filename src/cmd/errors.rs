@@ -1,7 +1,7 @@
 //! Client-visible error strings, each exactly as Redis or RedisBloom sends it (without the leading
 //! `-`). Kept in one place so a compatibility check reads one file.
 
-use crate::filter::FilterError;
+use crate::filter::{FilterError, MergeMismatch};
 
 pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 pub const SYNTAX: &str = "ERR syntax error";
@@ -145,6 +145,39 @@ pub const FQ_URL_TOO_LONG: &str = "ERR url too long";
 /// fit the frontier it is replayed on.
 pub const FQ_NOT_QUEUED: &str = "ERR item not queued";
 
+/// BF.MERGE and CBF.MERGE: a source whose shape is not the first filter's (`filter/merge.rs`
+/// names the field and both values).
+pub fn merge_mismatch(key: &[u8], reference: &[u8], mismatch: &MergeMismatch) -> CmdError {
+    CmdError::Owned(format!(
+        "ERR cannot merge '{}' with '{}': its {} is {}, not {}",
+        shown(key),
+        shown(reference),
+        mismatch.field,
+        mismatch.theirs,
+        mismatch.ours
+    ))
+}
+/// CBF.MERGE of a counting filter that has grown (`filter/merge.rs` says why it cannot be).
+pub fn merge_grown(key: &[u8], links: usize) -> CmdError {
+    CmdError::Owned(format!(
+        "ERR cannot merge '{}': counting filters merge only before they grow, and it has {links} \
+         sub-filters",
+        shown(key)
+    ))
+}
+
+pub const SLOWLOG_COUNT: &str = "ERR count should be greater than or equal to -1";
+pub const MODULE_LOAD: &str = "ERR Error loading the extension: sieved does not load modules; \
+                               RedisBloom's commands (module bf) are built in";
+pub const MODULE_UNLOAD_BUILT_IN: &str =
+    "ERR Error unloading module: bf is built into sieved, not a loaded module";
+pub const MODULE_UNLOAD_UNKNOWN: &str = "ERR Error unloading module: no such module with that name";
+
+/// A key or word as an error message shows it: its first 128 bytes, invalid UTF-8 replaced.
+fn shown(word: &[u8]) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(&word[..word.len().min(128)])
+}
+
 /// A command's failure: the whole error line it sends.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CmdError {
@@ -169,7 +202,7 @@ impl CmdError {
     pub fn unknown_subcommand(sub: &[u8], command: &str) -> CmdError {
         CmdError::Owned(format!(
             "ERR unknown subcommand '{}'. Try {command} HELP.",
-            String::from_utf8_lossy(&sub[..sub.len().min(128)])
+            shown(sub)
         ))
     }
 }

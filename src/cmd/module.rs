@@ -3,9 +3,9 @@
 //! loads no modules: the BF.* and CF.* commands are its own, so MODULE LIST names `bf` at the
 //! RedisBloom version whose behaviour they follow, and LOAD and UNLOAD refuse, saying why.
 
-use super::args::is;
+use super::args::{is, Args};
 use super::errors::*;
-use super::spec::{block, find_subcommand, string, CommandSpec, Docs, Group};
+use super::spec::{block, command_table, find_subcommand, string, CommandSpec, Docs};
 use super::Ctx;
 use crate::protocol::{Reply, Request};
 
@@ -58,29 +58,34 @@ pub(super) fn write_module_list(reply: &mut Reply, path: &[u8]) {
     reply.array(0);
 }
 
-pub(super) fn module(ctx: &mut Ctx, request: Request) -> CmdResult {
+/// MODULE LIST | LOAD path [arg ...] | LOADEX path ... | UNLOAD name | HELP
+enum Module<'a> {
+    List,
+    Load,
+    Unload(&'a [u8]),
+    Help,
+}
+
+impl<'a> Module<'a> {
+    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+        Ok(match find_subcommand(&request, "MODULE", SUBCOMMANDS)? {
+            Subcommand::List => Module::List,
+            Subcommand::Load => Module::Load,
+            Subcommand::Unload => Module::Unload(Args::new(request, 2).required()?),
+            Subcommand::Help => Module::Help,
+        })
+    }
+}
+
+fn module(ctx: &mut Ctx, request: Request) -> CmdResult {
     let reply = &mut *ctx.reply;
-    match find_subcommand(&request, "MODULE", SUBCOMMANDS)? {
+    match Module::parse(request)? {
         // The path it was loaded from: none here.
-        Subcommand::List => write_module_list(reply, b""),
-        Subcommand::Load => {
-            return Err(
-                "ERR Error loading the extension: sieved does not load modules; \
-                        RedisBloom's commands (module bf) are built in"
-                    .into(),
-            )
-        }
-        Subcommand::Unload if is(request.arg(2), BLOOM_MODULE) => {
-            return Err(
-                "ERR Error unloading module: bf is built into sieved, not a loaded \
-                        module"
-                    .into(),
-            )
-        }
-        Subcommand::Unload => {
-            return Err("ERR Error unloading module: no such module with that name".into())
-        }
-        Subcommand::Help => {
+        Module::List => write_module_list(reply, b""),
+        Module::Load => return Err(MODULE_LOAD.into()),
+        Module::Unload(name) if is(name, BLOOM_MODULE) => return Err(MODULE_UNLOAD_BUILT_IN.into()),
+        Module::Unload(_) => return Err(MODULE_UNLOAD_UNKNOWN.into()),
+        Module::Help => {
             reply.array(HELP.len());
             HELP.iter().for_each(|line| reply.simple(line));
         }
@@ -89,16 +94,14 @@ pub(super) fn module(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 /// MODULE as Redis 7 declares the container; its subcommands are not listed apart.
-pub(super) const SPECS: &[CommandSpec] = &[CommandSpec::new(
-    "module",
-    -2,
-    Group::Server,
-    "A container for module commands.",
-    module,
-)
-.since("4.0.0")
-.complexity("Depends on subcommand.")
-.subcommands(MODULE_SUBCOMMANDS)];
+pub(super) const SPECS: &[CommandSpec] = &command_table! { Server:
+    // name, arity, [flags], key specs, [ACL categories], handler, docs[, more]
+    "module", -2, [], &[], [], module, MODULE, subcommands(MODULE_SUBCOMMANDS);
+};
+
+const MODULE: Docs = Docs::new("A container for module commands.")
+    .since("4.0.0")
+    .complexity("Depends on subcommand.");
 
 /// MODULE's subcommands, as COMMAND DOCS lists them.
 const MODULE_SUBCOMMANDS: &[(&str, Docs)] = &[
