@@ -3,7 +3,7 @@
 //! loads no modules: the BF.* and CF.* commands are its own, so MODULE LIST names `bf` at the
 //! RedisBloom version whose behaviour they follow, and LOAD and UNLOAD refuse, saying why.
 
-use super::args::{is, Args};
+use super::args::{keyword, Args};
 use super::errors::*;
 use super::spec::{block, command_table, find_subcommand, string, CommandSpec, Docs};
 use super::Ctx;
@@ -59,19 +59,26 @@ pub(super) fn write_module_list(reply: &mut Reply, path: &[u8]) {
 }
 
 /// MODULE LIST | LOAD path [arg ...] | LOADEX path ... | UNLOAD name | HELP
-enum Module<'a> {
+#[derive(Clone, Copy)]
+enum Module {
     List,
     Load,
-    Unload(&'a [u8]),
+    /// UNLOAD of the module sieved has built in.
+    UnloadBuiltIn,
+    UnloadUnknown,
     Help,
 }
 
-impl<'a> Module<'a> {
-    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+impl Module {
+    fn parse(request: Request) -> Result<Self, CmdError> {
         Ok(match find_subcommand(&request, "MODULE", SUBCOMMANDS)? {
             Subcommand::List => Module::List,
             Subcommand::Load => Module::Load,
-            Subcommand::Unload => Module::Unload(Args::new(request, 2).required()?),
+            Subcommand::Unload => {
+                let name = Args::new(request, 2).required()?;
+                keyword(name, &[(BLOOM_MODULE, Module::UnloadBuiltIn)])
+                    .unwrap_or(Module::UnloadUnknown)
+            }
             Subcommand::Help => Module::Help,
         })
     }
@@ -83,8 +90,8 @@ fn module(ctx: &mut Ctx, request: Request) -> CmdResult {
         // The path it was loaded from: none here.
         Module::List => write_module_list(reply, b""),
         Module::Load => return Err(MODULE_LOAD.into()),
-        Module::Unload(name) if is(name, BLOOM_MODULE) => return Err(MODULE_UNLOAD_BUILT_IN.into()),
-        Module::Unload(_) => return Err(MODULE_UNLOAD_UNKNOWN.into()),
+        Module::UnloadBuiltIn => return Err(MODULE_UNLOAD_BUILT_IN.into()),
+        Module::UnloadUnknown => return Err(MODULE_UNLOAD_UNKNOWN.into()),
         Module::Help => {
             reply.array(HELP.len());
             HELP.iter().for_each(|line| reply.simple(line));
