@@ -123,7 +123,6 @@ impl<'a> Args<'a> {
     }
 
     /// The next word, if there is one.
-    #[allow(clippy::should_implement_trait)]
     pub(super) fn next(&mut self) -> Option<&'a [u8]> {
         let arg = self.peek()?;
         self.next += 1;
