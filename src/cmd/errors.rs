@@ -243,6 +243,7 @@ mod tests {
         "src/cmd/collection.rs",
         "src/cmd/command.rs",
         "src/cmd/connection.rs",
+        "src/cmd/dispatch.rs",
         "src/cmd/hashes.rs",
         "src/cmd/keys.rs",
         "src/cmd/migration.rs",
