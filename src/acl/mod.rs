@@ -25,18 +25,22 @@
 //!   places before it).
 
 mod command_table;
+mod genpass;
 mod permissions;
 mod quota;
 mod rules;
+mod security_log;
 mod selector;
 mod user;
 
 pub use command_table::{
     CommandId, CommandInfo, CommandTable, TableError, MAX_CATEGORIES, STANDARD_CATEGORIES,
 };
+pub use genpass::{genpass, BAD_BITS_MESSAGE, DEFAULT_BITS, MAX_BITS};
 pub use permissions::{ChannelRef, Denial, KeyRef};
 pub use quota::Quota;
 pub use rules::RuleError;
+pub use security_log::{Context, Entry, Event, Reason, SecurityLog, DEFAULT_MAX_LEN};
 pub use selector::{KeyPattern, Selector};
 pub use user::{PasswordHash, User};
 
