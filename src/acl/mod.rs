@@ -24,6 +24,7 @@
 //! - A configuration `user` line's error names the failing rule (Redis names the argument two
 //!   places before it).
 
+mod aclfile;
 mod command_table;
 mod genpass;
 mod permissions;
@@ -139,6 +140,14 @@ impl Acl {
 
     fn changed(&mut self) {
         self.generation += 1;
+    }
+
+    fn replace_users(&mut self, users: BTreeMap<Vec<u8>, User>) {
+        self.users = users
+            .into_iter()
+            .map(|(name, user)| (name, Arc::new(user)))
+            .collect();
+        self.changed();
     }
 
     pub fn table(&self) -> &CommandTable {
