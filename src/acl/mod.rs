@@ -32,6 +32,8 @@ mod quota;
 mod rules;
 mod security_log;
 mod selector;
+#[cfg(test)]
+mod transcripts;
 mod user;
 
 pub use command_table::{
