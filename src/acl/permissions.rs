@@ -7,7 +7,8 @@ use super::selector::Selector;
 use super::user::User;
 use crate::store::glob_match;
 
-/// One key of a request: its argument's index and what the command does with it. A key spec's
+/// One key of a request: its argument's index (within the request's arguments, which the
+/// caller guarantees) and what the command does with it. A key spec's
 /// `access` flag means read; `insert`, `delete` and `update` mean write. Neither (a spec without
 /// flags) passes any pattern that matches, as in Redis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
