@@ -44,8 +44,8 @@ pub use permissions::{ChannelRef, Denial, KeyRef};
 pub use quota::Quota;
 pub use rules::RuleError;
 pub use security_log::{Context, Entry, Event, Reason, SecurityLog, DEFAULT_MAX_LEN};
-pub use selector::{KeyPattern, Selector};
-pub use user::{PasswordHash, User};
+pub use selector::{KeyPattern, Selector, SelectorDescription};
+pub use user::{PasswordHash, User, UserDescription};
 
 use command_table::c_str;
 use permissions::channel_allowed;

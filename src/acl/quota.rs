@@ -3,7 +3,9 @@
 //! units (`100mb`, `2gb`, `512k`...); `0` means no limit, and is the default. The rules belong to
 //! the user, not to a selector: inside `(...)` they are a syntax error. ACL LIST writes them after
 //! the passwords, in bytes, and only when set, so a user without quotas reads exactly as in Redis;
-//! `reset` clears them.
+//! `reset` clears them. ACL GETUSER of a user with a quota adds, after `selectors`, the fields
+//! `maxmemory` and `maxkeys` (integers, 0 for no limit) and then what the keyspace charges to the
+//! user, `used-memory` and `used-keys`: the engine keeps the limits, the store the use.
 
 use super::rules::RuleError;
 

@@ -29,6 +29,17 @@ impl KeyPattern {
     }
 }
 
+/// A selector's three fields in ACL GETUSER, in their order there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SelectorDescription {
+    /// `+@all` or `-@all`, then the command and category rules in force.
+    pub commands: Vec<u8>,
+    /// `~*`, or the patterns (`~p`, `%R~p`, `%W~p`) separated by spaces.
+    pub keys: Vec<u8>,
+    /// `&*`, or the patterns (`&p`) separated by spaces.
+    pub channels: Vec<u8>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Selector {
     all_keys: bool,
@@ -300,9 +311,18 @@ impl Selector {
         Ok(())
     }
 
+    /// The selector as ACL GETUSER shows it.
+    pub fn description(&self) -> SelectorDescription {
+        SelectorDescription {
+            commands: self.describe_commands(),
+            keys: self.describe_keys(),
+            channels: self.describe_channels(),
+        }
+    }
+
     /// The command rules as ACL GETUSER and ACL LIST show them: `+@all` or `-@all`, then the
     /// rules in force in order.
-    pub fn describe_commands(&self) -> Vec<u8> {
+    fn describe_commands(&self) -> Vec<u8> {
         let mut out = if self.future_commands {
             b"+@all".to_vec()
         } else {
@@ -316,7 +336,7 @@ impl Selector {
     }
 
     /// The key patterns as ACL GETUSER shows them: `~*`, or the patterns separated by spaces.
-    pub fn describe_keys(&self) -> Vec<u8> {
+    fn describe_keys(&self) -> Vec<u8> {
         if self.all_keys {
             return b"~*".to_vec();
         }
@@ -331,7 +351,7 @@ impl Selector {
     }
 
     /// The channel patterns as ACL GETUSER shows them: `&*`, or `&pattern`s.
-    pub fn describe_channels(&self) -> Vec<u8> {
+    fn describe_channels(&self) -> Vec<u8> {
         if self.all_channels {
             return b"&*".to_vec();
         }

@@ -405,30 +405,30 @@ fn getuser(reply: &mut Reply, acl: &Acl, name: &[u8]) {
         reply.null();
         return;
     };
-    let selector = |reply: &mut Reply, selector: &Selector| {
+    let selector = |reply: &mut Reply, selector: &SelectorDescription| {
         reply.bulk(b"commands");
-        reply.bulk(&selector.describe_commands());
+        reply.bulk(&selector.commands);
         reply.bulk(b"keys");
-        reply.bulk(&selector.describe_keys());
+        reply.bulk(&selector.keys);
         reply.bulk(b"channels");
-        reply.bulk(&selector.describe_channels());
+        reply.bulk(&selector.channels);
     };
+    let description = user.getuser();
     reply.map(6);
     reply.bulk(b"flags");
-    let flags = user.flags();
-    reply.set(flags.len());
-    for flag in flags {
+    reply.set(description.flags.len());
+    for flag in description.flags {
         reply.bulk(flag.as_bytes());
     }
     reply.bulk(b"passwords");
-    reply.array(user.password_hashes().len());
-    for hash in user.password_hashes() {
+    reply.array(description.passwords.len());
+    for hash in &description.passwords {
         reply.bulk(hash);
     }
-    selector(reply, user.root());
+    selector(reply, &description.root);
     reply.bulk(b"selectors");
-    reply.array(user.extra_selectors().len());
-    for extra in user.extra_selectors() {
+    reply.array(description.selectors.len());
+    for extra in &description.selectors {
         reply.map(3);
         selector(reply, extra);
     }

@@ -4,11 +4,24 @@
 use super::command_table::{c_str, CommandTable};
 use super::quota::Quota;
 use super::rules::RuleError;
-use super::selector::Selector;
+use super::selector::{Selector, SelectorDescription};
 use sha2::{Digest, Sha256};
 
 /// A password hash as Redis shows it: 64 lower-case hex digits.
 pub type PasswordHash = [u8; 64];
+
+/// ACL GETUSER's reply, a map whose fields come in this order: `flags` (a set), `passwords`
+/// (an array of hashes), the root selector's `commands`, `keys` and `channels`, then
+/// `selectors` (an array of maps of those three). `quota` is sieved's: when not unlimited the
+/// command layer adds its fields after `selectors` (see `quota.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserDescription {
+    pub flags: Vec<&'static str>,
+    pub passwords: Vec<PasswordHash>,
+    pub root: SelectorDescription,
+    pub selectors: Vec<SelectorDescription>,
+    pub quota: Quota,
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct User {
@@ -71,21 +84,8 @@ impl User {
         self.skip_sanitize_payload
     }
 
-    pub fn password_hashes(&self) -> &[PasswordHash] {
-        &self.passwords
-    }
-
     pub fn quota(&self) -> Quota {
         self.quota
-    }
-
-    pub fn root(&self) -> &Selector {
-        &self.selectors[0]
-    }
-
-    /// The `(...)` selectors, without the root.
-    pub fn extra_selectors(&self) -> &[Selector] {
-        &self.selectors[1..]
     }
 
     pub(crate) fn selectors(&self) -> &[Selector] {
@@ -204,8 +204,22 @@ impl User {
         out
     }
 
+    /// ACL GETUSER's fields.
+    pub fn getuser(&self) -> UserDescription {
+        UserDescription {
+            flags: self.flags(),
+            passwords: self.passwords.clone(),
+            root: self.selectors[0].description(),
+            selectors: self.selectors[1..]
+                .iter()
+                .map(Selector::description)
+                .collect(),
+            quota: self.quota,
+        }
+    }
+
     /// The flags ACL GETUSER lists, in Redis's order.
-    pub fn flags(&self) -> Vec<&'static str> {
+    fn flags(&self) -> Vec<&'static str> {
         let mut flags = vec![if self.enabled { "on" } else { "off" }];
         if self.nopass {
             flags.push("nopass");
