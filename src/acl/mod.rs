@@ -19,8 +19,10 @@
 //! Where sieved departs from Redis 7.4, on purpose:
 //! - A lone `%` (a key pattern with no permission) and a first argument holding a space or a
 //!   quote are syntax errors; Redis accepts them and then aborts when it describes the user.
-//! - The quotas of issue 37, `maxmemory=<bytes>` and `maxkeys=<count>`, are user rules Redis does
-//!   not have (see `quota.rs` for their spelling); a user without them reads as in Redis.
+//! - The quotas of issue 37 are user rules Redis does not have: `maxmemory=<bytes>` (Redis's
+//!   memory units: `100mb`, `2gb`...) and `maxkeys=<count>`, `0` for no limit (the default), not
+//!   allowed inside a selector, cleared by `reset`, listed after the passwords in bytes and only
+//!   when set, so a user without them reads exactly as in Redis (`quota.rs`).
 //! - A configuration `user` line's error names the failing rule (Redis names the argument two
 //!   places before it).
 
