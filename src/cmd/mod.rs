@@ -37,6 +37,7 @@ pub(crate) mod prefetch;
 mod pubsub;
 mod replication;
 mod runs;
+mod scripting;
 mod sets;
 mod spec;
 mod strings;
@@ -54,6 +55,7 @@ pub use context::{
 pub(crate) use dispatch::execute_found;
 pub use dispatch::{execute, replay};
 pub(crate) use runs::{execute_run, Run, MAX_RUN};
+pub use scripting::Scripts;
 pub use spec::CommandSpec;
 pub use transaction::runs_exclusively;
 
@@ -86,6 +88,7 @@ const FAMILIES: &[&[CommandSpec]] = &[
     diagnostics::SPECS,
     pubsub::SPECS,
     replication::SPECS,
+    scripting::SPECS,
 ];
 
 pub static COMMANDS: [CommandSpec; spec::total(FAMILIES)] = spec::concat(FAMILIES);

@@ -118,7 +118,7 @@ pub(crate) fn d2string(d: f64) -> String {
 /// truncation toward zero, and the "integer indefinite" value `LLONG_MIN` for NaN and for
 /// anything out of range (where Rust's `as` would saturate instead).
 pub(crate) fn c_double_to_i64(d: f64) -> i64 {
-    if d.is_nan() || d >= 9_223_372_036_854_775_808.0 || d < -9_223_372_036_854_775_808.0 {
+    if d.is_nan() || !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&d) {
         i64::MIN
     } else {
         d as i64
@@ -144,7 +144,7 @@ mod tests {
             (0.0, 14, "0"),
             (-0.0, 14, "-0"),
             (1e300, 14, "1e+300"),
-            (3.14159, 3, "3.14"),
+            (1.23456, 3, "1.23"),
             (f64::INFINITY, 14, "inf"),
         ];
         for (v, p, want) in cases {

@@ -6,11 +6,14 @@ use std::time::Duration;
 
 use super::*;
 
+/// A hash as the fake keeps it: its fields and values in insertion order.
+type FakeHash = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// A command layer for tests: a few commands over a small keyspace, with Redis's replies.
 #[derive(Default)]
 pub(super) struct FakeRunner {
     pub(super) strings: HashMap<Vec<u8>, Vec<u8>>,
-    pub(super) hashes: HashMap<Vec<u8>, Vec<(Vec<u8>, Vec<u8>)>>,
+    pub(super) hashes: HashMap<Vec<u8>, FakeHash>,
     pub(super) calls: Vec<Vec<Vec<u8>>>,
     pub(super) logs: Vec<(LogLevel, Vec<u8>)>,
     pub(super) repl: Option<ReplFlags>,
@@ -23,7 +26,7 @@ fn bulk(b: &[u8]) -> Reply {
 }
 
 impl CommandRunner for FakeRunner {
-    fn call(&mut self, args: &[&[u8]], resp: u8) -> Reply {
+    fn call(&mut self, args: &[&[u8]], _resp: u8) -> Reply {
         self.calls.push(args.iter().map(|a| a.to_vec()).collect());
         let name = args[0].to_ascii_lowercase();
         let arity_error =
@@ -86,11 +89,8 @@ impl CommandRunner for FakeRunner {
             (b"hgetall", 2) => {
                 let pairs = self.hashes.get(args[1]).cloned().unwrap_or_default();
                 let pairs = pairs.iter().map(|(f, v)| (bulk(f), bulk(v))).collect();
-                if resp == 3 {
-                    Reply::Map(pairs)
-                } else {
-                    Reply::Map(pairs)
-                }
+                // A map in either protocol: the engine flattens it for RESP2 scripts.
+                Reply::Map(pairs)
             }
             (b"types", _) => Reply::Array(vec![
                 Reply::Double(1.5),
