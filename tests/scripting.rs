@@ -269,3 +269,63 @@ fn script_effects_survive_kill_9_through_the_log() {
     assert_eq!(c.cmd(&["GET", "before"]), bulk("1"));
     assert_eq!(c.cmd(&["SIEVED.DIGEST"]), digest);
 }
+
+/// Past busy-reply-threshold a running script makes other clients' commands answer BUSY;
+/// SCRIPT KILL stops a script that has not written, and the server serves again. One that has
+/// written cannot be killed (UNKILLABLE), as in Redis.
+#[test]
+fn busy_scripts_answer_busy_and_script_kill_stops_them() {
+    let dir = DataDir::new("scripting-busy");
+    let port = common::free_port();
+    let _server = spawn_server(&dir.0, port, &["--busy-reply-threshold", "100"]);
+    let mut runner = client(port);
+    let mut other = client(port);
+    let busy = "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN \
+                NOSAVE.\r\n";
+
+    runner.send(&common::encode_command(&[
+        b"EVAL",
+        b"while true do end",
+        b"0",
+    ]));
+    wait_for_busy(&mut other, busy);
+    assert_eq!(
+        other.cmd(&["FUNCTION", "KILL"]),
+        busy.as_bytes(),
+        "FUNCTION KILL names the SCRIPT KILL a running EVAL needs"
+    );
+    assert_eq!(other.cmd(&["SCRIPT", "KILL"]), b"+OK\r\n");
+    let killed = text(&runner.read_reply());
+    assert!(
+        killed.starts_with("-ERR Script killed by user with SCRIPT KILL..."),
+        "{killed}"
+    );
+    assert_eq!(other.cmd(&["PING"]), b"+PONG\r\n");
+    assert_eq!(runner.cmd(&["EVAL", "return 2", "0"]), b":2\r\n");
+
+    runner.send(&common::encode_command(&[
+        b"EVAL",
+        b"redis.call('set', 'w', 1) while true do end",
+        b"0",
+    ]));
+    wait_for_busy(&mut other, busy);
+    let refused = text(&other.cmd(&["SCRIPT", "KILL"]));
+    assert!(refused.starts_with("-UNKILLABLE "), "{refused}");
+    // The server is left running the script; the test's kill -9 ends it.
+}
+
+/// PINGs until the server answers BUSY (a guard stops a test that would otherwise hang).
+fn wait_for_busy(client: &mut RawClient, busy: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let reply = client.cmd(&["PING"]);
+        if reply == busy.as_bytes() {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never busy: {}",
+            text(&reply)
+        );
+    }
+}

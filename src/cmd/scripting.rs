@@ -23,9 +23,6 @@ use crate::store::Store;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// Redis's default `busy-reply-threshold` (`lua-time-limit`): past it a script counts as slow.
-const BUSY_THRESHOLD: Duration = Duration::from_millis(5000);
-
 /// The server's two Lua engines (EVAL's script cache, FUNCTION's libraries) and the handles
 /// other connections use to see and stop a running script.
 pub struct Scripts {
@@ -62,11 +59,26 @@ impl Scripts {
         self.eval().len()
     }
 
-    /// The busy script, if one runs past the threshold: the BUSY error other clients get.
+    /// The kind of the script running past busy-reply-threshold, if one is: other clients get
+    /// its BUSY error.
     pub fn busy(&self) -> Option<ScriptKind> {
         self.eval_watch
             .busy()
             .or_else(|| self.function_watch.busy())
+    }
+
+    /// SCRIPT KILL (`by` Eval) or FUNCTION KILL (`by` Function), without the engines' locks
+    /// (the running script holds its engine's); the error line when it does not kill.
+    pub fn kill(&self, by: ScriptKind) -> Result<(), &'static str> {
+        let (own, other, other_kind) = match by {
+            ScriptKind::Eval => (&self.eval_watch, &self.function_watch, ScriptKind::Function),
+            ScriptKind::Function => (&self.function_watch, &self.eval_watch, ScriptKind::Eval),
+        };
+        // A KILL of the other kind names the one that runs, as Redis's BUSY error does.
+        if !own.running() && other.running() {
+            return Err(other_kind.busy_error());
+        }
+        own.kill(by).map_err(|refused| refused.error_line())
     }
 }
 
@@ -142,8 +154,9 @@ fn eval_generic(
         return Err(lua::NOSCRIPT.into());
     };
     let read_only = read_only(flags, ro_command)?;
+    let threshold = busy_threshold(ctx);
     let outcome = run_script(ctx, read_only, scripts.eval_watch.clone(), |runner| {
-        engine.run(&sha, &keys, &args, runner, Some(BUSY_THRESHOLD))
+        engine.run(&sha, &keys, &args, runner, threshold)
     });
     answer(ctx, outcome)
 }
@@ -164,11 +177,20 @@ fn fcall_generic(ctx: &mut Ctx, request: crate::protocol::Request, ro_command: b
         return Err("ERR Function not found".into());
     };
     let read_only = read_only(function.flags(), ro_command)?;
+    let threshold = busy_threshold(ctx);
     let name = request.arg(1);
     let outcome = run_script(ctx, read_only, scripts.function_watch.clone(), |runner| {
-        engine.call(name, &keys, &args, runner, Some(BUSY_THRESHOLD))
+        engine.call(name, &keys, &args, runner, threshold)
     });
     answer(ctx, outcome)
+}
+
+/// `busy-reply-threshold`: None (0) never calls a script busy.
+fn busy_threshold(ctx: &Ctx) -> Option<Duration> {
+    match ctx.config().settings().busy_reply_threshold {
+        0 => None,
+        ms => Some(Duration::from_millis(ms)),
+    }
 }
 
 /// The script's reply to its caller: an error as the command's error (counted as a failed call,
@@ -509,10 +531,7 @@ fn script(ctx: &mut Ctx, request: crate::protocol::Request) -> CmdResult {
             ctx.reply.ok();
         }
         ScriptSub::Kill => {
-            scripts
-                .eval_watch
-                .kill(ScriptKind::Eval)
-                .map_err(|refused| CmdError::Static(refused.error_line()))?;
+            scripts.kill(ScriptKind::Eval).map_err(CmdError::Static)?;
             ctx.reply.ok();
         }
         ScriptSub::Help => help(ctx, SCRIPT_HELP),
@@ -620,9 +639,8 @@ fn function(ctx: &mut Ctx, request: crate::protocol::Request) -> CmdResult {
         }
         FunctionSub::Kill => {
             scripts
-                .function_watch
                 .kill(ScriptKind::Function)
-                .map_err(|refused| CmdError::Static(refused.error_line()))?;
+                .map_err(CmdError::Static)?;
             ctx.reply.ok();
         }
         FunctionSub::Stats => {

@@ -34,6 +34,11 @@ impl Isolation {
         stripe.read().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// `shared`, unless a transaction or a script holds the lock now.
+    pub fn try_shared(&self) -> Option<RwLockReadGuard<'_, ()>> {
+        self.stripes[this_thread_stripe()].0.try_read().ok()
+    }
+
     /// Held while a transaction executes: waits for every batch in progress to end.
     pub fn exclusive(&self) -> Vec<RwLockWriteGuard<'_, ()>> {
         self.stripes
