@@ -11,8 +11,8 @@
 
 use super::args::{int, is, Args};
 use super::context::After;
-use super::errors::{CmdError, CmdResult, NOT_INTEGER};
-use super::spec::{command_table, find_subcommand, CommandSpec, Flags};
+use super::errors::*;
+use super::spec::{bits, command_table, find_subcommand, CommandSpec, Flags, KeySpec};
 use super::{execute, lookup, Ctx, Session, COMMANDS};
 use crate::lua::{
     self, CommandRunner, EvalEngine, FunctionEngine, LogLevel, LuaConfig, ReplFlags, RunOutcome,
@@ -85,7 +85,7 @@ impl Scripts {
 fn scripts<'a>(ctx: &Ctx<'a>) -> Result<&'a Scripts, CmdError> {
     ctx.server
         .scripts()
-        .ok_or(CmdError::Static("ERR scripting is not available"))
+        .ok_or(CmdError::Static(SCRIPTING_UNAVAILABLE))
 }
 
 /// A script's KEYS and ARGV.
@@ -96,10 +96,10 @@ fn keys_and_args<'r>(request: &crate::protocol::Request<'r>) -> Result<KeysAndAr
     let numkeys = int(request.arg(2), NOT_INTEGER)?;
     let rest: Vec<&[u8]> = request.args().skip(3).collect();
     if numkeys > rest.len() as i64 {
-        return Err("ERR Number of keys can't be greater than number of args".into());
+        return Err(NUMKEYS_TOO_MANY.into());
     }
     if numkeys < 0 {
-        return Err("ERR Number of keys can't be negative".into());
+        return Err(NUMKEYS_NEGATIVE.into());
     }
     let (keys, args) = rest.split_at(numkeys as usize);
     Ok((keys.to_vec(), args.to_vec()))
@@ -113,7 +113,7 @@ fn read_only(flags: ScriptFlags, ro_command: bool) -> Result<bool, CmdError> {
     }
     let no_writes = flags.contains(ScriptFlags::NO_WRITES);
     if ro_command && !no_writes {
-        return Err("ERR Can not execute a script with write flag using *_ro command.".into());
+        return Err(SCRIPT_WRITE_FLAG_RO.into());
     }
     Ok(no_writes)
 }
@@ -174,7 +174,7 @@ fn fcall_generic(ctx: &mut Ctx, request: crate::protocol::Request, ro_command: b
     let (keys, args) = keys_and_args(&request)?;
     let mut engine = scripts.functions();
     let Some((_, function)) = engine.function(request.arg(1)) else {
-        return Err("ERR Function not found".into());
+        return Err(FUNCTION_NOT_FOUND.into());
     };
     let read_only = read_only(function.flags(), ro_command)?;
     let threshold = busy_threshold(ctx);
@@ -209,7 +209,7 @@ fn answer(ctx: &mut Ctx, outcome: RunOutcome) -> CmdResult {
 fn error_of(reply: &lua::Reply) -> CmdError {
     match reply {
         lua::Reply::Error(line) => CmdError::Owned(String::from_utf8_lossy(line).into_owned()),
-        _ => CmdError::Static("ERR unexpected reply"),
+        _ => CmdError::Static(SCRIPT_UNEXPECTED_REPLY),
     }
 }
 
@@ -285,22 +285,22 @@ impl ScriptRunner<'_> {
     /// Redis's checks of a command called from a script, before it runs.
     fn refusal(&mut self, args: &[&[u8]]) -> Option<&'static str> {
         let Some(index) = lookup(args[0]) else {
-            return Some("ERR Unknown Redis command called from script");
+            return Some(SCRIPT_UNKNOWN_COMMAND);
         };
         let spec = &COMMANDS[index];
         if !spec.arity_fits(args.len()) {
-            return Some("ERR Wrong number of args calling Redis command from script");
+            return Some(SCRIPT_WRONG_ARGS);
         }
         if spec.flags.contains(Flags::NOSCRIPT) {
-            return Some("ERR This Redis command is not allowed from script");
+            return Some(SCRIPT_NOT_ALLOWED);
         }
         if spec.writes() {
             if self.read_only {
-                return Some("ERR Write commands are not allowed from read-only scripts.");
+                return Some(SCRIPT_READ_ONLY);
             }
             if !self.wrote {
                 if !self.watch.note_write() {
-                    return Some("ERR Script killed by user with SCRIPT KILL or FUNCTION KILL");
+                    return Some(SCRIPT_KILLED);
                 }
                 self.wrote = true;
             }
@@ -318,7 +318,7 @@ impl CommandRunner for ScriptRunner<'_> {
         self.request
             .push_args(self.session.db, args.iter().copied());
         let Some((_, request)) = self.request.iter().next() else {
-            return lua::Reply::error("ERR Unknown Redis command called from script");
+            return lua::Reply::error(SCRIPT_UNKNOWN_COMMAND);
         };
         self.out.clear();
         self.out.set_protocol(match resp {
@@ -544,8 +544,8 @@ fn flush_mode(request: &crate::protocol::Request) -> CmdResult {
     match request.len() {
         2 => Ok(()),
         3 if is(request.arg(2), "async") || is(request.arg(2), "sync") => Ok(()),
-        3 => Err("ERR SCRIPT FLUSH only support SYNC|ASYNC option".into()),
-        _ => Err("ERR syntax error".into()),
+        3 => Err(SCRIPT_FLUSH_MODE.into()),
+        _ => Err(SYNTAX.into()),
     }
 }
 
@@ -614,7 +614,7 @@ fn function(ctx: &mut Ctx, request: crate::protocol::Request) -> CmdResult {
             let mut args = Args::new(request, 2);
             let replace = args.check("replace");
             let code = args.required()?;
-            args.finish("ERR Unknown option given: ")?;
+            args.finish(FUNCTION_LOAD_UNKNOWN_OPTION)?;
             let timeout = (!ctx.session.replaying).then_some(lua::FUNCTION_LOAD_TIMEOUT);
             let name = scripts
                 .functions()
@@ -631,9 +631,7 @@ fn function(ctx: &mut Ctx, request: crate::protocol::Request) -> CmdResult {
             ctx.reply.ok();
         }
         FunctionSub::Flush => {
-            flush_mode(&request).map_err(|_| {
-                CmdError::from("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
-            })?;
+            flush_mode(&request).map_err(|_| CmdError::from(FUNCTION_FLUSH_MODE))?;
             scripts.functions().flush();
             ctx.reply.ok();
         }
@@ -671,10 +669,10 @@ fn function_list(ctx: &mut Ctx, scripts: &Scripts, request: crate::protocol::Req
         if is(word, "withcode") && !with_code {
             with_code = true;
         } else if is(word, "libraryname") && pattern.is_none() {
-            pattern = Some(args.next_or("ERR library name argument was not given")?);
+            pattern = Some(args.next_or(FUNCTION_LIST_NO_NAME)?);
         } else {
             return Err(CmdError::Owned(format!(
-                "ERR Unknown argument {}",
+                "{FUNCTION_LIST_UNKNOWN}{}",
                 String::from_utf8_lossy(word)
             )));
         }
@@ -724,19 +722,26 @@ fn function_list(ctx: &mut Ctx, scripts: &Scripts, request: crate::protocol::Req
 /// connection runs anything.
 pub(super) const SPECS: &[CommandSpec] = &command_table! { Scripting:
     // name, arity, [flags], key specs, [ACL categories], handler, docs[, more]
-    "eval", -3, [NOSCRIPT, SKIP_MONITOR, MAY_REPLICATE, NO_MANDATORY_KEYS, STALE, EXCLUSIVE], &[], [SLOW, SCRIPTING], eval, docs::EVAL;
-    "evalsha", -3, [NOSCRIPT, SKIP_MONITOR, MAY_REPLICATE, NO_MANDATORY_KEYS, STALE, EXCLUSIVE], &[], [SLOW, SCRIPTING], evalsha, docs::EVALSHA;
-    "eval_ro", -3, [NOSCRIPT, SKIP_MONITOR, NO_MANDATORY_KEYS, STALE, READONLY, EXCLUSIVE], &[], [SLOW, SCRIPTING], eval_ro, docs::EVAL_RO;
-    "evalsha_ro", -3, [NOSCRIPT, SKIP_MONITOR, NO_MANDATORY_KEYS, STALE, READONLY, EXCLUSIVE], &[], [SLOW, SCRIPTING], evalsha_ro, docs::EVALSHA_RO;
-    "fcall", -3, [NOSCRIPT, SKIP_MONITOR, MAY_REPLICATE, NO_MANDATORY_KEYS, STALE, EXCLUSIVE], &[], [SLOW, SCRIPTING], fcall, docs::FCALL;
-    "fcall_ro", -3, [NOSCRIPT, SKIP_MONITOR, NO_MANDATORY_KEYS, STALE, READONLY, EXCLUSIVE], &[], [SLOW, SCRIPTING], fcall_ro, docs::FCALL_RO;
-    "script", -2, [NOSCRIPT], &[], [SLOW, SCRIPTING], script, docs::SCRIPT;
-    "function", -2, [NOSCRIPT], &[], [SLOW, SCRIPTING], function, docs::FUNCTION;
+    "eval", -3, [NOSCRIPT, SKIP_MONITOR, MAY_REPLICATE, NO_MANDATORY_KEYS, STALE, EXCLUSIVE], SCRIPT_KEYS, [SLOW, SCRIPTING], eval, docs::EVAL;
+    "evalsha", -3, [NOSCRIPT, SKIP_MONITOR, MAY_REPLICATE, NO_MANDATORY_KEYS, STALE, EXCLUSIVE], SCRIPT_KEYS, [SLOW, SCRIPTING], evalsha, docs::EVALSHA;
+    "eval_ro", -3, [NOSCRIPT, SKIP_MONITOR, NO_MANDATORY_KEYS, STALE, READONLY, EXCLUSIVE], SCRIPT_KEYS, [SLOW, SCRIPTING], eval_ro, docs::EVAL_RO;
+    "evalsha_ro", -3, [NOSCRIPT, SKIP_MONITOR, NO_MANDATORY_KEYS, STALE, READONLY, EXCLUSIVE], SCRIPT_KEYS, [SLOW, SCRIPTING], evalsha_ro, docs::EVALSHA_RO;
+    "fcall", -3, [NOSCRIPT, SKIP_MONITOR, MAY_REPLICATE, NO_MANDATORY_KEYS, STALE, EXCLUSIVE], SCRIPT_KEYS, [SLOW, SCRIPTING], fcall, docs::FCALL;
+    "fcall_ro", -3, [NOSCRIPT, SKIP_MONITOR, NO_MANDATORY_KEYS, STALE, READONLY, EXCLUSIVE], SCRIPT_KEYS, [SLOW, SCRIPTING], fcall_ro, docs::FCALL_RO;
+    "script", -2, [NOSCRIPT], &[], [SLOW, SCRIPTING], script, docs::SCRIPT, subcommands(docs::SCRIPT_SUBCOMMANDS);
+    "function", -2, [NOSCRIPT], &[], [SLOW, SCRIPTING], function, docs::FUNCTION, subcommands(docs::FUNCTION_SUBCOMMANDS);
 };
+
+/// The keys a script names: Redis finds them by `numkeys`, which sieved's key specifications
+/// cannot say; every word after it is taken as a key, read and written, as Redis assumes of them.
+const SCRIPT_KEYS: &[KeySpec] = &[
+    KeySpec::range(bits![KeyFlags: RW, ACCESS, UPDATE], 3, -1, 1)
+        .notes("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"),
+];
 
 /// What COMMAND DOCS says of each.
 mod docs {
-    use super::super::spec::{integer, key, string, Docs};
+    use super::super::spec::{integer, key, one_of, pure_token, string, Docs};
 
     const SCRIPT_ARGS: &[super::super::spec::Arg] = &[
         string("script"),
@@ -790,4 +795,118 @@ mod docs {
     pub(super) const FUNCTION: Docs = Docs::new("A container for function commands.")
         .since("7.0.0")
         .complexity("Depends on subcommand.");
+
+    const FLUSH_MODE: &[super::super::spec::Arg] = &[one_of(
+        "async",
+        &[pure_token("async", "ASYNC"), pure_token("sync", "SYNC")],
+    )
+    .optional()];
+
+    pub(super) const SCRIPT_SUBCOMMANDS: &[(&str, Docs)] = &[
+        (
+            "script|help",
+            Docs::new("Show helpful text about the different subcommands")
+                .since("5.0.0")
+                .complexity("O(1)"),
+        ),
+        (
+            "script|kill",
+            Docs::new("Kill the script currently in execution.")
+                .since("2.6.0")
+                .complexity("O(1)"),
+        ),
+        (
+            "script|exists",
+            Docs::new("Check existence of scripts in the script cache.")
+                .since("2.6.0")
+                .complexity(
+                    "O(N) with N being the number of scripts to check (so checking a single \
+                     script is an O(1) operation).",
+                )
+                .args(&[string("sha1").multiple()]),
+        ),
+        (
+            "script|flush",
+            Docs::new("Remove all the scripts from the script cache.")
+                .since("2.6.0")
+                .complexity("O(N) with N being the number of scripts in cache")
+                .history(&[(
+                    "6.2.0",
+                    "Added the `ASYNC` and `SYNC` flushing mode modifiers.",
+                )])
+                .args(&[one_of(
+                    "async",
+                    &[pure_token("async", "ASYNC"), pure_token("sync", "SYNC")],
+                )
+                .since("6.2.0")
+                .optional()]),
+        ),
+        (
+            "script|load",
+            Docs::new("Load the specified Lua script into the script cache.")
+                .since("2.6.0")
+                .complexity("O(N) with N being the length in bytes of the script body.")
+                .args(&[string("script")]),
+        ),
+    ];
+
+    pub(super) const FUNCTION_SUBCOMMANDS: &[(&str, Docs)] = &[
+        (
+            "function|flush",
+            Docs::new("Deleting all functions")
+                .since("7.0.0")
+                .complexity("O(N) where N is the number of functions deleted")
+                .args(FLUSH_MODE),
+        ),
+        (
+            "function|load",
+            Docs::new("Create a function with the given arguments (name, code, description)")
+                .since("7.0.0")
+                .complexity("O(1) (considering compilation time is redundant)")
+                .args(&[
+                    pure_token("replace", "REPLACE").optional(),
+                    string("function-code"),
+                ]),
+        ),
+        (
+            "function|list",
+            Docs::new("List information about all the functions")
+                .since("7.0.0")
+                .complexity("O(N) where N is the number of functions")
+                .args(&[
+                    string("library-name-pattern")
+                        .token("LIBRARYNAME")
+                        .optional(),
+                    pure_token("withcode", "WITHCODE").optional(),
+                ]),
+        ),
+        (
+            "function|help",
+            Docs::new("Show helpful text about the different subcommands")
+                .since("7.0.0")
+                .complexity("O(1)"),
+        ),
+        (
+            "function|delete",
+            Docs::new("Delete a function by name")
+                .since("7.0.0")
+                .complexity("O(1)")
+                .args(&[string("library-name")]),
+        ),
+        (
+            "function|stats",
+            Docs::new(
+                "Return information about the function currently running (name, description, \
+                 duration)",
+            )
+            .since("7.0.0")
+            .complexity("O(1)"),
+        ),
+        (
+            "function|kill",
+            Docs::new("Kill the function currently in execution.")
+                .since("7.0.0")
+                .complexity("O(1)"),
+        ),
+    ];
 }
