@@ -11,12 +11,14 @@ mod counters;
 mod counting;
 mod cuckoo;
 mod dump;
+mod glibc_random;
 mod hash;
 mod health;
 mod link;
 mod merge;
 mod murmur;
 mod redisbloom_dump;
+mod reply_double;
 mod sizing;
 mod windowed;
 
@@ -30,10 +32,12 @@ pub use cuckoo::{
 };
 pub(crate) use dump::DumpStep;
 pub use dump::MAX_CHUNK_BYTES;
+pub use glibc_random::{DecayDraws, GlibcRandom, GlibcRandomState, RAND_MAX};
 pub use hash::{HashScheme, ItemHash};
 pub(crate) use health::Health;
 pub use merge::{bounded_estimate, MergeMismatch, MergeShape};
 pub use redisbloom_dump::{RedisBloomLink, RedisBloomShape};
+pub use reply_double::reply_double_text;
 pub(crate) use sizing::format_g;
 pub use sizing::Layout;
 pub use windowed::{Retired, WindowOptions, WindowedFilter, MAX_SLICES};
