@@ -7,6 +7,7 @@ mod block_array;
 mod blocked_sizing;
 mod bloom;
 mod chain;
+mod count_min;
 mod counters;
 mod counting;
 mod cuckoo;
@@ -16,14 +17,21 @@ mod hash;
 mod health;
 mod link;
 mod merge;
+mod module_fields;
 mod murmur;
 mod redisbloom_dump;
 mod reply_double;
 mod sizing;
+mod sketch_error;
+mod sketch_hash;
 mod windowed;
 
 pub use bloom::{BitsKind, BloomChain, ChainOptions};
 pub use chain::HashedChain;
+pub use count_min::{
+    CountMinInfo, CountMinShape, CountMinSketch, CountMinSource, COUNT_MIN_ENCODING_VERSION,
+    COUNT_MIN_TYPE_NAME,
+};
 pub use counters::{CounterBits, CountingOptions};
 pub use counting::CountingChain;
 pub use cuckoo::{
@@ -36,10 +44,12 @@ pub use glibc_random::{DecayDraws, GlibcRandom, GlibcRandomState, RAND_MAX};
 pub use hash::{HashScheme, ItemHash};
 pub(crate) use health::Health;
 pub use merge::{bounded_estimate, MergeMismatch, MergeShape};
+pub use module_fields::ModuleField;
 pub use redisbloom_dump::{RedisBloomLink, RedisBloomShape};
 pub use reply_double::reply_double_text;
 pub(crate) use sizing::format_g;
 pub use sizing::Layout;
+pub use sketch_error::*;
 pub use windowed::{Retired, WindowOptions, WindowedFilter, MAX_SLICES};
 
 use std::fmt;
