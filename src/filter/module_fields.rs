@@ -52,6 +52,13 @@ impl<I: Iterator<Item = ModuleField>> FieldReader<I> {
         }
     }
 
+    pub(crate) fn double(&mut self) -> Result<f64, SketchError> {
+        match self.fields.next() {
+            Some(ModuleField::Double(value)) => Ok(value),
+            _ => Err(SketchError::BadSavedForm),
+        }
+    }
+
     pub(crate) fn buffer(&mut self) -> Result<Vec<u8>, SketchError> {
         match self.fields.next() {
             Some(ModuleField::Buffer(value)) => Ok(value),
