@@ -24,6 +24,7 @@ mod reply_double;
 mod sizing;
 mod sketch_error;
 mod sketch_hash;
+mod t_digest;
 mod top_k;
 mod windowed;
 
@@ -51,6 +52,10 @@ pub use reply_double::reply_double_text;
 pub(crate) use sizing::format_g;
 pub use sizing::Layout;
 pub use sketch_error::*;
+pub use t_digest::{
+    merge_compression, TDigest, TDigestInfo, TDigestShape, T_DIGEST_DEFAULT_COMPRESSION,
+    T_DIGEST_ENCODING_VERSION, T_DIGEST_TYPE_NAME,
+};
 pub use top_k::{
     TopK, TopKInfo, TopKListed, TopKShape, TOP_K_DEFAULT_DECAY, TOP_K_DEFAULT_DEPTH,
     TOP_K_DEFAULT_WIDTH, TOP_K_ENCODING_VERSION, TOP_K_MAX_INCREMENT, TOP_K_TYPE_NAME,

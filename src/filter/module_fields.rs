@@ -52,6 +52,11 @@ impl<I: Iterator<Item = ModuleField>> FieldReader<I> {
         }
     }
 
+    /// A field `SaveSigned` wrote.
+    pub(crate) fn signed(&mut self) -> Result<i64, SketchError> {
+        self.unsigned().map(|bits| bits as i64)
+    }
+
     pub(crate) fn double(&mut self) -> Result<f64, SketchError> {
         match self.fields.next() {
             Some(ModuleField::Double(value)) => Ok(value),
