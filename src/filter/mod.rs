@@ -23,6 +23,8 @@ mod redisbloom_dump;
 mod reply_double;
 mod sizing;
 mod sketch_error;
+#[cfg(test)]
+mod sketch_fixtures;
 mod sketch_hash;
 mod t_digest;
 mod top_k;
