@@ -26,6 +26,8 @@ mod sketch_error;
 #[cfg(test)]
 mod sketch_fixtures;
 mod sketch_hash;
+#[cfg(test)]
+mod sketch_properties;
 mod t_digest;
 mod top_k;
 mod windowed;
