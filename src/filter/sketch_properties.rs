@@ -198,3 +198,97 @@ fn t_digest_quantiles_match_the_library_and_its_accuracy() {
         assert_eq!(digest.max(), samples[SAMPLES - 1]);
     }
 }
+
+/// `len` bytes cycled from `pattern` (zeros if it is empty).
+fn filled(pattern: &[u8], len: u64) -> Vec<u8> {
+    (0..len as usize)
+        .map(|i| pattern.get(i % pattern.len().max(1)).copied().unwrap_or(0))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Whatever a RESTORE payload says, within the lengths a loader checks, a sketch loads
+    /// into something every operation runs on without panicking: counters at u32::MAX,
+    /// buckets and heaps of any content, t-digest nodes of any mean and weights that do not
+    /// add up to the saved total.
+    #[test]
+    fn any_saved_form_loads_safely(
+        small in prop::collection::vec(1u64..6, 6),
+        doubles in prop::collection::vec(
+            prop_oneof![Just(0.0), Just(1.0), Just(f64::NAN), Just(f64::MAX), -1e3f64..1e3],
+            4,
+        ),
+        pattern in prop::collection::vec(
+            prop_oneof![Just(0u8), Just(0xff), any::<u8>()],
+            0..64,
+        ),
+        weights in prop::collection::vec(
+            prop_oneof![Just(0.0), (1u32..100).prop_map(f64::from), Just(4.6e18)],
+            0..8,
+        ),
+        names in prop::collection::vec(prop::collection::vec(1u8..=255, 0..4), 6),
+    ) {
+        let mut draws = GlibcRandom::new(small[0] as u32);
+        let (width, depth, k) = (small[0], small[1], small[2]);
+        let cms = super::CountMinShape {
+            width,
+            depth,
+            count: small[3],
+            counters: filled(&pattern, width * depth * 4),
+        };
+        let mut sketch = CountMinSketch::from_shape(&cms, 1 << 20).unwrap();
+        sketch.increment(b"x", 5);
+        sketch.query(b"y");
+        let _ = sketch.merge(&[(super::CountMinSource::Destination, -1)]);
+        let top = super::TopKShape {
+            k,
+            width,
+            depth,
+            decay: 0.9,
+            buckets: filled(&pattern, width * depth * 8),
+            heap: filled(&pattern, k * 24),
+            items: names[..k as usize]
+                .iter()
+                .map(|name| name.iter().copied().chain([0]).collect())
+                .collect(),
+        };
+        let mut top_k = TopK::from_shape(&top, 1 << 20).unwrap();
+        for item in [&b"x"[..], b"", b"y"] {
+            top_k.add(item, small[4] as u32, &mut draws);
+            top_k.count(item);
+        }
+        top_k.list();
+        top_k.to_shape();
+        let merged = weights.len() as i64;
+        let compression = small[4] as f64;
+        let digest_shape = super::TDigestShape {
+            compression,
+            min: doubles[1],
+            max: doubles[2],
+            capacity: small[4] as i64 * 6 + 10,
+            merged_nodes: merged,
+            unmerged_nodes: small[5] as i64,
+            total_compressions: 0,
+            merged_weight: small[3] as f64,
+            unmerged_weight: small[5] as f64,
+            means: (0..merged).map(|i| doubles[i as usize % 4]).collect(),
+            weights,
+        };
+        let mut digest = TDigest::from_shape(&digest_shape, 1 << 20).unwrap();
+        for value in [doubles[3], 1.0, 1.0, -5.0] {
+            let _ = digest.add(value);
+        }
+        digest.quantiles(&[0.0, 0.5, 1.0]);
+        digest.cdf(doubles[3]);
+        digest.rank(1.0);
+        digest.rev_rank(1.0);
+        digest.by_rank(2);
+        digest.by_rev_rank(1);
+        digest.trimmed_mean(0.1, 0.9);
+        let mut other = TDigest::new(5, 1 << 20).unwrap();
+        let _ = other.merge_from(&mut digest);
+        digest.to_shape();
+    }
+}

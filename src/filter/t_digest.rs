@@ -246,7 +246,9 @@ impl TDigest {
             let q0 = weight_so_far / total_weight;
             let q2 = (weight_so_far + proposed_weight) / total_weight;
             if z <= q0 * (1.0 - q0) && z <= q2 * (1.0 - q2) {
-                self.weights[current] += self.weights[next];
+                // Wrapping as gcc's code does: a loaded form's weights need not add up to
+                // its merged weight, so the sum is not bounded by the checks on adds.
+                self.weights[current] = self.weights[current].wrapping_add(self.weights[next]);
                 let delta = self.means[next] - self.means[current];
                 let weighted_delta =
                     (delta * self.weights[next] as f64) / self.weights[current] as f64;
