@@ -1,7 +1,7 @@
 //! Client-visible error strings, each exactly as Redis or RedisBloom sends it (without the leading
 //! `-`). Kept in one place so a compatibility check reads one file.
 
-use crate::filter::{FilterError, MergeMismatch};
+use crate::filter::{FilterError, MergeMismatch, SketchError};
 
 pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 pub const SYNTAX: &str = "ERR syntax error";
@@ -173,6 +173,21 @@ pub const MODULE_UNLOAD_BUILT_IN: &str =
     "ERR Error unloading module: bf is built into sieved, not a loaded module";
 pub const MODULE_UNLOAD_UNKNOWN: &str = "ERR Error unloading module: no such module with that name";
 
+// RedisBloom's Count-Min sketch (src/rm_cms.c); the sketch's own refusals are `SketchError`s.
+pub const CMS_KEY_EXISTS: &str = "CMS: key already exists";
+pub const CMS_KEY_MISSING: &str = "CMS: key does not exist";
+pub const CMS_CANNOT_PARSE: &str = "CMS: Cannot parse number";
+pub const CMS_NEGATIVE: &str = "CMS: Number cannot be negative";
+pub const CMS_INVALID_NUMKEYS: &str = "CMS: invalid numkeys";
+pub const CMS_KEYS_NOT_POSITIVE: &str = "CMS: Number of keys must be positive";
+pub const CMS_WRONG_KEYS: &str = "CMS: wrong number of keys";
+pub const CMS_WRONG_KEYS_WEIGHTS: &str = "CMS: wrong number of keys/weights";
+pub const CMS_INVALID_WEIGHT: &str = "CMS: invalid weight value";
+pub use crate::filter::{
+    CMS_DIMENSIONS_DIFFER, CMS_INCRBY_OVERFLOW, CMS_INVALID_DEPTH, CMS_INVALID_OVERESTIMATION,
+    CMS_INVALID_PROBABILITY, CMS_INVALID_WIDTH,
+};
+
 /// A key or word as an error message shows it: its first 128 bytes, invalid UTF-8 replaced.
 fn shown(word: &[u8]) -> std::borrow::Cow<'_, str> {
     String::from_utf8_lossy(&word[..word.len().min(128)])
@@ -225,6 +240,14 @@ impl From<FilterError> for CmdError {
             FilterError::BadDump => BF_BAD_DATA.into(),
             FilterError::BadOffset => BF_BAD_OFFSET.into(),
         }
+    }
+}
+
+/// A sketch's refusal, in RedisBloom's words (`filter/sketch_error.rs` holds them, below the
+/// commands, as the sketches' own tests compare them with RedisBloom's replies).
+impl From<SketchError> for CmdError {
+    fn from(error: SketchError) -> Self {
+        CmdError::Static(error.text())
     }
 }
 

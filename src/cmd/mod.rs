@@ -10,6 +10,7 @@ mod bitfield;
 mod bits;
 mod bloom;
 mod client_info;
+mod cms;
 mod collection;
 mod command;
 mod connection;
@@ -38,6 +39,7 @@ mod pubsub;
 mod replication;
 mod runs;
 mod sets;
+mod sketches;
 mod spec;
 mod strings;
 #[cfg(test)]
@@ -66,6 +68,7 @@ const FAMILIES: &[&[CommandSpec]] = &[
     bloom::SPECS,
     counting::SPECS,
     cuckoo::SPECS,
+    cms::SPECS,
     windowed::SPECS,
     frontier::SPECS,
     connection::SPECS,

@@ -118,6 +118,10 @@ bit_set! {
         BLOOM = 10 => "@bloom",
         /// RedisBloom's category of its cuckoo filter commands.
         CUCKOO = 17 => "@cuckoo",
+        /// RedisBloom's categories of its Count-Min sketch, Top-K and t-digest commands.
+        CMS = 19 => "@cms",
+        TOPK = 20 => "@topk",
+        TDIGEST = 21 => "@tdigest",
     }
 }
 

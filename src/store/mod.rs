@@ -16,6 +16,7 @@ mod hash;
 mod list;
 pub mod rdb;
 mod set;
+pub(crate) mod sketch;
 mod summary;
 mod table;
 mod value;
@@ -33,6 +34,7 @@ pub use frontier::{
 pub use glob::glob_match;
 pub use hash::Hash;
 pub use set::Set;
+pub use sketch::TopKValue;
 pub use summary::{summarize, DbKeys, FilterTotals, Summary};
 pub use value::{Value, ValueKind};
 pub use zset::{Score, ZSet};

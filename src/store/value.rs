@@ -2,8 +2,11 @@ use super::collection::{self, List};
 use super::frontier::Frontier;
 use super::hash::Hash;
 use super::set::Set;
+use super::sketch::{self, TopKValue};
 use super::zset::ZSet;
-use crate::filter::{BloomChain, CountingChain, CuckooFilter, FilterError, WindowedFilter};
+use crate::filter::{
+    BloomChain, CountMinSketch, CountingChain, CuckooFilter, FilterError, TDigest, WindowedFilter,
+};
 
 /// What a key holds.
 #[derive(Debug, Clone)]
@@ -23,6 +26,11 @@ pub enum Value {
     Hash(Box<Hash>),
     /// A crawl frontier (FQ.*), boxed for the same reason.
     Frontier(Box<Frontier>),
+    /// RedisBloom's Count-Min sketch, Top-K and t-digest (`sketch.rs`), boxed for the same
+    /// reason.
+    CountMin(Box<CountMinSketch>),
+    TopK(Box<TopKValue>),
+    TDigest(Box<TDigest>),
 }
 
 impl Value {
@@ -40,6 +48,9 @@ impl Value {
             Value::ZSet(_) => "zset",
             Value::Hash(_) => "hash",
             Value::Frontier(_) => "frontier",
+            Value::CountMin(_) => "CMSk-TYPE",
+            Value::TopK(_) => "TopK-TYPE",
+            Value::TDigest(_) => "TDIS-TYPE",
         }
     }
 
@@ -79,6 +90,9 @@ impl Value {
             Value::ZSet(zset) => own + zset.memory_bytes(),
             Value::Hash(hash) => own + hash.memory_bytes(),
             Value::Frontier(frontier) => own + frontier.memory_bytes(),
+            Value::CountMin(sketch) => own + sketch.memory_usage(),
+            Value::TopK(top_k) => own + top_k.sketch.memory_usage(),
+            Value::TDigest(digest) => own + digest.memory_usage(),
         }
     }
 }
@@ -97,6 +111,9 @@ pub enum ValueKind {
     Cuckoo = 7,
     Frontier = 8,
     Windowed = 9,
+    CountMin = 10,
+    TopK = 11,
+    TDigest = 12,
 }
 
 impl ValueKind {
@@ -112,8 +129,20 @@ impl ValueKind {
             7 => Some(ValueKind::Cuckoo),
             8 => Some(ValueKind::Frontier),
             9 => Some(ValueKind::Windowed),
+            10 => Some(ValueKind::CountMin),
+            11 => Some(ValueKind::TopK),
+            12 => Some(ValueKind::TDigest),
             _ => None,
         }
+    }
+
+    /// RedisBloom's Count-Min sketch, Top-K and t-digest: their snapshot header is their whole
+    /// saved form.
+    pub fn is_sketch(self) -> bool {
+        matches!(
+            self,
+            ValueKind::CountMin | ValueKind::TopK | ValueKind::TDigest
+        )
     }
 }
 
@@ -130,10 +159,13 @@ impl Value {
             Value::ZSet(_) => ValueKind::ZSet,
             Value::Hash(_) => ValueKind::Hash,
             Value::Frontier(_) => ValueKind::Frontier,
+            Value::CountMin(_) => ValueKind::CountMin,
+            Value::TopK(_) => ValueKind::TopK,
+            Value::TDigest(_) => ValueKind::TDigest,
         }
     }
 
-    /// A collection, and a frontier, is its header whole: it is captured at one instant, as
+    /// A collection, a frontier and a sketch is its header whole: it is captured at one instant, as
     /// Redis's fork would, and has no payload.
     pub fn snapshot_header(&self) -> Vec<u8> {
         match self {
@@ -147,6 +179,9 @@ impl Value {
             Value::ZSet(zset) => collection::encode_zset(zset),
             Value::Hash(hash) => collection::encode_hash(hash),
             Value::Frontier(frontier) => frontier.encode(),
+            Value::CountMin(sketch) => sketch::encode_count_min(sketch),
+            Value::TopK(top_k) => sketch::encode_top_k(top_k),
+            Value::TDigest(digest) => sketch::encode_t_digest(digest),
         }
     }
 
@@ -161,7 +196,10 @@ impl Value {
             | Value::Set(_)
             | Value::ZSet(_)
             | Value::Hash(_)
-            | Value::Frontier(_) => 0,
+            | Value::Frontier(_)
+            | Value::CountMin(_)
+            | Value::TopK(_)
+            | Value::TDigest(_) => 0,
         }
     }
 
@@ -183,7 +221,10 @@ impl Value {
             | Value::Set(_)
             | Value::ZSet(_)
             | Value::Hash(_)
-            | Value::Frontier(_) => offset == 0 && len == 0,
+            | Value::Frontier(_)
+            | Value::CountMin(_)
+            | Value::TopK(_)
+            | Value::TDigest(_) => offset == 0 && len == 0,
         }
     }
 
@@ -218,7 +259,10 @@ impl Value {
             | Value::Set(_)
             | Value::ZSet(_)
             | Value::Hash(_)
-            | Value::Frontier(_) => Ok(()),
+            | Value::Frontier(_)
+            | Value::CountMin(_)
+            | Value::TopK(_)
+            | Value::TDigest(_) => Ok(()),
         })
     }
 
@@ -264,6 +308,18 @@ impl Value {
                 .ok_or(FilterError::BadDump)?,
             // Its seen-set's bits are in the header: the header's length bounds what it takes.
             ValueKind::Frontier => Value::Frontier(Box::new(Frontier::decode(header)?)),
+            // A snapshot is sieved's own file, and RESTORE takes sketches only in RedisBloom's
+            // encodings (checked against the limit there), so their form is trusted here as a
+            // frontier's is: a digest's compression may ask for more than its header's bytes.
+            ValueKind::CountMin => sketch::decode_count_min(header, u64::MAX)
+                .map(|sketch| Value::CountMin(Box::new(sketch)))
+                .map_err(|_| FilterError::BadDump)?,
+            ValueKind::TopK => sketch::decode_top_k(header, u64::MAX)
+                .map(|top_k| Value::TopK(Box::new(top_k)))
+                .map_err(|_| FilterError::BadDump)?,
+            ValueKind::TDigest => sketch::decode_t_digest(header, u64::MAX)
+                .map(|digest| Value::TDigest(Box::new(digest)))
+                .map_err(|_| FilterError::BadDump)?,
         };
         if value.payload_len() != payload_len {
             return Err(FilterError::BadDump);
@@ -287,7 +343,10 @@ impl Value {
             | Value::Set(_)
             | Value::ZSet(_)
             | Value::Hash(_)
-            | Value::Frontier(_) => Err(FilterError::BadOffset),
+            | Value::Frontier(_)
+            | Value::CountMin(_)
+            | Value::TopK(_)
+            | Value::TDigest(_) => Err(FilterError::BadOffset),
         }
     }
 }

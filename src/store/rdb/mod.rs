@@ -25,7 +25,10 @@ mod packed;
 mod primitives;
 mod value;
 
-pub use module::{describe as describe_module, skip_fields as skip_module_fields};
+pub use module::{
+    describe as describe_module, read_module_fields, skip_fields as skip_module_fields,
+    write_module_fields,
+};
 pub use primitives::{
     read_array, read_length, read_string, read_u8, skip_string, Input, RdbError, RdbResult,
     SliceInput,

@@ -16,14 +16,22 @@
 //!   payload in strings of at most 64 MiB. Being the snapshot's own codec, it covers a new value
 //!   type as soon as snapshots do, and builds the value (limits checked) before any payload
 //!   arrives.
+//! - `CMSk-TYPE`, `TopK-TYPE` and `TDIS-TYPE` version 0, RedisBloom's Count-Min sketch, Top-K
+//!   and t-digest: the fields their `rdb_save` writes (`filter::ModuleField`, in the order each
+//!   shape's `to_fields` gives), which are also their snapshot form (`store/sketch.rs`).
 
 use super::primitives::{
     read_binary_double, read_length, read_string, skip_string, write_binary_double, write_length,
-    write_string, Input, RdbError, RdbResult,
+    write_string, Input, RdbError, RdbResult, SliceInput,
 };
 use super::value::{Decoded, Limits, TYPE_MODULE_2};
 use crate::filter::CUCKOO_HEADER_LEN;
-use crate::filter::{BloomChain, CuckooFilter, FilterError, RedisBloomLink, RedisBloomShape};
+use crate::filter::{
+    BloomChain, CountMinShape, CountMinSketch, CuckooFilter, FilterError, ModuleField,
+    RedisBloomLink, RedisBloomShape, SketchError, TDigest, TDigestShape, TopK, TopKShape,
+    COUNT_MIN_ENCODING_VERSION, TOP_K_ENCODING_VERSION, T_DIGEST_ENCODING_VERSION,
+};
+use crate::store::sketch::TopKValue;
 use crate::store::{Value, ValueKind};
 
 const CHARSET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -42,6 +50,9 @@ const BLOOM_VERSION: u64 = 4;
 const BLOOM_OLDEST: u64 = 2;
 const CUCKOO: &[u8; 9] = b"MBbloomCF";
 const CUCKOO_VERSION: u64 = 4;
+const COUNT_MIN: &[u8; 9] = b"CMSk-TYPE";
+const TOP_K: &[u8; 9] = b"TopK-TYPE";
+const T_DIGEST: &[u8; 9] = b"TDIS-TYPE";
 const SIEVED: &[u8; 9] = b"sieved---";
 const SIEVED_VERSION: u64 = 1;
 /// The largest string a payload is written in.
@@ -134,6 +145,56 @@ fn filter_error(error: FilterError) -> RdbError {
     }
 }
 
+fn sketch_error(error: SketchError) -> RdbError {
+    match error {
+        SketchError::CmsTooLarge { bytes, limit }
+        | SketchError::TopKTooLarge { bytes, limit }
+        | SketchError::TDigestTooLarge { bytes, limit }
+        | SketchError::TDigestMergeTooLarge { bytes, limit } => RdbError::TooLarge { bytes, limit },
+        _ => RdbError::Invalid("a sketch's saved form is invalid"),
+    }
+}
+
+/// A module's fields up to its end opcode, whatever they are; its strings together at most
+/// `limits.filter_bytes`.
+fn read_fields(input: &mut (impl Input + ?Sized), limits: &Limits) -> RdbResult<Vec<ModuleField>> {
+    let mut fields = Vec::new();
+    let mut budget = limits.filter_bytes;
+    loop {
+        fields.push(match read_length(input)? {
+            OPCODE_EOF => return Ok(fields),
+            // `SaveSigned` writes an unsigned field; a signed one is read as its bits.
+            OPCODE_SINT | OPCODE_UINT => ModuleField::Unsigned(read_length(input)?),
+            OPCODE_DOUBLE => ModuleField::Double(read_binary_double(input)?),
+            OPCODE_STRING => {
+                let bytes = read_string(input, budget)?;
+                budget -= bytes.len() as u64;
+                ModuleField::Buffer(bytes)
+            }
+            _ => return Err(RdbError::Invalid("a module field this build cannot read")),
+        });
+    }
+}
+
+/// Fields as a module's `rdb_save` writes them, then the end opcode.
+pub fn write_module_fields(out: &mut Vec<u8>, fields: &[ModuleField]) {
+    for field in fields {
+        match field {
+            ModuleField::Unsigned(value) => write_uint(out, *value),
+            ModuleField::Double(value) => write_double(out, *value),
+            ModuleField::Buffer(bytes) => write_module_string(out, bytes),
+        }
+    }
+    write_length(out, OPCODE_EOF);
+}
+
+/// Fields `write_module_fields` wrote, all of `encoded`; None if it is anything else.
+pub fn read_module_fields(encoded: &[u8]) -> Option<Vec<ModuleField>> {
+    let mut input = SliceInput(encoded);
+    let fields = read_fields(&mut input, &Limits::NONE).ok()?;
+    input.0.is_empty().then_some(fields)
+}
+
 /// A module value, after its type byte.
 pub(super) fn read(input: &mut (impl Input + ?Sized), limits: &Limits) -> RdbResult<Decoded> {
     let id = read_length(input)?;
@@ -144,7 +205,23 @@ pub(super) fn read(input: &mut (impl Input + ?Sized), limits: &Limits) -> RdbRes
         }
         CUCKOO if version == CUCKOO_VERSION => read_cuckoo(&mut Fields(input), limits)?,
         SIEVED if version == SIEVED_VERSION => read_sieved(&mut Fields(input), limits)?,
-        BLOOM | CUCKOO | SIEVED => {
+        COUNT_MIN if version == COUNT_MIN_ENCODING_VERSION => {
+            let shape = CountMinShape::from_fields(read_fields(input, limits)?);
+            let sketch =
+                shape.and_then(|shape| CountMinSketch::from_shape(&shape, limits.filter_bytes));
+            Value::CountMin(Box::new(sketch.map_err(sketch_error)?))
+        }
+        TOP_K if version == TOP_K_ENCODING_VERSION => {
+            let shape = TopKShape::from_fields(read_fields(input, limits)?);
+            let sketch = shape.and_then(|shape| TopK::from_shape(&shape, limits.filter_bytes));
+            Value::TopK(Box::new(TopKValue::new(sketch.map_err(sketch_error)?)))
+        }
+        T_DIGEST if version == T_DIGEST_ENCODING_VERSION => {
+            let shape = TDigestShape::from_fields(read_fields(input, limits)?);
+            let digest = shape.and_then(|shape| TDigest::from_shape(&shape, limits.filter_bytes));
+            Value::TDigest(Box::new(digest.map_err(sketch_error)?))
+        }
+        BLOOM | CUCKOO | SIEVED | COUNT_MIN | TOP_K | T_DIGEST => {
             return Err(RdbError::Invalid(
                 "a module encoding version this build cannot read",
             ))
@@ -260,9 +337,12 @@ fn read_cuckoo<I: Input + ?Sized>(fields: &mut Fields<I>, limits: &Limits) -> Rd
 }
 
 fn read_sieved<I: Input + ?Sized>(fields: &mut Fields<I>, limits: &Limits) -> RdbResult<Value> {
+    // Sketches are written in RedisBloom's encodings only; their snapshot form is not
+    // checked against the filter limit, so it is not taken from a payload.
     let kind = u8::try_from(fields.uint()?)
         .ok()
         .and_then(ValueKind::from_tag)
+        .filter(|kind| !kind.is_sketch())
         .ok_or(RdbError::Invalid("an unknown value kind"))?;
     let header = fields.string(limits.string_bytes)?;
     let payload_len = fields.uint()?;
@@ -360,6 +440,33 @@ pub(super) fn write_cuckoo(out: &mut Vec<u8>, filter: &CuckooFilter) {
         write_module_string(out, slots);
     }
     write_length(out, OPCODE_EOF);
+}
+
+/// A sketch as RedisBloom writes it; None for other values. A t-digest is compressed first,
+/// as RedisBloom's save does: the caller compresses the live digest when RedisBloom would
+/// (DUMP), and this compresses a copy otherwise.
+pub(super) fn write_sketch(out: &mut Vec<u8>, value: &Value) -> bool {
+    let (name, version, fields) = match value {
+        Value::CountMin(sketch) => (
+            COUNT_MIN,
+            COUNT_MIN_ENCODING_VERSION,
+            sketch.to_shape().to_fields(),
+        ),
+        Value::TopK(top_k) => (
+            TOP_K,
+            TOP_K_ENCODING_VERSION,
+            top_k.sketch.to_shape().to_fields(),
+        ),
+        Value::TDigest(digest) => (
+            T_DIGEST,
+            T_DIGEST_ENCODING_VERSION,
+            digest.as_ref().clone().to_shape().to_fields(),
+        ),
+        _ => return false,
+    };
+    start(out, name, version);
+    write_module_fields(out, &fields);
+    true
 }
 
 /// Any value through its snapshot codec.

@@ -388,6 +388,9 @@ pub fn write_value(out: &mut Vec<u8>, value: &Value) {
             None => module::write_sieved(out, value),
         },
         Value::Cuckoo(filter) => module::write_cuckoo(out, filter),
+        Value::CountMin(_) | Value::TopK(_) | Value::TDigest(_) => {
+            module::write_sketch(out, value);
+        }
         // Counting filters, and the kinds added later.
         other => module::write_sieved(out, other),
     }
