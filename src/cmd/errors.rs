@@ -188,6 +188,40 @@ pub use crate::filter::{
     CMS_INVALID_PROBABILITY, CMS_INVALID_WIDTH,
 };
 
+// RedisBloom's t-digest (src/rm_tdigest.c).
+pub const TDIGEST_KEY_EXISTS: &str = "ERR T-Digest: key already exists";
+pub const TDIGEST_KEY_MISSING: &str = "ERR T-Digest: key does not exist";
+pub const TDIGEST_WRONG_KEYWORD: &str = "ERR T-Digest: wrong keyword";
+pub const TDIGEST_BAD_COMPRESSION: &str = "ERR T-Digest: error parsing compression parameter";
+pub const TDIGEST_BAD_VALUE: &str = "ERR T-Digest: error parsing val parameter";
+pub const TDIGEST_VALUE_NOT_FINITE: &str =
+    "ERR T-Digest: val parameter needs to be a finite number";
+pub const TDIGEST_BAD_NUMKEYS: &str = "ERR T-Digest: error parsing numkeys";
+pub const TDIGEST_NUMKEYS_NOT_POSITIVE: &str =
+    "ERR T-Digest: numkeys needs to be a positive integer";
+pub const TDIGEST_BAD_QUANTILE: &str = "ERR T-Digest: error parsing quantile";
+pub const TDIGEST_QUANTILE_RANGE: &str = "ERR T-Digest: quantile should be in [0,1]";
+pub const TDIGEST_BAD_CDF: &str = "ERR T-Digest: error parsing cdf";
+pub const TDIGEST_BAD_RANK_VALUE: &str = "ERR T-Digest: error parsing value";
+pub const TDIGEST_BAD_RANK: &str = "ERR T-Digest: error parsing rank";
+pub const TDIGEST_RANK_NEGATIVE: &str = "ERR T-Digest: rank needs to be non negative";
+pub const TDIGEST_BAD_LOW_CUT: &str = "ERR T-Digest: error parsing low_cut_percentile";
+pub const TDIGEST_BAD_HIGH_CUT: &str = "ERR T-Digest: error parsing high_cut_percentile";
+pub const TDIGEST_CUTS_RANGE: &str =
+    "ERR T-Digest: low_cut_percentile and high_cut_percentile should be in [0,1]";
+pub const TDIGEST_CUTS_ORDER: &str =
+    "ERR T-Digest: low_cut_percentile should be lower than high_cut_percentile";
+pub use crate::filter::TDIGEST_COMPRESSION_NOT_POSITIVE;
+
+// RedisBloom's Top-K (src/rm_topk.c).
+pub const TOPK_KEY_EXISTS: &str = "TopK: key already exists";
+pub const TOPK_KEY_MISSING: &str = "TopK: key does not exist";
+pub const TOPK_WITHCOUNT_EXPECTED: &str = "WITHCOUNT keyword expected";
+pub use crate::filter::{
+    TOPK_INVALID_DECAY, TOPK_INVALID_DEPTH, TOPK_INVALID_INCREMENT, TOPK_INVALID_K,
+    TOPK_INVALID_WIDTH,
+};
+
 /// A key or word as an error message shows it: its first 128 bytes, invalid UTF-8 replaced.
 fn shown(word: &[u8]) -> std::borrow::Cow<'_, str> {
     String::from_utf8_lossy(&word[..word.len().min(128)])

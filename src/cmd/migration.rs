@@ -9,11 +9,18 @@ use super::spec::{
 use super::Ctx;
 use crate::protocol::{encode_request, Request};
 use crate::store::rdb::{self, Limits, RestoreError};
+use crate::store::Value;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
 pub(super) fn dump(ctx: &mut Ctx, request: Request) -> CmdResult {
+    // RedisBloom's save of a t-digest compresses the live digest, which TDIGEST.INFO then shows.
+    ctx.db().get_mut(request.arg(1), ctx.now, |value| {
+        if let Some(Value::TDigest(digest)) = value {
+            digest.compress();
+        }
+    });
     match ctx.db().get(request.arg(1), ctx.now, |v| v.map(rdb::dump)) {
         Some(payload) => ctx.reply.bulk(&payload),
         None => ctx.reply.null(),

@@ -42,8 +42,10 @@ mod sets;
 mod sketches;
 mod spec;
 mod strings;
+mod tdigest;
 #[cfg(test)]
 mod tests;
+mod topk;
 mod transaction;
 mod windowed;
 mod zsets;
@@ -69,6 +71,8 @@ const FAMILIES: &[&[CommandSpec]] = &[
     counting::SPECS,
     cuckoo::SPECS,
     cms::SPECS,
+    topk::SPECS,
+    tdigest::SPECS,
     windowed::SPECS,
     frontier::SPECS,
     connection::SPECS,
