@@ -7,9 +7,9 @@
 //! from the clock at start-up and that other commands draw from too. No two RedisBloom servers
 //! agree on a decayed count, and a sieved replica or a replay of the log must not differ from
 //! its primary. So a Top-K takes its draws from a `DecayDraws` it is handed:
-//! - the server keeps one `GlibcRandom` per server and can log its state (`GlibcRandomState`,
-//!   32 words) or the effects of each write, so that replay and replicas reproduce the
-//!   primary's counts exactly;
+//! - each Top-K in the keyspace carries a `GlibcRandom` of its own (`store/sketch.rs`), saved
+//!   with it in snapshots (`GlibcRandomState`), so that the log and replicas, which run the
+//!   same adds on the same state, reproduce the primary's counts exactly;
 //! - tests seed it to reproduce glibc's sequences (`srand(1)` gives 1804289383, 846930886, ...)
 //!   or hand it a recorded list of draws.
 

@@ -1,8 +1,9 @@
 //! What the Count-Min sketch, Top-K and t-digest refuse, with the text RedisBloom 8.8 answers
 //! for each (taken from its recorded replies).
 //!
-//! The texts sit here until the commands are wired; then they move to `src/cmd/errors.rs`
-//! with the other client-visible strings.
+//! The texts sit here, below the commands, because the sketches' own transcript tests compare
+//! them with RedisBloom's replies; `src/cmd/errors.rs` re-exports the ones commands name and
+//! turns a `SketchError` into a command's error.
 
 use std::fmt;
 
