@@ -123,10 +123,6 @@ impl TopK {
             .ok_or(too_large(bytes, limit_bytes))?;
         buckets.resize(cells as usize, Bucket::default());
         heap.resize(k as usize, HeapEntry::default());
-        let mut decay_table = Box::new([0.0; DECAY_TABLE_LEN]);
-        for (power, slot) in decay_table.iter_mut().enumerate() {
-            *slot = decay.powf(power as f64);
-        }
         Ok(TopK {
             k,
             width,
@@ -134,8 +130,19 @@ impl TopK {
             decay,
             buckets,
             heap,
-            decay_table,
+            decay_table: powers_of(decay),
         })
+    }
+
+    /// Whether the decay table is TOPK.RESERVE's (`pow`), not a load's (repeated products).
+    pub fn has_reserved_decay_table(&self) -> bool {
+        *self.decay_table == *powers_of(self.decay)
+    }
+
+    /// Takes TOPK.RESERVE's decay table: for sieved's own snapshots, which must bring back a
+    /// Top-K that decays exactly as before, where RedisBloom's load changes the table.
+    pub fn use_reserved_decay_table(&mut self) {
+        self.decay_table = powers_of(self.decay);
     }
 
     /// TOPK.RESERVE with k alone: width 8, depth 7, decay 0.9.
@@ -464,6 +471,15 @@ impl TopK {
             decay_table,
         })
     }
+}
+
+/// decay^i for i < 256, as TOPK.RESERVE computes them.
+fn powers_of(decay: f64) -> Box<[f64; DECAY_TABLE_LEN]> {
+    let mut table = Box::new([0.0; DECAY_TABLE_LEN]);
+    for (power, slot) in table.iter_mut().enumerate() {
+        *slot = decay.powf(power as f64);
+    }
+    table
 }
 
 fn too_large(bytes: u64, limit: u64) -> SketchError {

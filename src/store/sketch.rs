@@ -43,13 +43,17 @@ pub(super) fn encode_count_min(sketch: &CountMinSketch) -> Vec<u8> {
     out
 }
 
-/// The snapshot form of a Top-K: its saved fields, then the generator's state (its front tap
-/// and its words, little-endian u32s) as one more string field.
+/// The snapshot form of a Top-K: its saved fields, then whether its decay table is
+/// TOPK.RESERVE's (1) or a load's (0), and the generator's state (its front tap and its
+/// words, little-endian u32s) as one more string field: what RedisBloom's form leaves out
+/// and an exact replay needs.
 pub(super) fn encode_top_k(value: &TopKValue) -> Vec<u8> {
     let state = value.draws.state();
     let mut words = state.front.to_le_bytes().to_vec();
     words.extend(state.words.iter().flat_map(|word| word.to_le_bytes()));
     let mut fields = value.sketch.to_shape().to_fields();
+    let reserved = value.sketch.has_reserved_decay_table();
+    fields.push(ModuleField::Unsigned(u64::from(reserved)));
     fields.push(ModuleField::Buffer(words));
     let mut out = Vec::new();
     write_module_fields(&mut out, &fields);
@@ -87,7 +91,14 @@ pub(super) fn decode_top_k(encoded: &[u8], limit: u64) -> Result<TopKValue, Sket
         words: words.try_into().map_err(|_| SketchError::BadSavedForm)?,
     };
     let draws = GlibcRandom::from_state(&state).ok_or(SketchError::BadSavedForm)?;
-    let sketch = TopK::from_shape(&TopKShape::from_fields(fields)?, limit)?;
+    let reserved = match fields.pop() {
+        Some(ModuleField::Unsigned(flag @ (0 | 1))) => flag == 1,
+        _ => return Err(SketchError::BadSavedForm),
+    };
+    let mut sketch = TopK::from_shape(&TopKShape::from_fields(fields)?, limit)?;
+    if reserved {
+        sketch.use_reserved_decay_table();
+    }
     Ok(TopKValue { sketch, draws })
 }
 
