@@ -159,6 +159,14 @@ impl<'a> Args<'a> {
         }
     }
 
+    /// The next word as an integer in Redis's syntax; `error` if missing or not one.
+    pub(super) fn int(&mut self, error: impl Into<CmdError>) -> Result<i64, CmdError> {
+        match self.next() {
+            Some(arg) => int(arg, error),
+            None => Err(error.into()),
+        }
+    }
+
     /// Whether the next word is `keyword` (in any case); taken if it is.
     pub(super) fn check(&mut self, keyword: &str) -> bool {
         let found = self.peek().is_some_and(|arg| is(arg, keyword));

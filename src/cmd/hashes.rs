@@ -4,9 +4,8 @@
 
 use super::args::parse_i64;
 use super::collection::*;
-use super::counters::{format_float, parse_float};
 use super::errors::*;
-use super::extended::{Extended, Parsed};
+use super::long_double::{format_float, parse_float, Extended, Parsed};
 use super::spec::{bits, block, double, integer, key, pattern, string, CommandSpec, Group};
 use super::Ctx;
 use crate::protocol::Request;
