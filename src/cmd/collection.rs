@@ -4,28 +4,10 @@
 
 use super::args::{is, parse_i64, Cursor};
 use super::errors::*;
-use super::spec::{bits, KeySpec};
 use super::Ctx;
 use crate::protocol::{Reply, Request};
 use crate::store::Value;
 use std::time::Duration;
-
-pub(super) const RO: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RO], 1, 0, 1)];
-pub(super) const RO_ACCESS: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RO, ACCESS], 1, 0, 1)];
-pub(super) const RW_INSERT: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RW, INSERT], 1, 0, 1)];
-pub(super) const RW_UPDATE: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RW, UPDATE], 1, 0, 1)];
-pub(super) const RW_DELETE: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RW, DELETE], 1, 0, 1)];
-pub(super) const RW_ACCESS_DELETE: &[KeySpec] =
-    &[KeySpec::range(bits![KeyFlags: RW, ACCESS, DELETE], 1, 0, 1)];
-pub(super) const RW_ACCESS_UPDATE: &[KeySpec] =
-    &[KeySpec::range(bits![KeyFlags: RW, ACCESS, UPDATE], 1, 0, 1)];
-/// Every argument but the last (a blocking pop's timeout) is a key.
-pub(super) const RW_ACCESS_DELETE_ALL_BUT_LAST: &[KeySpec] = &[KeySpec::range(
-    bits![KeyFlags: RW, ACCESS, DELETE],
-    1,
-    -2,
-    1,
-)];
 
 /// A blocking command's timeout in seconds, as Redis reads it (a float, rounded up to whole
 /// milliseconds); None for 0, which waits for as long as it takes. A timeout that rounds to 0

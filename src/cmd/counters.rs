@@ -2,8 +2,9 @@
 
 use super::args::{parse_i64, Args, Key};
 use super::errors::*;
+use super::key_specs::RW_ACCESS_UPDATE;
 use super::long_double::{format_float, parse_float, Extended, Parsed};
-use super::spec::{bits, command_table, CommandSpec, KeySpec};
+use super::spec::{command_table, CommandSpec};
 use super::Ctx;
 use crate::protocol::Request;
 use crate::store::Value;
@@ -134,16 +135,14 @@ fn incrbyfloat(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-const COUNTER_KEY: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RW, ACCESS, UPDATE], 1, 0, 1)];
-
 /// Counter commands as Redis 7 declares them.
 pub(super) const SPECS: &[CommandSpec] = &command_table! { String:
     // name, arity, [flags], key specs, [ACL categories], handler, docs[, more]
-    "incr", 2, [WRITE, DENYOOM, FAST], COUNTER_KEY, [STRING], incr, docs::INCR;
-    "decr", 2, [WRITE, DENYOOM, FAST], COUNTER_KEY, [STRING], decr, docs::DECR;
-    "incrby", 3, [WRITE, DENYOOM, FAST], COUNTER_KEY, [STRING], incrby, docs::INCRBY;
-    "decrby", 3, [WRITE, DENYOOM, FAST], COUNTER_KEY, [STRING], decrby, docs::DECRBY;
-    "incrbyfloat", 3, [WRITE, DENYOOM, FAST], COUNTER_KEY, [STRING], incrbyfloat, docs::INCRBYFLOAT;
+    "incr", 2, [WRITE, DENYOOM, FAST], RW_ACCESS_UPDATE, [STRING], incr, docs::INCR;
+    "decr", 2, [WRITE, DENYOOM, FAST], RW_ACCESS_UPDATE, [STRING], decr, docs::DECR;
+    "incrby", 3, [WRITE, DENYOOM, FAST], RW_ACCESS_UPDATE, [STRING], incrby, docs::INCRBY;
+    "decrby", 3, [WRITE, DENYOOM, FAST], RW_ACCESS_UPDATE, [STRING], decrby, docs::DECRBY;
+    "incrbyfloat", 3, [WRITE, DENYOOM, FAST], RW_ACCESS_UPDATE, [STRING], incrbyfloat, docs::INCRBYFLOAT;
 };
 
 /// What COMMAND DOCS says of each, in Redis 8's words.

@@ -5,6 +5,7 @@
 use super::args::parse_i64;
 use super::collection::*;
 use super::errors::*;
+use super::key_specs::*;
 use super::long_double::{format_float, parse_float, Extended, Parsed};
 use super::spec::{bits, block, double, integer, key, pattern, string, CommandSpec, Group};
 use super::Ctx;

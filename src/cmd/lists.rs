@@ -3,6 +3,7 @@
 
 use super::collection::*;
 use super::errors::*;
+use super::key_specs::*;
 use super::spec::{bits, double, integer, key, string, CommandSpec, Group};
 use super::Ctx;
 use crate::protocol::Request;

@@ -27,6 +27,7 @@ mod filters;
 mod frontier;
 mod frontier_requests;
 mod hashes;
+mod key_specs;
 mod keys;
 mod lists;
 mod long_double;
@@ -39,6 +40,7 @@ mod replication;
 mod runs;
 mod sets;
 mod spec;
+mod string_limits;
 mod strings;
 #[cfg(test)]
 mod tests;

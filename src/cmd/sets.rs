@@ -5,6 +5,7 @@
 use super::args::parse_i64;
 use super::collection::*;
 use super::errors::*;
+use super::key_specs::*;
 use super::keys::next_random;
 use super::spec::{bits, integer, key, pattern, string, CommandSpec, Group};
 use super::Ctx;

@@ -6,6 +6,7 @@
 use super::args::{is, parse_f64};
 use super::collection::*;
 use super::errors::*;
+use super::key_specs::*;
 use super::spec::{
     bits, double, integer, key, pure_token, string, Arg, CommandSpec, Group, KeySpec,
 };
