@@ -2,6 +2,7 @@
 
 use super::args::{is, parse_i64, Cursor};
 use super::errors::*;
+use super::random::next_random;
 use super::spec::{
     bits, integer, key, one_of, pattern, pure_token, string, unix_time, Arg, CommandSpec, Docs,
     Group, KeySpec,
@@ -9,7 +10,6 @@ use super::spec::{
 use super::Ctx;
 use crate::protocol::Request;
 use crate::store::{ScanFilter, Value};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 pub(super) fn dbsize(ctx: &mut Ctx, _request: Request) -> CmdResult {
     ctx.reply.int(ctx.db().len() as i64);
@@ -220,13 +220,6 @@ pub(super) fn scan(ctx: &mut Ctx, request: Request) -> CmdResult {
     ctx.reply.array(keys.len());
     keys.iter().for_each(|key| ctx.reply.bulk(key));
     Ok(())
-}
-
-/// A cheap, non-cryptographic source of variety for RANDOMKEY, SPOP and SRANDMEMBER.
-pub(super) fn next_random() -> u64 {
-    static STATE: AtomicU64 = AtomicU64::new(0x2545_F491_4F6C_DD1D);
-    let x = STATE.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed);
-    xxhash_rust::xxh3::xxh3_64(&x.to_le_bytes())
 }
 
 pub(super) fn randomkey(ctx: &mut Ctx, _request: Request) -> CmdResult {

@@ -36,6 +36,7 @@ mod migration;
 mod module;
 pub(crate) mod prefetch;
 mod pubsub;
+mod random;
 mod replication;
 mod runs;
 mod sets;
