@@ -10,6 +10,16 @@ pub const NO_SUCH_KEY: &str = "ERR no such key";
 pub const DB_INDEX: &str = "ERR DB index is out of range";
 pub const INVALID_DB: &str = "ERR invalid DB index";
 pub const SAME_OBJECT: &str = "ERR source and destination objects are the same";
+pub const EXPIRE_NX_AND_OTHERS: &str =
+    "ERR NX and XX, GT or LT options at the same time are not compatible";
+pub const EXPIRE_GT_AND_LT: &str = "ERR GT and LT options at the same time are not compatible";
+/// EXPIRE's and its siblings' for a word that is none of their options, shown in full.
+pub fn unsupported_option(option: &[u8]) -> CmdError {
+    CmdError::Owned(format!(
+        "ERR Unsupported option {}",
+        String::from_utf8_lossy(option)
+    ))
+}
 pub const NOPROTO: &str = "NOPROTO unsupported protocol version";
 pub const PROTO_NOT_INTEGER: &str = "ERR Protocol version is not an integer or out of range";
 pub const AUTH_NOT_CONFIGURED: &str = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?";
@@ -267,7 +277,6 @@ mod tests {
         "src/cmd/command.rs",
         "src/cmd/connection.rs",
         "src/cmd/dispatch.rs",
-        "src/cmd/keys.rs",
         "src/cmd/migration.rs",
         "src/cmd/pubsub.rs",
         "src/cmd/replication.rs",
