@@ -56,7 +56,8 @@ pub use context::{
 };
 pub(crate) use dispatch::execute_found;
 pub use dispatch::{execute, replay};
-pub(crate) use runs::{execute_run, Run, MAX_RUN};
+pub(crate) use prefetch::MAX_RUN;
+pub(crate) use runs::{execute_run, Run};
 pub use spec::CommandSpec;
 pub use transaction::runs_exclusively;
 
