@@ -209,6 +209,106 @@ pub const MODULE_UNLOAD_BUILT_IN: &str =
     "ERR Error unloading module: bf is built into sieved, not a loaded module";
 pub const MODULE_UNLOAD_UNKNOWN: &str = "ERR Error unloading module: no such module with that name";
 
+pub const NOT_IN_MULTI: &str = "ERR Command not allowed inside a transaction";
+pub const QUEUE_TOO_LARGE: &str =
+    "ERR transaction too large: more than 512 MiB of queued arguments";
+pub const MULTI_NESTED: &str = "ERR MULTI calls can not be nested";
+pub const DISCARD_WITHOUT_MULTI: &str = "ERR DISCARD without MULTI";
+pub const EXEC_WITHOUT_MULTI: &str = "ERR EXEC without MULTI";
+pub const EXECABORT: &str = "EXECABORT Transaction discarded because of previous errors.";
+pub const WATCH_IN_MULTI: &str = "ERR WATCH inside MULTI is not allowed";
+/// Replay of a logged command that does not write: a log this server did not write.
+pub const NOT_A_WRITE_COMMAND: &str = "ERR not a write command";
+/// Redis's words for a command it does not know: `name` and the first arguments, as `dispatch`
+/// quotes and cuts them.
+pub fn unknown_command(name: &[u8], args: &str) -> String {
+    format!(
+        "ERR unknown command '{}', with args beginning with: {args}",
+        String::from_utf8_lossy(name)
+    )
+}
+/// Redis 7's refusal of other commands to a RESP2 client in the Pub/Sub context.
+pub fn pubsub_refusal(name: &str) -> CmdError {
+    CmdError::Owned(format!(
+        "ERR Can't execute '{name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET \
+         are allowed in this context"
+    ))
+}
+/// As Redis words a subcommand whose own arity check fails (CLIENT, PUBSUB); the word in full.
+pub fn subcommand_arity(sub: &[u8], command: &str) -> CmdError {
+    CmdError::Owned(format!(
+        "ERR unknown subcommand or wrong number of arguments for '{}'. Try {command} HELP.",
+        String::from_utf8_lossy(sub)
+    ))
+}
+
+pub const GETKEYS_INVALID_COMMAND: &str = "ERR Invalid command specified";
+pub const GETKEYS_NO_KEYS: &str = "ERR The command has no key arguments";
+pub const GETKEYS_BAD_ARITY: &str = "ERR Invalid number of arguments specified for command";
+pub const GETKEYS_BAD_ARGUMENTS: &str = "ERR Invalid arguments specified for command";
+
+pub const NO_SHUTDOWN_IN_PROGRESS: &str = "ERR No shutdown in progress.";
+pub const SAVE_IN_PROGRESS: &str = "ERR Background save already in progress";
+pub fn snapshot_failed(error: &impl std::fmt::Display) -> CmdError {
+    CmdError::Owned(format!("ERR snapshot failed: {error}"))
+}
+
+pub const REPLICATE_FROM_ITSELF: &str = "ERR a server cannot replicate from itself";
+pub fn unrecognized_replconf_option(option: &[u8]) -> CmdError {
+    CmdError::Owned(format!(
+        "ERR Unrecognized REPLCONF option: {}",
+        String::from_utf8_lossy(option)
+    ))
+}
+/// MIGRATE's target answered with an error: its line, without the `-` and CRLF.
+pub fn migrate_target_error(text: &str) -> CmdError {
+    CmdError::Owned(format!("ERR Target instance replied with error: {text}"))
+}
+
+pub fn hello_option_syntax(option: &[u8]) -> CmdError {
+    CmdError::Owned(format!(
+        "ERR Syntax error in HELLO option '{}'",
+        String::from_utf8_lossy(option)
+    ))
+}
+/// CLIENT SETINFO of a value with spaces or newlines, naming the attribute in upper case.
+pub fn client_info_characters(attribute: &[u8]) -> CmdError {
+    CmdError::Owned(format!(
+        "ERR {} cannot contain spaces, newlines or special characters.",
+        String::from_utf8_lossy(attribute).to_ascii_uppercase()
+    ))
+}
+/// CLIENT SETINFO of an attribute other than LIB-NAME and LIB-VER.
+pub fn unrecognized_option(attribute: &[u8]) -> CmdError {
+    CmdError::Owned(format!(
+        "ERR Unrecognized option '{}'",
+        String::from_utf8_lossy(attribute)
+    ))
+}
+pub fn unknown_client_type(name: &[u8]) -> CmdError {
+    CmdError::Owned(format!(
+        "ERR Unknown client type '{}'",
+        String::from_utf8_lossy(name)
+    ))
+}
+pub fn no_such_user(name: &[u8]) -> CmdError {
+    CmdError::Owned(format!(
+        "ERR No such user '{}'",
+        String::from_utf8_lossy(name)
+    ))
+}
+pub const INVALID_CLIENT_ID: &str = "ERR Invalid client ID";
+pub const UNBLOCK_REASON: &str = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
+pub const CLIENT_ID_NOT_POSITIVE: &str = "ERR client-id should be greater than 0";
+pub const MAXAGE_NOT_INTEGER: &str = "ERR maxage is not an integer or out of range";
+pub const MAXAGE_NOT_POSITIVE: &str = "ERR maxage should be greater than 0";
+pub const NO_SUCH_CLIENT: &str = "ERR No such client";
+/// CLIENT UNBLOCK ... ERROR's reply to the client it unblocks, as Redis words it.
+pub const UNBLOCKED: &str = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
+/// What a parked client gets, before its connection closes, when the server becomes a replica.
+pub const NOW_REPLICA: &str =
+    "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)";
+
 /// A key or word as an error message shows it: its first 128 bytes, invalid UTF-8 replaced.
 fn shown(word: &[u8]) -> std::borrow::Cow<'_, str> {
     String::from_utf8_lossy(&word[..word.len().min(128)])
@@ -269,20 +369,6 @@ pub type CmdResult = Result<(), CmdError>;
 #[cfg(test)]
 mod tests {
     use std::path::{Path, PathBuf};
-
-    /// Files that still write client-visible errors inline, until their family is converted to
-    /// this file's constants (issue 32): the list only shrinks, and is empty when done.
-    const NOT_YET_CONVERTED: &[&str] = &[
-        "src/cmd/admin.rs",
-        "src/cmd/command.rs",
-        "src/cmd/connection.rs",
-        "src/cmd/dispatch.rs",
-        "src/cmd/migration.rs",
-        "src/cmd/pubsub.rs",
-        "src/cmd/replication.rs",
-        "src/cmd/transaction.rs",
-        "src/server/blocking.rs",
-    ];
 
     /// The first words of Redis's error replies, as a literal starts with them.
     const CODES: &[&str] = &[
@@ -363,7 +449,6 @@ mod tests {
         rust_files(&root.join("src/cmd"), &mut files);
         rust_files(&root.join("src/server"), &mut files);
         let mut inline = Vec::new();
-        let mut converted_since = Vec::new();
         for path in files {
             let name = path.strip_prefix(root).expect("under the root");
             let name = name.to_string_lossy().replace('\\', "/");
@@ -372,20 +457,12 @@ mod tests {
             }
             let text = std::fs::read_to_string(&path).expect("a source file");
             let found = inline_errors(&text, name.starts_with("src/cmd/"));
-            match (NOT_YET_CONVERTED.contains(&name.as_str()), found.is_empty()) {
-                (false, false) => inline.extend(found.iter().map(|line| format!("{name}: {line}"))),
-                (true, true) => converted_since.push(name),
-                _ => {}
-            }
+            inline.extend(found.iter().map(|line| format!("{name}: {line}")));
         }
         assert!(
             inline.is_empty(),
             "client-visible errors belong in src/cmd/errors.rs:\n{}",
             inline.join("\n")
-        );
-        assert!(
-            converted_since.is_empty(),
-            "converted: take them off NOT_YET_CONVERTED: {converted_since:?}"
         );
     }
 

@@ -281,9 +281,7 @@ pub(super) fn migrate(ctx: &mut Ctx, request: Request) -> CmdResult {
     }
     if let Some(line) = target_error {
         let text = String::from_utf8_lossy(&line[1..line.len() - 2]).into_owned();
-        return Err(CmdError::Owned(format!(
-            "ERR Target instance replied with error: {text}"
-        )));
+        return Err(migrate_target_error(&text));
     }
     if let Some(error) = link_failure {
         return Err(link_error(error));

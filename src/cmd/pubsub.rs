@@ -9,14 +9,6 @@ use super::spec::{bits, pattern, string, CommandSpec, Docs, Group};
 use super::Ctx;
 use crate::protocol::Request;
 
-/// Redis 7's refusal of other commands to a RESP2 client in the Pub/Sub context.
-pub(super) fn refusal(name: &str) -> CmdError {
-    CmdError::Owned(format!(
-        "ERR Can't execute '{name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET \
-         are allowed in this context"
-    ))
-}
-
 /// Whether a RESP2 client in the Pub/Sub context may run the command.
 pub(super) fn allowed_when_subscribed(name: &str) -> bool {
     matches!(
@@ -168,10 +160,7 @@ pub(super) fn pubsub(ctx: &mut Ctx, request: Request) -> CmdResult {
         .iter()
         .any(|known| is(sub, known))
     {
-        return Err(CmdError::Owned(format!(
-            "ERR unknown subcommand or wrong number of arguments for '{}'. Try PUBSUB HELP.",
-            String::from_utf8_lossy(sub)
-        )));
+        return Err(subcommand_arity(sub, "PUBSUB"));
     } else {
         return Err(CmdError::unknown_subcommand(sub, "PUBSUB"));
     }
