@@ -47,6 +47,7 @@ mod strings;
 mod tests;
 mod transaction;
 mod windowed;
+mod zset_ranges;
 mod zsets;
 
 pub use client_info::{ClientFilter, ClientInfo, ClientKind, ClientType};
