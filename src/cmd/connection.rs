@@ -104,7 +104,7 @@ pub(super) fn hello(ctx: &mut Ctx, request: Request) -> CmdResult {
     reply.bulk(b"role");
     reply.bulk(b"master");
     reply.bulk(b"modules");
-    super::module::write_module_list(reply, b"sieved");
+    super::module_list::write_module_list(reply, b"sieved");
     Ok(())
 }
 
@@ -129,7 +129,7 @@ pub(super) fn reset(ctx: &mut Ctx, _request: Request) -> CmdResult {
     ctx.session.authenticated = !ctx.config().requires_password();
     ctx.session.transaction = None;
     ctx.session.watched.clear();
-    super::pubsub::leave_all(ctx);
+    ctx.leave_all_channels();
     ctx.session.db = 0;
     ctx.session.client.set_db(0);
     ctx.session.client.clear_name();

@@ -453,6 +453,18 @@ impl Ctx<'_> {
         self.server.config()
     }
 
+    /// Leaves every channel and pattern without a word, as Redis's RESET does.
+    pub(super) fn leave_all_channels(&mut self) {
+        let id = self.session.client.id;
+        let pubsub = self.server.pubsub();
+        for kind in [SubscriptionKind::Channel, SubscriptionKind::Pattern] {
+            for name in pubsub.subscriptions(id, kind) {
+                pubsub.unsubscribe(id, kind, &name);
+            }
+        }
+        self.session.client.set_subscriptions(0, 0);
+    }
+
     /// The largest filter a command may create or grow to: `max-filter-memory` (by default
     /// derived from the machine, `per_filter_limit`), except on replay, which applies
     /// what was logged whatever the limit is now (as Redis loads whatever it logged).

@@ -34,6 +34,7 @@ mod long_double;
 mod merge;
 mod migration;
 mod module;
+mod module_list;
 pub(crate) mod prefetch;
 mod pubsub;
 mod random;

@@ -5,9 +5,10 @@
 
 use super::args::{keyword, Args};
 use super::errors::*;
+use super::module_list::{write_module_list, BLOOM_MODULE};
 use super::spec::{block, command_table, find_subcommand, string, CommandSpec, Docs};
 use super::Ctx;
-use crate::protocol::{Reply, Request};
+use crate::protocol::Request;
 
 enum Subcommand {
     List,
@@ -38,25 +39,6 @@ const HELP: &[&str] = &[
     "HELP",
     "    Prints this help.",
 ];
-
-/// The module RedisBloom registers, as Redis describes a loaded module.
-const BLOOM_MODULE: &str = "bf";
-
-/// The loaded modules as MODULE LIST and HELLO describe them, in Redis's shape: one map per
-/// module (a flat array in RESP2) of its name, version, the `path` it was loaded from and its
-/// load arguments (none).
-pub(super) fn write_module_list(reply: &mut Reply, path: &[u8]) {
-    reply.array(1);
-    reply.map(4);
-    reply.bulk(b"name");
-    reply.bulk(BLOOM_MODULE.as_bytes());
-    reply.bulk(b"ver");
-    reply.int(crate::BLOOM_MODULE_VERSION);
-    reply.bulk(b"path");
-    reply.bulk(path);
-    reply.bulk(b"args");
-    reply.array(0);
-}
 
 /// MODULE LIST | LOAD path [arg ...] | LOADEX path ... | UNLOAD name | HELP
 #[derive(Clone, Copy)]

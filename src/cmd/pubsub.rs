@@ -86,18 +86,6 @@ pub(super) fn punsubscribe(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-/// RESET's part: leaves every channel and pattern without a word, as Redis.
-pub(super) fn leave_all(ctx: &mut Ctx) {
-    let id = ctx.session.client.id;
-    let pubsub = ctx.server.pubsub();
-    for kind in [SubscriptionKind::Channel, SubscriptionKind::Pattern] {
-        for name in pubsub.subscriptions(id, kind) {
-            pubsub.unsubscribe(id, kind, &name);
-        }
-    }
-    ctx.session.client.set_subscriptions(0, 0);
-}
-
 pub(super) fn publish(ctx: &mut Ctx, request: Request) -> CmdResult {
     let receivers = ctx.server.pubsub().publish(request.arg(1), request.arg(2));
     ctx.server
