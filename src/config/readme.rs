@@ -36,10 +36,17 @@ fn settings_markdown() -> String {
             param.name,
             param.flag,
             param.kind.replace('|', "\\|"),
-            param.help.replace('|', "\\|")
+            markdown_text(param.help)
         ));
     }
     out
+}
+
+/// Text for a table cell: bars escaped, and `<host>` shown rather than read as an HTML tag.
+fn markdown_text(text: &str) -> String {
+    text.replace('|', "\\|")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// The page with its table replaced by `table`; `None` when the markers are missing.
