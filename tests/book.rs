@@ -18,7 +18,11 @@ fn pages() -> Vec<PathBuf> {
             if path.is_dir() {
                 walk(&path, out);
             } else if path.extension().is_some_and(|ext| ext == "md") {
-                out.push(path.strip_prefix(root()).expect("under the root").to_path_buf());
+                out.push(
+                    path.strip_prefix(root())
+                        .expect("under the root")
+                        .to_path_buf(),
+                );
             }
         }
     }
@@ -144,7 +148,11 @@ fn broken_links(file: &Path) -> Vec<String> {
         };
         let full = root().join(&linked);
         if !full.exists() {
-            broken.push(format!("{}: {target}: no file {}", file.display(), linked.display()));
+            broken.push(format!(
+                "{}: {target}: no file {}",
+                file.display(),
+                linked.display()
+            ));
             continue;
         }
         if let Some(anchor) = anchor {
@@ -186,7 +194,10 @@ fn every_page_is_in_the_summary() {
         .into_iter()
         .filter(|page| page != Path::new("docs/SUMMARY.md") && !listed.contains(page))
         .collect();
-    assert!(missing.is_empty(), "pages not in docs/SUMMARY.md: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "pages not in docs/SUMMARY.md: {missing:?}"
+    );
 }
 
 #[test]
@@ -200,7 +211,10 @@ fn the_readme_links_to_every_page() {
         .into_iter()
         .filter(|page| !linked.contains(page))
         .collect();
-    assert!(missing.is_empty(), "pages the README does not link to: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "pages the README does not link to: {missing:?}"
+    );
 }
 
 #[test]
@@ -212,5 +226,8 @@ fn the_checker_finds_what_it_should() {
     assert!(ids.contains("merging-filters-sieveds-own"));
     assert!(!ids.contains("not-a-heading"));
     assert_eq!(links(text), vec!["x.md#y".to_string()]);
-    assert_eq!(normalize(Path::new("docs/commands/../sizing.md")), Path::new("docs/sizing.md"));
+    assert_eq!(
+        normalize(Path::new("docs/commands/../sizing.md")),
+        Path::new("docs/sizing.md")
+    );
 }
