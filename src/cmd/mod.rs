@@ -38,6 +38,8 @@ mod module_list;
 pub(crate) mod prefetch;
 mod pubsub;
 mod random;
+#[cfg(test)]
+mod reference;
 mod replication;
 mod runs;
 mod sets;
