@@ -14,10 +14,10 @@
 //! standard error every second for files that take longer than that.
 
 use crate::persist::fs;
-use crate::persist::redis_rdb::{self, Entry};
 use crate::persist::snapshot;
 use crate::protocol::encode_request;
-use crate::store::rdb::{self, Decoded, Limits};
+use crate::rdb::file::Entry;
+use crate::rdb::{self, Decoded, Limits};
 use crate::store::{now_ms, Store, Value};
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use std::collections::{BTreeMap, BTreeSet};
@@ -257,8 +257,8 @@ fn mebibytes(bytes: u64) -> f64 {
 }
 
 fn import(options: &Options) -> Result<String, String> {
-    let path = if redis_rdb::is_manifest(&options.file) {
-        redis_rdb::manifest_base(&options.file)?
+    let path = if rdb::file::is_manifest(&options.file) {
+        rdb::file::manifest_base(&options.file)?
     } else {
         options.file.clone()
     };
@@ -293,7 +293,7 @@ fn import(options: &Options) -> Result<String, String> {
         }
     };
     let summary =
-        redis_rdb::read_file(&path, options.databases, &Limits::NONE, progress, |entry| {
+        rdb::file::read_file(&path, options.databases, &Limits::NONE, progress, |entry| {
             keys_seen += 1;
             let Entry {
                 db,

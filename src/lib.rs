@@ -5,6 +5,7 @@
 pub mod cmd;
 pub mod config;
 pub mod filter;
+pub mod frontier;
 /// The fuzz targets' harnesses: public only to the fuzz crate (feature `fuzzing`); the unit
 /// tests replay every input the fuzzers kept through them.
 #[cfg(any(test, feature = "fuzzing"))]
@@ -16,6 +17,7 @@ pub(crate) mod observe;
 pub mod open_files;
 pub mod persist;
 pub mod protocol;
+pub mod rdb;
 pub mod server;
 pub mod store;
 mod stripes;

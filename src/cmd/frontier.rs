@@ -18,10 +18,11 @@ use super::spec::{
 };
 use super::Ctx;
 use crate::filter::FilterError;
-use crate::protocol::{Reply, Request};
-use crate::store::{
-    group_of, Frontier, FrontierOptions, HostChange, Leased, Nacked, Rules, Value, MAX_URL_LEN,
+use crate::frontier::{
+    group_of, Frontier, FrontierOptions, HostChange, Leased, Nacked, Rules, MAX_URL_LEN,
 };
+use crate::protocol::{Reply, Request};
+use crate::store::Value;
 use std::time::Duration;
 
 /// The longest lease, delay or pause, in milliseconds: about 31 years, far from overflowing

@@ -20,7 +20,6 @@ pub(crate) mod compaction;
 pub(crate) mod faults;
 pub(crate) mod fs;
 pub(crate) mod recovery;
-pub mod redis_rdb;
 pub mod snapshot;
 #[cfg(test)]
 mod tests;

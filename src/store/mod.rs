@@ -10,11 +10,9 @@ mod collection;
 mod db;
 mod dense;
 mod eviction;
-mod frontier;
 mod glob;
 mod hash;
 mod list;
-pub mod rdb;
 mod set;
 mod summary;
 mod table;
@@ -26,10 +24,6 @@ pub use access::{Tracking, LFU_INIT_VAL, LRU_CLOCK_MAX};
 pub use collection::{Bytes, List};
 pub use db::{Db, ScanFilter, ValueHandle, WatchToken};
 pub use eviction::EvictionPolicy;
-pub use frontier::{
-    group_of, Frontier, FrontierInfo, FrontierOptions, HostChange, HostRules, Leased, Nacked,
-    Rules, MAX_URL_LEN,
-};
 pub use glob::glob_match;
 pub use hash::Hash;
 pub use set::Set;

@@ -1,9 +1,9 @@
 use super::collection::{self, List};
-use super::frontier::Frontier;
 use super::hash::Hash;
 use super::set::Set;
 use super::zset::ZSet;
 use crate::filter::{BloomChain, CountingChain, CuckooFilter, FilterError, WindowedFilter};
+use crate::frontier::Frontier;
 
 /// What a key holds.
 #[derive(Debug, Clone)]

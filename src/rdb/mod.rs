@@ -19,6 +19,7 @@
 //! `sieved---` for what RedisBloom cannot hold.
 
 pub mod crc64;
+pub mod file;
 mod lzf;
 mod module;
 mod packed;

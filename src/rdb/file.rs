@@ -1,5 +1,5 @@
 //! Reading a Redis RDB file (versions 9 to 12: Redis 6.2 to 8), for `sieved import-rdb`. The
-//! values themselves are decoded by `store::rdb`, which RESTORE shares; this is the file around
+//! values themselves are decoded by the rest of `rdb`, which RESTORE shares; this is the file around
 //! them:
 //!
 //! ```text
@@ -22,9 +22,10 @@
 //! and the checksum is checked once the end is reached; the caller keeps what it was given only
 //! if the whole file read cleanly. The file is only ever opened for reading.
 
-use crate::store::rdb::{
-    self, describe_module, read_array, read_length, read_string, read_u8, read_value,
-    skip_module_fields, skip_string, Decoded, Input, Limits, RdbError, RdbResult,
+use super::{
+    crc64, describe_module, is_value_type, read_array, read_length, read_string, read_u8,
+    read_value, skip_module_fields, skip_string, Decoded, Input, Limits, RdbError, RdbResult,
+    MAX_VERSION,
 };
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
@@ -88,7 +89,7 @@ impl std::fmt::Display for FileError {
 
 impl std::error::Error for FileError {}
 
-/// The file as `store::rdb` reads it: buffered, checksummed as it goes, its size the bound of
+/// The file as the value codec reads it: buffered, checksummed as it goes, its size the bound of
 /// every length.
 struct FileInput {
     input: BufReader<File>,
@@ -109,7 +110,7 @@ impl Input for FileInput {
                 io::ErrorKind::UnexpectedEof => RdbError::Truncated,
                 _ => RdbError::Io(error.to_string()),
             })?;
-        self.crc = rdb::crc64::update(self.crc, buf);
+        self.crc = crc64::update(self.crc, buf);
         self.offset += buf.len() as u64;
         Ok(())
     }
@@ -237,11 +238,11 @@ fn read_entries(
         .filter(|_| &magic[..5] == b"REDIS")
         .and_then(|digits| digits.parse::<u16>().ok())
         .ok_or("not an RDB file (no REDIS signature)")?;
-    if !(OLDEST_VERSION..=rdb::MAX_VERSION).contains(&version) {
+    if !(OLDEST_VERSION..=MAX_VERSION).contains(&version) {
         return Err(format!(
             "RDB version {version} is not supported (this build reads {OLDEST_VERSION} to {}, \
              written by Redis 6.2 to 8)",
-            rdb::MAX_VERSION
+            MAX_VERSION
         ));
     }
     summary.version = version;
@@ -314,7 +315,7 @@ fn read_entries(
             OPCODE_FUNCTION_PRE_GA => {
                 return Err("functions as Redis 7.0's release candidates wrote them".into())
             }
-            rdb_type if rdb::is_value_type(rdb_type) => {
+            rdb_type if is_value_type(rdb_type) => {
                 let key = read_string(input, u64::MAX).map_err(text)?;
                 let value = read_value(input, rdb_type, limits).map_err(|error| {
                     format!(
