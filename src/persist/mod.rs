@@ -22,4 +22,6 @@ pub(crate) mod fs;
 pub(crate) mod recovery;
 pub mod snapshot;
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod tests;

@@ -11,15 +11,15 @@ mod expiry;
 mod isolation;
 mod listener;
 mod logged_writes;
-mod metrics;
+mod metrics_endpoint;
 mod pubsub;
 mod query_buffer;
 mod replication;
+mod sampler;
 mod saver;
 #[cfg(test)]
 mod scaling;
 mod shutdown;
-mod stats;
 mod tls;
 
 pub use clients::Clients;
@@ -183,7 +183,7 @@ impl Shared {
                 total_system: crate::memory::physical_bytes(),
                 not_counted_for_evict: self.replication.stream.beyond_backlog(),
             },
-            cpu: stats::cpu_times(),
+            cpu: sampler::cpu_times(),
             snapshots: observe::Snapshots {
                 changes_since_last: self.saver.changes(),
                 in_progress: self.saver.in_progress(),

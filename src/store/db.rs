@@ -1,5 +1,5 @@
 use super::access::{AccessBits, Tracking};
-use super::table::{KeyTable, ScanBudget};
+use super::key_table::{KeyTable, ScanBudget};
 use super::waits::Waits;
 use super::{glob_match, read, write, Value};
 use std::hash::BuildHasher;

@@ -6,26 +6,28 @@
 //! different keys never wait for each other, and many clients can read one filter at once.
 
 mod access;
-mod collection;
+mod collection_encoding;
 mod db;
 mod dense;
 mod eviction;
 mod glob;
 mod hash;
+mod key_table;
 mod list;
+mod members;
 mod set;
 mod summary;
-mod table;
 mod value;
 mod waits;
 mod zset;
 
 pub use access::{Tracking, LFU_INIT_VAL, LRU_CLOCK_MAX};
-pub use collection::{Bytes, List};
 pub use db::{Db, ScanFilter, ValueHandle, WatchToken};
 pub use eviction::EvictionPolicy;
 pub use glob::glob_match;
 pub use hash::Hash;
+pub use list::List;
+pub use members::Bytes;
 pub use set::Set;
 pub use summary::{summarize, DbKeys, FilterTotals, Summary};
 pub use value::{Value, ValueKind};

@@ -449,7 +449,7 @@ fn parse_body(body: Vec<u8>, fixed_width: bool) -> Result<Record, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::persist::tests::request;
+    use crate::persist::test_support::request;
 
     /// Writes `records` after a header of `version` and reads them back.
     fn read_back(version: u32, records: &[u8]) -> Vec<Record> {
