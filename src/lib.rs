@@ -1,4 +1,5 @@
-//! sieved: a Redis-protocol server for Bloom filters.
+//! sieved: a Redis-protocol server for a crawler fleet's shared state: RedisBloom-compatible
+//! filters, a crawl frontier, Redis data types, replication.
 
 #![warn(unreachable_pub)]
 

@@ -95,7 +95,7 @@ struct FileInput {
     input: BufReader<File>,
     size: u64,
     offset: u64,
-    crc: u64,
+    crc: crc64::Running,
 }
 
 impl Input for FileInput {
@@ -110,7 +110,7 @@ impl Input for FileInput {
                 io::ErrorKind::UnexpectedEof => RdbError::Truncated,
                 _ => RdbError::Io(error.to_string()),
             })?;
-        self.crc = crc64::update(self.crc, buf);
+        self.crc.update(buf);
         self.offset += buf.len() as u64;
         Ok(())
     }
@@ -203,7 +203,7 @@ pub fn read_file(
         input: BufReader::with_capacity(1 << 20, file),
         size,
         offset: 0,
-        crc: 0,
+        crc: crc64::running(),
     };
     let mut summary = FileSummary {
         bytes: size,
@@ -333,7 +333,7 @@ fn read_entries(
             other => return Err(format!("unknown opcode {other:#04x}")),
         }
     }
-    let computed = input.crc;
+    let computed = input.crc.clone().finalize();
     let stored = u64::from_le_bytes(read_array(input).map_err(text)?);
     if stored != 0 && stored != computed {
         return Err("checksum mismatch: the file is damaged".into());

@@ -19,7 +19,7 @@
 //! that DUMP, RESTORE and MIGRATE move them to and from Redis with RedisBloom, and sieved's own
 //! `sieved---` for what RedisBloom cannot hold.
 
-pub mod crc64;
+mod crc64;
 pub mod file;
 mod lzf;
 mod module_values;
@@ -65,7 +65,7 @@ pub fn dump(value: &Value) -> Vec<u8> {
 /// Ends a payload's value with the trailer: RDB version `version`, then the checksum of it all.
 pub fn append_trailer(payload: &mut Vec<u8>, version: u16) {
     payload.extend_from_slice(&version.to_le_bytes());
-    let crc = crc64::update(0, payload);
+    let crc = crc64::checksum(payload);
     payload.extend_from_slice(&crc.to_le_bytes());
 }
 
@@ -78,7 +78,7 @@ pub fn restore(payload: &[u8], limits: &Limits) -> Result<Value, RestoreError> {
     let (body, trailer) = payload.split_at(body_len);
     let version = u16::from_le_bytes([trailer[0], trailer[1]]);
     let crc = u64::from_le_bytes(trailer[2..].try_into().expect("8 bytes"));
-    if version > MAX_VERSION || crc64::update(0, &payload[..body_len + 2]) != crc {
+    if version > MAX_VERSION || crc64::checksum(&payload[..body_len + 2]) != crc {
         return Err(RestoreError::VersionOrChecksum);
     }
     let mut input = SliceInput(body);
