@@ -2,8 +2,9 @@
 //! name, ends when shutdown is requested (the log writer when it is closed, after the
 //! connections), and shows its state in INFO server as `background_<name>`.
 
-use super::saver::{Keyspace, SaveError};
+use super::saver::Keyspace;
 use super::{expiry, metrics_endpoint, replication, sampler, shutdown, Shared};
+use crate::cmd::SaveError;
 use crate::persist::aof::OpenSegment;
 use crate::store::now_ms;
 use std::io;

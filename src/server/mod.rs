@@ -2,6 +2,9 @@
 //! orderly shutdown. Protocol and command logic live elsewhere; this module moves bytes.
 
 mod background;
+/// The hooks of benches/scaling.rs, public only to it.
+#[cfg(feature = "scaling-bench")]
+pub mod bench_support;
 mod blocking;
 mod client_io;
 mod clients;
@@ -17,15 +20,13 @@ mod query_buffer;
 mod replication;
 mod sampler;
 mod saver;
-#[cfg(test)]
-mod scaling;
 mod shutdown;
 mod tls;
 
 pub use clients::Clients;
 pub use isolation::Isolation;
 pub use listener::Server;
-pub use saver::{SaveError, Saver};
+pub use saver::Saver;
 pub use shutdown::Shutdown;
 
 use crate::cmd::COMMANDS;

@@ -35,7 +35,7 @@ pub use summary::{summarize, DbKeys, FilterTotals, Summary};
 pub use value::{Value, ValueKind};
 pub use zset::{Score, ZSet};
 
-#[cfg(test)]
+#[cfg(feature = "scaling-bench")]
 use crate::stripes::lock_waits;
 use eviction::Evictor;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -126,7 +126,7 @@ pub fn now_ms() -> u64 {
 /// A panic elsewhere must not make a key unusable for everyone: ignore lock poisoning. The data
 /// behind a lock is only ever changed by whole operations that cannot leave it half-written.
 pub(crate) fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
-    #[cfg(test)]
+    #[cfg(feature = "scaling-bench")]
     if let Some(guard) = lock_waits::uncontended(lock.try_read(), &lock_waits::KEYSPACE) {
         return guard;
     }
@@ -134,7 +134,7 @@ pub(crate) fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
 }
 
 pub(crate) fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
-    #[cfg(test)]
+    #[cfg(feature = "scaling-bench")]
     if let Some(guard) = lock_waits::uncontended(lock.try_write(), &lock_waits::KEYSPACE) {
         return guard;
     }

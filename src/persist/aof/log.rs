@@ -10,7 +10,7 @@
 use super::file_end::{FileEnd, OpenSegment, State};
 use crate::config::Fsync;
 use crate::persist::fs::FileSystem;
-#[cfg(test)]
+#[cfg(feature = "scaling-bench")]
 use crate::stripes::lock_waits;
 use std::io;
 use std::path::PathBuf;
@@ -90,7 +90,7 @@ impl Aof {
     }
 
     pub(super) fn lock(&self) -> MutexGuard<'_, State> {
-        #[cfg(test)]
+        #[cfg(feature = "scaling-bench")]
         if let Some(guard) = lock_waits::uncontended(self.state.try_lock(), &lock_waits::LOG) {
             return guard;
         }
@@ -103,7 +103,7 @@ impl Aof {
         Appender {
             aof: self,
             state: self.lock(),
-            #[cfg(test)]
+            #[cfg(feature = "scaling-bench")]
             since: std::time::Instant::now(),
         }
     }
@@ -260,11 +260,11 @@ impl Aof {
 pub struct Appender<'a> {
     aof: &'a Aof,
     state: MutexGuard<'a, State>,
-    #[cfg(test)]
+    #[cfg(feature = "scaling-bench")]
     since: std::time::Instant,
 }
 
-#[cfg(test)]
+#[cfg(feature = "scaling-bench")]
 impl Drop for Appender<'_> {
     fn drop(&mut self) {
         lock_waits::LOG_HELD_NS.add(self.since.elapsed().as_nanos() as u64);
