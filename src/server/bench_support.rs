@@ -28,7 +28,7 @@ impl Connection {
         }
     }
 
-    /// Does what a connection does for one batch, as `client_io::execute_all` and the loop
+    /// Does what a connection does for one batch, as `batch::execute_all` and the loop
     /// around it do: takes the isolation guard, runs every request of `input` through
     /// `cmd::execute` (the lookup, the checks, the keyspace's locks, the value, the write log
     /// when there is one), serves blocked clients after each, times each for commandstats,

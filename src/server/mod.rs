@@ -2,6 +2,7 @@
 //! orderly shutdown. Protocol and command logic live elsewhere; this module moves bytes.
 
 mod background;
+mod batch;
 /// The hooks of benches/scaling.rs, public only to it.
 #[cfg(feature = "scaling-bench")]
 pub mod bench_support;
@@ -15,6 +16,7 @@ mod isolation;
 mod listener;
 mod logged_writes;
 mod metrics_endpoint;
+mod outcomes;
 mod pubsub;
 mod query_buffer;
 mod replication;
