@@ -1,4 +1,5 @@
-//! sieved: a Redis-protocol server for Bloom filters.
+//! sieved: a Redis-protocol server for a crawler fleet's shared state: RedisBloom-compatible
+//! filters, a crawl frontier, Redis data types, replication.
 
 #![warn(unreachable_pub)]
 
@@ -6,6 +7,7 @@ pub mod acl;
 pub mod cmd;
 pub mod config;
 pub mod filter;
+pub mod frontier;
 /// The fuzz targets' harnesses: public only to the fuzz crate (feature `fuzzing`); the unit
 /// tests replay every input the fuzzers kept through them.
 #[cfg(any(test, feature = "fuzzing"))]
@@ -17,6 +19,7 @@ pub(crate) mod observe;
 pub mod open_files;
 pub mod persist;
 pub mod protocol;
+pub mod rdb;
 pub mod server;
 pub mod store;
 mod stripes;

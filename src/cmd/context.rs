@@ -71,11 +71,12 @@ pub enum ExitSave {
     NoSave = 2,
 }
 
-/// Why a SAVE, BGSAVE or BGREWRITEAOF did not start or did not finish.
+/// Why a SAVE, BGSAVE or BGREWRITEAOF did not start or did not finish: the server's saver
+/// gives it, and the commands answer from it.
 #[derive(Debug)]
 pub enum SaveError {
     InProgress,
-    Failed(String),
+    Failed(std::io::Error),
 }
 
 /// Where a logged write stands: the append-only file position its reply waits for (see

@@ -1,4 +1,4 @@
-//! DUMP, RESTORE and MIGRATE: a value as Redis serializes it (`store::rdb`), so that keys move
+//! DUMP, RESTORE and MIGRATE: a value as Redis serializes it (`rdb`), so that keys move
 //! between sieved and Redis (with RedisBloom's filters) in both directions.
 
 use super::args::{is, parse_i64};
@@ -8,7 +8,7 @@ use super::spec::{
 };
 use super::Ctx;
 use crate::protocol::{encode_request, Request};
-use crate::store::rdb::{self, Limits, RestoreError};
+use crate::rdb::{self, Limits, RestoreError};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;

@@ -1,9 +1,10 @@
-use super::collection::{self, List};
-use super::frontier::Frontier;
+use super::collection_encoding;
 use super::hash::Hash;
+use super::list::List;
 use super::set::Set;
 use super::zset::ZSet;
 use crate::filter::{BloomChain, CountingChain, CuckooFilter, FilterError, WindowedFilter};
+use crate::frontier::Frontier;
 
 /// What a key holds.
 #[derive(Debug, Clone)]
@@ -46,7 +47,7 @@ impl Value {
     /// OBJECT ENCODING's answer for a collection, None for other values.
     pub fn collection_encoding(&self) -> Option<&'static str> {
         match self {
-            Value::List(list) => Some(collection::list_encoding(list)),
+            Value::List(list) => Some(collection_encoding::list_encoding(list)),
             Value::Set(set) => Some(set.encoding()),
             Value::ZSet(zset) => Some(zset.encoding()),
             Value::Hash(hash) => Some(hash.encoding()),
@@ -74,7 +75,7 @@ impl Value {
             Value::Counting(chain) => own + chain.memory_bytes(),
             Value::Cuckoo(filter) => own + filter.memory_bytes(),
             Value::Windowed(filter) => own + filter.memory_bytes(),
-            Value::List(list) => own + collection::list_memory(list),
+            Value::List(list) => own + collection_encoding::list_memory(list),
             Value::Set(set) => own + set.memory_bytes(),
             Value::ZSet(zset) => own + zset.memory_bytes(),
             Value::Hash(hash) => own + hash.memory_bytes(),
@@ -142,10 +143,10 @@ impl Value {
             Value::Counting(chain) => chain.dump_header(),
             Value::Cuckoo(filter) => filter.header().to_vec(),
             Value::Windowed(filter) => filter.dump_header(),
-            Value::List(list) => collection::encode_list(list),
-            Value::Set(set) => collection::encode_set(set),
-            Value::ZSet(zset) => collection::encode_zset(zset),
-            Value::Hash(hash) => collection::encode_hash(hash),
+            Value::List(list) => collection_encoding::encode_list(list),
+            Value::Set(set) => collection_encoding::encode_set(set),
+            Value::ZSet(zset) => collection_encoding::encode_zset(zset),
+            Value::Hash(hash) => collection_encoding::encode_hash(hash),
             Value::Frontier(frontier) => frontier.encode(),
         }
     }
@@ -250,16 +251,16 @@ impl Value {
             ValueKind::Windowed => {
                 Value::Windowed(Box::new(WindowedFilter::from_header(header, limit_bytes)?))
             }
-            ValueKind::List => collection::decode_list(header)
+            ValueKind::List => collection_encoding::decode_list(header)
                 .map(|list| Value::List(Box::new(list)))
                 .ok_or(FilterError::BadDump)?,
-            ValueKind::Set => collection::decode_set(header)
+            ValueKind::Set => collection_encoding::decode_set(header)
                 .map(|set| Value::Set(Box::new(set)))
                 .ok_or(FilterError::BadDump)?,
-            ValueKind::ZSet => collection::decode_zset(header)
+            ValueKind::ZSet => collection_encoding::decode_zset(header)
                 .map(|zset| Value::ZSet(Box::new(zset)))
                 .ok_or(FilterError::BadDump)?,
-            ValueKind::Hash => collection::decode_hash(header)
+            ValueKind::Hash => collection_encoding::decode_hash(header)
                 .map(|hash| Value::Hash(Box::new(hash)))
                 .ok_or(FilterError::BadDump)?,
             // Its seen-set's bits are in the header: the header's length bounds what it takes.

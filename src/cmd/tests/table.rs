@@ -479,7 +479,7 @@ fn every_write_command_is_logged_and_counted() {
         } else {
             Vec::new()
         };
-        let payload = crate::store::rdb::dump(&crate::store::Value::String(b"v".to_vec()));
+        let payload = crate::rdb::dump(&crate::store::Value::String(b"v".to_vec()));
         let target = migration_target();
         let words: Vec<&[u8]> = command
             .iter()

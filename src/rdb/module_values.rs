@@ -21,7 +21,7 @@ use super::primitives::{
     read_binary_double, read_length, read_string, skip_string, write_binary_double, write_length,
     write_string, Input, RdbError, RdbResult,
 };
-use super::value::{Decoded, Limits, TYPE_MODULE_2};
+use super::types::{Decoded, Limits, TYPE_MODULE_2};
 use crate::filter::CUCKOO_HEADER_LEN;
 use crate::filter::{BloomChain, CuckooFilter, FilterError, RedisBloomLink, RedisBloomShape};
 use crate::store::{Value, ValueKind};
