@@ -10,6 +10,7 @@ pub mod filter;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzz_support;
 pub mod import_rdb;
+pub mod json;
 pub mod memory;
 pub mod notify;
 pub(crate) mod observe;
