@@ -1482,6 +1482,20 @@ impl Run<'_> {
     }
 }
 
+/// Stores a number a `NumberWrite` records, where it was stored: how a log replays the
+/// numeric commands without redoing their arithmetic. False if no number is there.
+pub fn set_number(document: &mut Value, path: &[String], value: Number) -> bool {
+    let mut stored = false;
+    let result = edit::edit_at(document, path, |v| {
+        if let Value::Number(n) = v {
+            *n = value;
+            stored = true;
+        }
+        Ok(After::Keep)
+    });
+    result.is_ok() && stored
+}
+
 /// Where `JSON.SET` (or `MSET`, `MERGE`) writes at a non-root path: over every match, or,
 /// when nothing matches and the path is static, as a new member of the parents it names.
 fn targets(doc: &Value, path: &str, mode: SetMode) -> Step<Vec<Target>> {
@@ -1726,6 +1740,107 @@ fn get_document(doc: &Value, paths: &[Path<'_>], formatting: &Formatting<'_>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::{parse, ParseLimits};
+    use std::collections::HashMap;
+
+    #[derive(Default)]
+    struct Keys(HashMap<Vec<u8>, Value>);
+
+    impl Keyspace for Keys {
+        fn get(&self, key: &[u8]) -> Lookup<&Value> {
+            self.0.get(key).map_or(Lookup::Missing, Lookup::Json)
+        }
+        fn get_mut(&mut self, key: &[u8]) -> Lookup<&mut Value> {
+            self.0.get_mut(key).map_or(Lookup::Missing, Lookup::Json)
+        }
+        fn create(&mut self, key: &[u8], document: Value) {
+            self.0.insert(key.to_vec(), document);
+        }
+        fn delete(&mut self, key: &[u8]) {
+            self.0.remove(key);
+        }
+    }
+
+    fn run(keys: &mut Keys, command: &[&str]) -> Answer {
+        let args: Vec<&[u8]> = command[1..].iter().map(|a| a.as_bytes()).collect();
+        execute(command[0], &args, keys, false).answer
+    }
+
+    #[test]
+    fn the_deepest_documents_fit_a_small_stack() {
+        // Test threads have 2 MiB of stack, as tokio's workers do.
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(|| {
+                let mut keys = Keys::default();
+                let level = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+                assert_eq!(
+                    run(&mut keys, &["json.set", "k", "$", &level(127)]),
+                    Answer::Ok
+                );
+                let mut depth = 127;
+                while depth + 127 <= MAX_NESTING {
+                    let path = format!("${}", "[0]".repeat(depth - 1));
+                    assert_eq!(
+                        run(&mut keys, &["json.arrappend", "k", &path, &level(127)]),
+                        Answer::Array(vec![Answer::Integer(1)])
+                    );
+                    depth += 127;
+                }
+                let path = format!("${}", "[0]".repeat(depth - 1));
+                assert_eq!(
+                    run(&mut keys, &["json.arrappend", "k", &path, &level(127)]),
+                    Answer::Error(TOO_DEEP.to_string())
+                );
+                let doc = keys.0[&b"k"[..]].clone();
+                assert_eq!(doc.nesting(), depth);
+                for command in [
+                    &["json.get", "k"][..],
+                    &["json.get", "k", "INDENT", " ", "NEWLINE", "\n", "$..*"],
+                    &["json.debug", "memory", "k"],
+                    &["json.type", "k", "$..[?(@==@)]"],
+                    &["json.arrlen", "k", "$..*"],
+                    &["json.resp", "k"],
+                ] {
+                    assert!(!run(&mut keys, command).is_error(), "{command:?}");
+                }
+                let text = to_text(&doc);
+                let stored = super::super::rdb::load(3, &super::super::rdb::save(&doc), usize::MAX);
+                assert_eq!(stored.map(|d| to_text(&d)), Ok(text));
+                assert_eq!(
+                    run(&mut keys, &["json.del", "k", "$[0][0]"]),
+                    Answer::Integer(1)
+                );
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    #[test]
+    fn number_writes_replay_without_arithmetic() {
+        let mut keys = Keys::default();
+        run(
+            &mut keys,
+            &["json.set", "k", "$", r#"{"a":[1,{"b":0.1}],"c":2}"#],
+        );
+        let args: Vec<&[u8]> = vec![b"k", b"$..*", b"0.2"];
+        let outcome = execute("JSON.NUMINCRBY", &args, &mut keys, false);
+        assert_eq!(
+            outcome.answer,
+            Answer::bulk(r#"[null,2.2,1.2,null,0.30000000000000004]"#)
+        );
+        assert_eq!(outcome.events, vec![(b"k".to_vec(), "json.numincrby")]);
+        let mut replica = parse(
+            r#"{"a":[1,{"b":0.1}],"c":2}"#,
+            ParseLimits::command(usize::MAX),
+        )
+        .unwrap();
+        for write in &outcome.numbers {
+            assert!(set_number(&mut replica, &write.path, write.value));
+        }
+        assert_eq!(to_text(&replica), to_text(&keys.0[&b"k"[..]]));
+    }
 
     #[test]
     fn integers_parse_as_redis_parses_them() {

@@ -6,13 +6,17 @@
 mod answer;
 mod commands;
 mod edit;
+/// Harnesses for the fuzz targets and their regression tests.
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzz;
 pub mod path;
+pub mod rdb;
 mod text;
 mod value;
 mod write;
 
 pub use answer::{redis_double, Answer};
-pub use commands::{execute, Keyspace, Lookup, NumberWrite, Outcome};
+pub use commands::{execute, set_number, Keyspace, Lookup, NumberWrite, Outcome};
 pub use text::{parse, ErrorCode, ParseError, ParseLimits, COMMAND_NESTING};
 pub use value::{Array, Kind, Member, Number, Object, Value, MAX_NESTING};
 pub use write::{to_text, to_text_with, Layout};

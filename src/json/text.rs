@@ -20,6 +20,10 @@ pub struct ParseLimits {
     /// they are reserved), so that a document over the memory limit is refused while it is
     /// being built, before it is whole.
     pub max_bytes: usize,
+    /// Read floats exactly (correctly rounded) rather than as RedisJSON's parser does, whose
+    /// result may be a unit in the last place off: for sieved's own snapshots and logs, whose
+    /// floats were printed by `to_text` and must read back as the same bits.
+    pub exact_floats: bool,
 }
 
 impl ParseLimits {
@@ -28,14 +32,26 @@ impl ParseLimits {
         ParseLimits {
             nesting: COMMAND_NESTING,
             max_bytes,
+            exact_floats: false,
         }
     }
 
-    /// For stored documents (RDB, DUMP payloads), which RedisJSON loads without a depth limit.
+    /// For documents RedisJSON stored (its RDB and DUMP payloads), which it loads without a
+    /// depth limit (sieved stops at `MAX_NESTING`), floats read as RedisJSON reads them.
     pub fn stored(max_bytes: usize) -> ParseLimits {
         ParseLimits {
             nesting: MAX_NESTING,
             max_bytes,
+            exact_floats: false,
+        }
+    }
+
+    /// For documents sieved itself wrote: any depth a document may have, floats exact.
+    pub fn own(max_bytes: usize) -> ParseLimits {
+        ParseLimits {
+            nesting: MAX_NESTING,
+            max_bytes,
+            exact_floats: true,
         }
     }
 }
@@ -123,6 +139,7 @@ pub fn parse(text: &str, limits: ParseLimits) -> Result<Value, ParseError> {
         at: 0,
         depth_left: limits.nesting + 1,
         bytes_left: limits.max_bytes,
+        exact_floats: limits.exact_floats,
     };
     let value = parser.value()?;
     match parser.skip_whitespace() {
@@ -150,6 +167,7 @@ struct Parser<'a> {
     /// `serde_json`'s remaining depth: one more than the levels still allowed.
     depth_left: usize,
     bytes_left: usize,
+    exact_floats: bool,
 }
 
 impl Parser<'_> {
@@ -225,13 +243,15 @@ impl Parser<'_> {
                 Ok(Value::Bool(false))
             }
             b'-' => {
+                let start = self.at;
                 self.at += 1;
                 let n = self.integer(false)?;
-                self.number_value(n)
+                self.number_value(start, n)
             }
             b'0'..=b'9' => {
+                let start = self.at;
                 let n = self.integer(true)?;
-                self.number_value(n)
+                self.number_value(start, n)
             }
             b'"' => {
                 self.at += 1;
@@ -261,7 +281,17 @@ impl Parser<'_> {
         }
     }
 
-    fn number_value(&mut self, n: Number) -> Result<Value, ParseError> {
+    fn number_value(&mut self, start: usize, n: Number) -> Result<Value, ParseError> {
+        let n = match n {
+            Number::Float(_) if self.exact_floats => {
+                let text = std::str::from_utf8(&self.input[start..self.at]).expect("ASCII digits");
+                match text.parse::<f64>() {
+                    Ok(f) if f.is_finite() => Number::Float(f),
+                    _ => return Err(self.error(ErrorCode::NumberOutOfRange)),
+                }
+            }
+            n => n,
+        };
         let heap = match n {
             Number::Int(i) if (-128..384).contains(&i) => 0,
             Number::Int(i) if (-(1 << 23)..1 << 23).contains(&i) => 4,
@@ -812,6 +842,30 @@ mod tests {
         let o = v.as_object().unwrap();
         assert_eq!(o.iter().map(|(k, _)| k).collect::<Vec<_>>(), ["a", "b"]);
         assert_eq!(o.get("a"), Some(&Value::Number(Number::Int(3))));
+    }
+
+    #[test]
+    fn own_texts_read_floats_back_exactly() {
+        // 17 significant digits: serde_json's conversion rounds twice and may miss by an ulp.
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut redisjson_misses = 0;
+        for _ in 0..20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let f = f64::from_bits(state >> 2);
+            if !f.is_finite() {
+                continue;
+            }
+            let text = crate::json::to_text(&Value::Number(Number::Float(f)));
+            let text = std::str::from_utf8(&text).unwrap();
+            let back = parse(text, ParseLimits::own(usize::MAX));
+            assert_eq!(back, Ok(Value::Number(Number::Float(f))), "{f:e}");
+            if parse(text, ParseLimits::stored(usize::MAX)) != back {
+                redisjson_misses += 1;
+            }
+        }
+        assert!(redisjson_misses > 0, "the exact mode would not be needed");
     }
 
     #[test]
