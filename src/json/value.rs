@@ -395,8 +395,9 @@ pub struct Member {
     pub value: Value,
 }
 
-/// Objects up to this many members are searched in order; larger ones keep an index.
-const SCAN_MEMBERS: usize = 8;
+/// Objects up to this many members are searched in order (a typical record's fields fit, and
+/// need no index); larger ones keep an index.
+const SCAN_MEMBERS: usize = 16;
 
 /// Member names are chosen by clients, so their hash is seeded per process.
 fn hash(key: &str) -> usize {
@@ -606,7 +607,7 @@ impl Object {
     }
 
     fn rebuild_index(&mut self) {
-        let buckets = (self.members.len() * 4).next_power_of_two();
+        let buckets = (self.members.len() * 2).next_power_of_two();
         self.index = vec![0; buckets].into_boxed_slice();
         for at in 0..self.members.len() {
             self.place(at);
@@ -676,6 +677,16 @@ mod tests {
         // Reaching a member through the entry API reserves room for one more.
         o.entry_mut("a");
         assert_eq!(o.capacity(), 8);
+    }
+
+    #[test]
+    fn memory_matches_redisjson_own_example() {
+        // RedisJSON's ivalue_manager test document and its answer.
+        let text = r#"{"a": 100.12, "b": "foo", "c": true, "d": 126, "e": -112, "f": 7388608,
+            "g": -6388608, "h": 9388608, "i": -9485608, "j": [], "k": {},
+            "l": [1, "asas", {"a": 1}], "m": {"t": "f"}}"#;
+        let v = crate::json::parse(text, crate::json::ParseLimits::command(usize::MAX)).unwrap();
+        assert_eq!(v.memory(), 759);
     }
 
     #[test]
