@@ -28,6 +28,7 @@ mod filters;
 mod frontier;
 mod frontier_requests;
 mod hashes;
+mod json;
 mod keys;
 mod lists;
 mod merge;
@@ -68,6 +69,7 @@ const FAMILIES: &[&[CommandSpec]] = &[
     cuckoo::SPECS,
     windowed::SPECS,
     frontier::SPECS,
+    json::SPECS,
     connection::SPECS,
     command::SPECS,
     admin::SPECS,

@@ -1,7 +1,8 @@
 //! MODULE: what a server with RedisBloom loaded answers, so that tools which look for RedisBloom
 //! by its module name `bf` (RedisInsight, client libraries, redis-py's test suite) find it. sieved
 //! loads no modules: the BF.* and CF.* commands are its own, so MODULE LIST names `bf` at the
-//! RedisBloom version whose behaviour they follow, and LOAD and UNLOAD refuse, saying why.
+//! RedisBloom version whose behaviour they follow (and `ReJSON` for the JSON.* commands, at
+//! RedisJSON's), and LOAD and UNLOAD refuse, saying why.
 
 use super::args::{keyword, Args};
 use super::errors::*;
@@ -41,21 +42,29 @@ const HELP: &[&str] = &[
 
 /// The module RedisBloom registers, as Redis describes a loaded module.
 const BLOOM_MODULE: &str = "bf";
+/// The module RedisJSON registers.
+const JSON_MODULE: &str = "ReJSON";
 
 /// The loaded modules as MODULE LIST and HELLO describe them, in Redis's shape: one map per
 /// module (a flat array in RESP2) of its name, version, the `path` it was loaded from and its
 /// load arguments (none).
 pub(super) fn write_module_list(reply: &mut Reply, path: &[u8]) {
-    reply.array(1);
-    reply.map(4);
-    reply.bulk(b"name");
-    reply.bulk(BLOOM_MODULE.as_bytes());
-    reply.bulk(b"ver");
-    reply.int(crate::BLOOM_MODULE_VERSION);
-    reply.bulk(b"path");
-    reply.bulk(path);
-    reply.bulk(b"args");
-    reply.array(0);
+    let modules = [
+        (BLOOM_MODULE, crate::BLOOM_MODULE_VERSION),
+        (JSON_MODULE, crate::JSON_MODULE_VERSION),
+    ];
+    reply.array(modules.len());
+    for (name, version) in modules {
+        reply.map(4);
+        reply.bulk(b"name");
+        reply.bulk(name.as_bytes());
+        reply.bulk(b"ver");
+        reply.int(version);
+        reply.bulk(b"path");
+        reply.bulk(path);
+        reply.bulk(b"args");
+        reply.array(0);
+    }
 }
 
 /// MODULE LIST | LOAD path [arg ...] | LOADEX path ... | UNLOAD name | HELP
@@ -76,7 +85,11 @@ impl Module {
             Subcommand::Load => Module::Load,
             Subcommand::Unload => {
                 let name = Args::new(request, 2).required()?;
-                keyword(name, &[(BLOOM_MODULE, Module::UnloadBuiltIn)])
+                let built_in = [
+                    (BLOOM_MODULE, Module::UnloadBuiltIn),
+                    (JSON_MODULE, Module::UnloadBuiltIn),
+                ];
+                keyword(name, &built_in)
                     .unwrap_or(Module::UnloadUnknown)
             }
             Subcommand::Help => Module::Help,

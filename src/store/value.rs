@@ -4,6 +4,7 @@ use super::hash::Hash;
 use super::set::Set;
 use super::zset::ZSet;
 use crate::filter::{BloomChain, CountingChain, CuckooFilter, FilterError, WindowedFilter};
+use crate::json;
 
 /// What a key holds.
 #[derive(Debug, Clone)]
@@ -23,6 +24,8 @@ pub enum Value {
     Hash(Box<Hash>),
     /// A crawl frontier (FQ.*), boxed for the same reason.
     Frontier(Box<Frontier>),
+    /// A JSON document (JSON.*, as RedisJSON's `ReJSON-RL`), boxed for the same reason.
+    Json(Box<json::Value>),
 }
 
 impl Value {
@@ -40,6 +43,7 @@ impl Value {
             Value::ZSet(_) => "zset",
             Value::Hash(_) => "hash",
             Value::Frontier(_) => "frontier",
+            Value::Json(_) => json::rdb::TYPE_NAME,
         }
     }
 
@@ -79,6 +83,8 @@ impl Value {
             Value::ZSet(zset) => own + zset.memory_bytes(),
             Value::Hash(hash) => own + hash.memory_bytes(),
             Value::Frontier(frontier) => own + frontier.memory_bytes(),
+            // RedisJSON's own estimate, which its MEMORY USAGE and JSON.DEBUG MEMORY report.
+            Value::Json(document) => own + document.memory() as u64,
         }
     }
 }
@@ -97,6 +103,7 @@ pub enum ValueKind {
     Cuckoo = 7,
     Frontier = 8,
     Windowed = 9,
+    Json = 10,
 }
 
 impl ValueKind {
@@ -112,6 +119,7 @@ impl ValueKind {
             7 => Some(ValueKind::Cuckoo),
             8 => Some(ValueKind::Frontier),
             9 => Some(ValueKind::Windowed),
+            10 => Some(ValueKind::Json),
             _ => None,
         }
     }
@@ -130,10 +138,11 @@ impl Value {
             Value::ZSet(_) => ValueKind::ZSet,
             Value::Hash(_) => ValueKind::Hash,
             Value::Frontier(_) => ValueKind::Frontier,
+            Value::Json(_) => ValueKind::Json,
         }
     }
 
-    /// A collection, and a frontier, is its header whole: it is captured at one instant, as
+    /// A collection, a frontier and a JSON document (its compact text) is its header whole: it is captured at one instant, as
     /// Redis's fork would, and has no payload.
     pub fn snapshot_header(&self) -> Vec<u8> {
         match self {
@@ -147,6 +156,7 @@ impl Value {
             Value::ZSet(zset) => collection::encode_zset(zset),
             Value::Hash(hash) => collection::encode_hash(hash),
             Value::Frontier(frontier) => frontier.encode(),
+            Value::Json(document) => json::to_text(document),
         }
     }
 
@@ -161,7 +171,8 @@ impl Value {
             | Value::Set(_)
             | Value::ZSet(_)
             | Value::Hash(_)
-            | Value::Frontier(_) => 0,
+            | Value::Frontier(_)
+            | Value::Json(_) => 0,
         }
     }
 
@@ -183,7 +194,8 @@ impl Value {
             | Value::Set(_)
             | Value::ZSet(_)
             | Value::Hash(_)
-            | Value::Frontier(_) => offset == 0 && len == 0,
+            | Value::Frontier(_)
+            | Value::Json(_) => offset == 0 && len == 0,
         }
     }
 
@@ -218,7 +230,8 @@ impl Value {
             | Value::Set(_)
             | Value::ZSet(_)
             | Value::Hash(_)
-            | Value::Frontier(_) => Ok(()),
+            | Value::Frontier(_)
+            | Value::Json(_) => Ok(()),
         })
     }
 
@@ -264,6 +277,13 @@ impl Value {
                 .ok_or(FilterError::BadDump)?,
             // Its seen-set's bits are in the header: the header's length bounds what it takes.
             ValueKind::Frontier => Value::Frontier(Box::new(Frontier::decode(header)?)),
+            // sieved's own text, of any depth a document may have, read back exactly; the
+            // header's length bounds what it takes.
+            ValueKind::Json => std::str::from_utf8(header)
+                .ok()
+                .and_then(|text| json::parse(text, json::ParseLimits::own(usize::MAX)).ok())
+                .map(|document| Value::Json(Box::new(document)))
+                .ok_or(FilterError::BadDump)?,
         };
         if value.payload_len() != payload_len {
             return Err(FilterError::BadDump);
@@ -287,7 +307,8 @@ impl Value {
             | Value::Set(_)
             | Value::ZSet(_)
             | Value::Hash(_)
-            | Value::Frontier(_) => Err(FilterError::BadOffset),
+            | Value::Frontier(_)
+            | Value::Json(_) => Err(FilterError::BadOffset),
         }
     }
 }

@@ -307,7 +307,7 @@ def test_redis_py_test_fixtures(ctx):
     wanted = int("".join("%02d" % int(segment) for segment in "2.8.0".split(".")))
     assert modules["bf"]["ver"] >= wanted, f"modules {info['modules']}"
     listed = ctx.r.module_list()
-    assert [(m["name"], m["ver"]) for m in listed] == [("bf", 80800)], f"MODULE LIST {listed}"
+    assert [(m["name"], m["ver"]) for m in listed] == [("bf", 80800), ("ReJSON", 20819)], f"MODULE LIST {listed}"
 
     pool = redis.ConnectionPool(**{**redis.connection.parse_url(url), **ctx.options})
     fixture = redis.Redis(connection_pool=pool).client()

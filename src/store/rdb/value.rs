@@ -388,6 +388,7 @@ pub fn write_value(out: &mut Vec<u8>, value: &Value) {
             None => module::write_sieved(out, value),
         },
         Value::Cuckoo(filter) => module::write_cuckoo(out, filter),
+        Value::Json(document) => module::write_json(out, document),
         // Counting filters, and the kinds added later.
         other => module::write_sieved(out, other),
     }
