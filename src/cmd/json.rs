@@ -153,7 +153,8 @@ impl KeyChange {
 }
 
 /// Copies of several keys' documents (JSON.MSET, which checks every triple before it writes
-/// any, as RedisJSON does); the changed ones are stored back after.
+/// any, as RedisJSON does), capacities and all, so that the changed ones stored back after
+/// are as a change in place would have left them.
 struct Copies {
     keys: Vec<(Vec<u8>, Option<Result<json::Value, ()>>)>,
     budget: usize,
@@ -297,16 +298,16 @@ fn write(ctx: &mut Ctx, request: Request) -> CmdResult {
                 if copies.find(key).is_none() {
                     let state = db.get(key, now, |value| match value {
                         None => None,
-                        Some(Value::Json(document)) => Some(Ok((**document).clone())),
+                        Some(Value::Json(document)) => Some(Ok(document.copy_as_is())),
                         Some(_) => Some(Err(())),
                     });
                     copies.keys.push((key.to_vec(), state));
                 }
             }
             let outcome = json::execute(&name, &args, &mut copies, resp3);
-            for key in &outcome.changed {
-                if let Some(Some(Ok(document))) = copies.find(key) {
-                    store_back(db, key, document.clone(), now);
+            for (key, state) in copies.keys {
+                if let (true, Some(Ok(document))) = (outcome.changed.contains(&key), state) {
+                    store_back(db, &key, document, now);
                 }
             }
             outcome
@@ -356,9 +357,8 @@ fn note_for_log(ctx: &mut Ctx, request: Request, outcome: &json::Outcome) {
 /// names that place alone; where a member's name cannot be spelled plainly in a path (a quote
 /// or a backslash in it), the whole document is set instead.
 fn number_write(db: &Db, now: u64, write: &NumberWrite) -> Vec<Vec<u8>> {
-    let set = |path: Vec<u8>, value: Vec<u8>| {
-        vec![b"JSON.SET".to_vec(), write.key.clone(), path, value]
-    };
+    let set =
+        |path: Vec<u8>, value: Vec<u8>| vec![b"JSON.SET".to_vec(), write.key.clone(), path, value];
     let number = json::to_text(&json::Value::Number(write.value));
     db.peek(&write.key, now, |value| {
         let Some(Value::Json(document)) = value else {
@@ -444,12 +444,7 @@ const MSET_KEYS: &[KeySpec] = &[KeySpec::range(
     3,
 )];
 /// JSON.DEBUG MEMORY's key, after the subcommand.
-const DEBUG_KEY: &[KeySpec] = &[KeySpec::range(
-    bits![KeyFlags: RW, ACCESS, UPDATE],
-    2,
-    0,
-    1,
-)];
+const DEBUG_KEY: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RW, ACCESS, UPDATE], 2, 0, 1)];
 
 /// JSON.* as RedisJSON 2.8 registers them: module `ReJSON`, arity -1 (the engine checks each
 /// command's words itself), the flags RedisJSON gives, the key specification Redis gives a

@@ -89,8 +89,7 @@ impl Module {
                     (BLOOM_MODULE, Module::UnloadBuiltIn),
                     (JSON_MODULE, Module::UnloadBuiltIn),
                 ];
-                keyword(name, &built_in)
-                    .unwrap_or(Module::UnloadUnknown)
+                keyword(name, &built_in).unwrap_or(Module::UnloadUnknown)
             }
             Subcommand::Help => Module::Help,
         })

@@ -176,6 +176,30 @@ impl Value {
         }
     }
 
+    /// A copy that keeps every container's reserved capacity, as the document itself would
+    /// be after a change in place (`clone` shrinks them, as a copied key's do).
+    pub fn copy_as_is(&self) -> Value {
+        match self {
+            Value::Array(array) => Value::Array(Box::new(Array {
+                items: array.items.iter().map(Value::copy_as_is).collect(),
+                capacity: array.capacity,
+            })),
+            Value::Object(object) => Value::Object(Box::new(Object {
+                members: object
+                    .members
+                    .iter()
+                    .map(|member| Member {
+                        key: member.key.clone(),
+                        value: member.value.copy_as_is(),
+                    })
+                    .collect(),
+                index: object.index.clone(),
+                capacity: object.capacity,
+            })),
+            other => other.clone(),
+        }
+    }
+
     /// `JSON.DEBUG MEMORY`'s answer for this value: RedisJSON's estimate of `ijson`'s memory,
     /// the value's own 8-byte slot included.
     pub fn memory(&self) -> usize {
