@@ -152,49 +152,63 @@ impl KeyChange {
     }
 }
 
+/// What a key held when JSON.MSET copied it, then what the command made of it.
+enum Copied {
+    Missing,
+    OtherType,
+    Json(json::Value),
+}
+
 /// Copies of several keys' documents (JSON.MSET, which checks every triple before it writes
 /// any, as RedisJSON does), capacities and all, so that the changed ones stored back after
 /// are as a change in place would have left them.
 struct Copies {
-    keys: Vec<(Vec<u8>, Option<Result<json::Value, ()>>)>,
+    keys: Vec<(Vec<u8>, Copied)>,
     budget: usize,
 }
 
 impl Copies {
-    fn find(&self, key: &[u8]) -> Option<&Option<Result<json::Value, ()>>> {
+    fn find(&self, key: &[u8]) -> Option<&Copied> {
         self.keys
             .iter()
             .find(|(known, _)| known == key)
-            .map(|(_, state)| state)
+            .map(|(_, copied)| copied)
+    }
+
+    fn find_mut(&mut self, key: &[u8]) -> Option<&mut Copied> {
+        self.keys
+            .iter_mut()
+            .find(|(known, _)| known == key)
+            .map(|(_, copied)| copied)
     }
 }
 
 impl Keyspace for Copies {
     fn get(&self, key: &[u8]) -> Lookup<&json::Value> {
         match self.find(key) {
-            Some(Some(Ok(document))) => Lookup::Json(document),
-            Some(Some(Err(()))) => Lookup::OtherType,
-            _ => Lookup::Missing,
+            Some(Copied::Json(document)) => Lookup::Json(document),
+            Some(Copied::OtherType) => Lookup::OtherType,
+            Some(Copied::Missing) | None => Lookup::Missing,
         }
     }
 
     fn get_mut(&mut self, key: &[u8]) -> Lookup<&mut json::Value> {
-        match self.keys.iter_mut().find(|(known, _)| known == key) {
-            Some((_, Some(Ok(document)))) => Lookup::Json(document),
-            Some((_, Some(Err(())))) => Lookup::OtherType,
-            _ => Lookup::Missing,
+        match self.find_mut(key) {
+            Some(Copied::Json(document)) => Lookup::Json(document),
+            Some(Copied::OtherType) => Lookup::OtherType,
+            Some(Copied::Missing) | None => Lookup::Missing,
         }
     }
 
     fn create(&mut self, key: &[u8], document: json::Value) {
-        if let Some((_, state)) = self.keys.iter_mut().find(|(known, _)| known == key) {
-            *state = Some(Ok(document));
+        if let Some(copied) = self.find_mut(key) {
+            *copied = Copied::Json(document);
         }
     }
 
     fn delete(&mut self, key: &[u8]) {
-        if let Some((_, state)) = self.keys.iter_mut().find(|(known, _)| known == key) {
-            *state = None;
+        if let Some(copied) = self.find_mut(key) {
+            *copied = Copied::Missing;
         }
     }
 
@@ -296,17 +310,17 @@ fn write(ctx: &mut Ctx, request: Request) -> CmdResult {
             };
             for key in keys {
                 if copies.find(key).is_none() {
-                    let state = db.get(key, now, |value| match value {
-                        None => None,
-                        Some(Value::Json(document)) => Some(Ok(document.copy_as_is())),
-                        Some(_) => Some(Err(())),
+                    let copied = db.get(key, now, |value| match value {
+                        None => Copied::Missing,
+                        Some(Value::Json(document)) => Copied::Json(document.copy_as_is()),
+                        Some(_) => Copied::OtherType,
                     });
-                    copies.keys.push((key.to_vec(), state));
+                    copies.keys.push((key.to_vec(), copied));
                 }
             }
             let outcome = json::execute(&name, &args, &mut copies, resp3);
-            for (key, state) in copies.keys {
-                if let (true, Some(Ok(document))) = (outcome.changed.contains(&key), state) {
+            for (key, copied) in copies.keys {
+                if let (true, Copied::Json(document)) = (outcome.changed.contains(&key), copied) {
                     store_back(db, &key, document, now);
                 }
             }

@@ -419,6 +419,39 @@ const WRITES: &[(&[&str], &[&str])] = &[
     (&["HSET h f v g w"], &["HDEL", "h", "f"]),
     (&[], &["HINCRBY", "h", "n", "1"]),
     (&[], &["HINCRBYFLOAT", "h", "n", "0.5"]),
+    (&[], &["JSON.SET", "j", "$", "{\"n\":1}"]),
+    (&[], &["JSON.MSET", "j", "$", "1", "k", "$", "2"]),
+    (&["JSON.SET j $ {}"], &["JSON.MERGE", "j", "$", "{\"a\":1}"]),
+    (&["JSON.SET j $ {\"a\":1}"], &["JSON.DEL", "j", "$.a"]),
+    (&["JSON.SET j $ {\"a\":1}"], &["JSON.FORGET", "j", "$.a"]),
+    (
+        &["JSON.SET j $ {\"n\":1}"],
+        &["JSON.NUMINCRBY", "j", "$.n", "0.5"],
+    ),
+    (
+        &["JSON.SET j $ {\"n\":1}"],
+        &["JSON.NUMMULTBY", "j", "$.n", "3"],
+    ),
+    (
+        &["JSON.SET j $ {\"n\":2}"],
+        &["JSON.NUMPOWBY", "j", "$.n", "2"],
+    ),
+    (&["JSON.SET j $ true"], &["JSON.TOGGLE", "j", "$"]),
+    (
+        &["JSON.SET j $ \"a\""],
+        &["JSON.STRAPPEND", "j", "$", "\"b\""],
+    ),
+    (&["JSON.SET j $ []"], &["JSON.ARRAPPEND", "j", "$", "1"]),
+    (
+        &["JSON.SET j $ []"],
+        &["JSON.ARRINSERT", "j", "$", "0", "1"],
+    ),
+    (&["JSON.SET j $ [1]"], &["JSON.ARRPOP", "j"]),
+    (
+        &["JSON.SET j $ [1,2]"],
+        &["JSON.ARRTRIM", "j", "$", "0", "0"],
+    ),
+    (&["JSON.SET j $ [1,2]"], &["JSON.CLEAR", "j"]),
 ];
 
 /// The port of a server that accepts one connection and answers its first two commands (a
