@@ -443,13 +443,6 @@ fn write_answer(reply: &mut Reply, answer: &Answer) {
     }
 }
 
-/// JSON.MGET's keys: every word from the first to the one before the path.
-const MGET_KEYS: &[KeySpec] = &[KeySpec::range(
-    bits![KeyFlags: RW, ACCESS, UPDATE],
-    1,
-    -2,
-    1,
-)];
 /// JSON.MSET's keys: every third word from the first.
 const MSET_KEYS: &[KeySpec] = &[KeySpec::range(
     bits![KeyFlags: RW, ACCESS, UPDATE],
@@ -469,7 +462,8 @@ pub(super) const SPECS: &[CommandSpec] = &command_table! { Json:
     "json.del", -1, [WRITE], FILTER_KEY, [WRITE, JSON], write, Docs::undocumented();
     "json.forget", -1, [WRITE], FILTER_KEY, [WRITE, JSON], write, Docs::undocumented();
     "json.get", -1, [READONLY], FILTER_KEY, [READ, JSON], read, Docs::undocumented();
-    "json.mget", -1, [READONLY], MGET_KEYS, [READ, JSON], read, Docs::undocumented();
+    // RedisJSON declares only JSON.MGET's first key (first 1, last 1, step 1).
+    "json.mget", -1, [READONLY], FILTER_KEY, [READ, JSON], read, Docs::undocumented();
     "json.set", -1, [WRITE, DENYOOM], FILTER_KEY, [WRITE, JSON], write, Docs::undocumented();
     "json.mset", -1, [WRITE, DENYOOM], MSET_KEYS, [WRITE, JSON], write, Docs::undocumented();
     "json.merge", -1, [WRITE, DENYOOM], FILTER_KEY, [WRITE, JSON], write, Docs::undocumented();
