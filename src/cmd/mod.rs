@@ -36,6 +36,8 @@ mod migration;
 mod module;
 pub(crate) mod prefetch;
 mod pubsub;
+#[cfg(test)]
+mod reference;
 mod replication;
 mod runs;
 mod sets;
