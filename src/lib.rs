@@ -13,6 +13,7 @@ pub mod frontier;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzz_support;
 pub mod import_rdb;
+pub mod json;
 pub mod memory;
 pub mod notify;
 pub(crate) mod observe;
@@ -29,4 +30,6 @@ mod stripes;
 pub const REDIS_VERSION: &str = "8.0.0";
 /// The RedisBloom release whose BF.* behaviour sieved follows, as MODULE LIST would report it.
 pub const BLOOM_MODULE_VERSION: i64 = 80800;
+/// The RedisJSON release whose JSON.* behaviour sieved follows (2.8.19), as MODULE LIST reports it.
+pub const JSON_MODULE_VERSION: i64 = 20819;
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -38,7 +38,7 @@ const FLOORS: &[Floor] = &[
     },
     Floor {
         modules: &[
-            "store", "frontier", "filter", "rdb", "acl", "protocol", "config",
+            "store", "frontier", "filter", "json", "rdb", "acl", "protocol", "config",
         ],
         apart: false,
     },

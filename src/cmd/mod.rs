@@ -27,6 +27,7 @@ mod filters;
 mod frontier;
 mod frontier_requests;
 mod hashes;
+mod json;
 mod key_specs;
 mod keys;
 mod lists;
@@ -76,6 +77,7 @@ const FAMILIES: &[&[CommandSpec]] = &[
     cuckoo::SPECS,
     windowed::SPECS,
     frontier::SPECS,
+    json::SPECS,
     connection::SPECS,
     command::SPECS,
     admin::SPECS,

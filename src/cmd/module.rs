@@ -1,11 +1,12 @@
 //! MODULE: what a server with RedisBloom loaded answers, so that tools which look for RedisBloom
 //! by its module name `bf` (RedisInsight, client libraries, redis-py's test suite) find it. sieved
 //! loads no modules: the BF.* and CF.* commands are its own, so MODULE LIST names `bf` at the
-//! RedisBloom version whose behaviour they follow, and LOAD and UNLOAD refuse, saying why.
+//! RedisBloom version whose behaviour they follow (and `ReJSON` for the JSON.* commands, at
+//! RedisJSON's), and LOAD and UNLOAD refuse, saying why.
 
 use super::args::{keyword, Args};
 use super::errors::*;
-use super::module_list::{write_module_list, BLOOM_MODULE};
+use super::module_list::{write_module_list, BLOOM_MODULE, JSON_MODULE};
 use super::spec::{block, command_table, find_subcommand, string, CommandSpec, Docs};
 use super::Ctx;
 use crate::protocol::Request;
@@ -58,8 +59,11 @@ impl Module {
             Subcommand::Load => Module::Load,
             Subcommand::Unload => {
                 let name = Args::new(request, 2).required()?;
-                keyword(name, &[(BLOOM_MODULE, Module::UnloadBuiltIn)])
-                    .unwrap_or(Module::UnloadUnknown)
+                let built_in = [
+                    (BLOOM_MODULE, Module::UnloadBuiltIn),
+                    (JSON_MODULE, Module::UnloadBuiltIn),
+                ];
+                keyword(name, &built_in).unwrap_or(Module::UnloadUnknown)
             }
             Subcommand::Help => Module::Help,
         })

@@ -339,6 +339,7 @@ pub fn write_value(out: &mut Vec<u8>, value: &Value) {
             None => module_values::write_sieved(out, value),
         },
         Value::Cuckoo(filter) => module_values::write_cuckoo(out, filter),
+        Value::Json(document) => module_values::write_json(out, document),
         // Counting filters, and the kinds added later.
         other => module_values::write_sieved(out, other),
     }

@@ -5,6 +5,7 @@ use super::set::Set;
 use super::zset::ZSet;
 use crate::filter::{BloomChain, CountingChain, CuckooFilter, FilterError, WindowedFilter};
 use crate::frontier::Frontier;
+use crate::json;
 
 /// What a key holds.
 #[derive(Debug, Clone)]
@@ -24,6 +25,8 @@ pub enum Value {
     Hash(Box<Hash>),
     /// A crawl frontier (FQ.*), boxed for the same reason.
     Frontier(Box<Frontier>),
+    /// A JSON document (JSON.*, as RedisJSON's `ReJSON-RL`), boxed for the same reason.
+    Json(Box<json::Value>),
 }
 
 impl Value {
@@ -41,6 +44,7 @@ impl Value {
             Value::ZSet(_) => "zset",
             Value::Hash(_) => "hash",
             Value::Frontier(_) => "frontier",
+            Value::Json(_) => json::rdb::TYPE_NAME,
         }
     }
 
@@ -80,6 +84,8 @@ impl Value {
             Value::ZSet(zset) => own + zset.memory_bytes(),
             Value::Hash(hash) => own + hash.memory_bytes(),
             Value::Frontier(frontier) => own + frontier.memory_bytes(),
+            // RedisJSON's own estimate, which its MEMORY USAGE and JSON.DEBUG MEMORY report.
+            Value::Json(document) => own + document.memory() as u64,
         }
     }
 }
@@ -98,6 +104,7 @@ pub enum ValueKind {
     Cuckoo = 7,
     Frontier = 8,
     Windowed = 9,
+    Json = 10,
 }
 
 impl ValueKind {
@@ -113,6 +120,7 @@ impl ValueKind {
             7 => Some(ValueKind::Cuckoo),
             8 => Some(ValueKind::Frontier),
             9 => Some(ValueKind::Windowed),
+            10 => Some(ValueKind::Json),
             _ => None,
         }
     }
@@ -131,10 +139,11 @@ impl Value {
             Value::ZSet(_) => ValueKind::ZSet,
             Value::Hash(_) => ValueKind::Hash,
             Value::Frontier(_) => ValueKind::Frontier,
+            Value::Json(_) => ValueKind::Json,
         }
     }
 
-    /// A collection, and a frontier, is its header whole: it is captured at one instant, as
+    /// A collection, a frontier and a JSON document (its compact text) is its header whole: it is captured at one instant, as
     /// Redis's fork would, and has no payload.
     pub fn snapshot_header(&self) -> Vec<u8> {
         match self {
@@ -148,6 +157,7 @@ impl Value {
             Value::ZSet(zset) => collection_encoding::encode_zset(zset),
             Value::Hash(hash) => collection_encoding::encode_hash(hash),
             Value::Frontier(frontier) => frontier.encode(),
+            Value::Json(document) => json::to_text(document),
         }
     }
 
@@ -162,7 +172,8 @@ impl Value {
             | Value::Set(_)
             | Value::ZSet(_)
             | Value::Hash(_)
-            | Value::Frontier(_) => 0,
+            | Value::Frontier(_)
+            | Value::Json(_) => 0,
         }
     }
 
@@ -184,7 +195,8 @@ impl Value {
             | Value::Set(_)
             | Value::ZSet(_)
             | Value::Hash(_)
-            | Value::Frontier(_) => offset == 0 && len == 0,
+            | Value::Frontier(_)
+            | Value::Json(_) => offset == 0 && len == 0,
         }
     }
 
@@ -219,7 +231,8 @@ impl Value {
             | Value::Set(_)
             | Value::ZSet(_)
             | Value::Hash(_)
-            | Value::Frontier(_) => Ok(()),
+            | Value::Frontier(_)
+            | Value::Json(_) => Ok(()),
         })
     }
 
@@ -265,6 +278,13 @@ impl Value {
                 .ok_or(FilterError::BadDump)?,
             // Its seen-set's bits are in the header: the header's length bounds what it takes.
             ValueKind::Frontier => Value::Frontier(Box::new(Frontier::decode(header)?)),
+            // sieved's own text, of any depth a document may have, read back exactly; the
+            // header's length bounds what it takes.
+            ValueKind::Json => std::str::from_utf8(header)
+                .ok()
+                .and_then(|text| json::parse(text, json::ParseLimits::own(usize::MAX)).ok())
+                .map(|document| Value::Json(Box::new(document)))
+                .ok_or(FilterError::BadDump)?,
         };
         if value.payload_len() != payload_len {
             return Err(FilterError::BadDump);
@@ -288,7 +308,8 @@ impl Value {
             | Value::Set(_)
             | Value::ZSet(_)
             | Value::Hash(_)
-            | Value::Frontier(_) => Err(FilterError::BadOffset),
+            | Value::Frontier(_)
+            | Value::Json(_) => Err(FilterError::BadOffset),
         }
     }
 }
