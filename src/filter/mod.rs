@@ -8,14 +8,15 @@ mod blocked_sizing;
 mod bloom;
 mod chain;
 mod count_min;
-mod counters;
+mod counter_array;
 mod counting;
 mod cuckoo;
 mod dump;
 mod glibc_random;
-mod hash;
 mod health;
+mod item_hash;
 mod link;
+mod link_spec;
 mod merge;
 mod module_fields;
 mod murmur;
@@ -38,7 +39,7 @@ pub use count_min::{
     CountMinInfo, CountMinShape, CountMinSketch, CountMinSource, COUNT_MIN_ENCODING_VERSION,
     COUNT_MIN_TYPE_NAME,
 };
-pub use counters::{CounterBits, CountingOptions};
+pub use counter_array::{CounterBits, CountingOptions};
 pub use counting::CountingChain;
 pub use cuckoo::{
     CuckooFilter, CuckooOptions, Insertion, BUCKET_SIZE_RANGE, CUCKOO_HEADER_LEN, EXPANSION_RANGE,
@@ -47,10 +48,10 @@ pub use cuckoo::{
 pub(crate) use dump::DumpStep;
 pub use dump::MAX_CHUNK_BYTES;
 pub use glibc_random::{DecayDraws, GlibcRandom, GlibcRandomState, RAND_MAX};
-pub use hash::{HashScheme, ItemHash};
 pub(crate) use health::Health;
+pub use item_hash::{HashScheme, ItemHash};
 pub use merge::{bounded_estimate, MergeMismatch, MergeShape};
-pub use module_fields::ModuleField;
+pub use module_fields::{decode_fields, encode_fields, ModuleField};
 pub use redisbloom_dump::{RedisBloomLink, RedisBloomShape};
 pub use reply_double::reply_double_text;
 pub(crate) use sizing::format_g;

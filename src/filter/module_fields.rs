@@ -79,3 +79,59 @@ impl<I: Iterator<Item = ModuleField>> FieldReader<I> {
         }
     }
 }
+
+/// The snapshot form of a field sequence: sieved's own file, so a plain one (a tag byte, then a
+/// little-endian u64, an f64's bits, or a u64 length and the bytes). DUMP and RDB files carry
+/// the same fields in Redis's module opcodes instead (`rdb/module_values.rs`).
+pub fn encode_fields(fields: &[ModuleField]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for field in fields {
+        match field {
+            ModuleField::Unsigned(value) => {
+                out.push(0);
+                out.extend(value.to_le_bytes());
+            }
+            ModuleField::Double(value) => {
+                out.push(1);
+                out.extend(value.to_bits().to_le_bytes());
+            }
+            ModuleField::Buffer(bytes) => {
+                out.push(2);
+                out.extend((bytes.len() as u64).to_le_bytes());
+                out.extend(bytes);
+            }
+        }
+    }
+    out
+}
+
+/// Fields `encode_fields` wrote, all of `encoded`; a bad saved form if it is anything else.
+pub fn decode_fields(mut encoded: &[u8]) -> Result<Vec<ModuleField>, SketchError> {
+    fn word(input: &mut &[u8]) -> Result<u64, SketchError> {
+        let (head, rest) = input
+            .split_first_chunk::<8>()
+            .ok_or(SketchError::BadSavedForm)?;
+        *input = rest;
+        Ok(u64::from_le_bytes(*head))
+    }
+    let mut fields = Vec::new();
+    while let Some((&tag, rest)) = encoded.split_first() {
+        encoded = rest;
+        fields.push(match tag {
+            0 => ModuleField::Unsigned(word(&mut encoded)?),
+            1 => ModuleField::Double(f64::from_bits(word(&mut encoded)?)),
+            2 => {
+                let len =
+                    usize::try_from(word(&mut encoded)?).map_err(|_| SketchError::BadSavedForm)?;
+                if len > encoded.len() {
+                    return Err(SketchError::BadSavedForm);
+                }
+                let (bytes, rest) = encoded.split_at(len);
+                encoded = rest;
+                ModuleField::Buffer(bytes.to_vec())
+            }
+            _ => return Err(SketchError::BadSavedForm),
+        });
+    }
+    Ok(fields)
+}

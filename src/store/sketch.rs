@@ -1,6 +1,7 @@
 //! RedisBloom's three sketches as values: the Count-Min sketch, Top-K and t-digest, and their
-//! snapshot form, which is RedisBloom's saved fields (`rdb::module`'s codec, the same bytes a
-//! DUMP holds) so that one encoding of each type serves snapshots, DUMP/RESTORE and RDB files.
+//! snapshot form, which is RedisBloom's saved fields (the fields a DUMP holds, in the snapshot's
+//! plain field codec, `filter::encode_fields`), so that one field order of each type serves
+//! snapshots, DUMP/RESTORE and RDB files.
 //!
 //! A Top-K carries its own decay generator. RedisBloom draws its decay from the process-wide
 //! `rand()`, which no replica or replay could follow; here each Top-K starts glibc's generator
@@ -10,10 +11,9 @@
 //! RedisBloom's fields) all reproduce the primary's counts exactly. The draws are glibc's, so
 //! the decay is RedisBloom's statistically; no two RedisBloom servers agree on it either.
 
-use super::rdb::{read_module_fields, write_module_fields};
 use crate::filter::{
-    CountMinShape, CountMinSketch, GlibcRandom, GlibcRandomState, ModuleField, SketchError,
-    TDigest, TDigestShape, TopK, TopKShape,
+    decode_fields, encode_fields, CountMinShape, CountMinSketch, GlibcRandom, GlibcRandomState,
+    ModuleField, SketchError, TDigest, TDigestShape, TopK, TopKShape,
 };
 
 /// The seed of every Top-K's decay generator: glibc's own default.
@@ -38,9 +38,7 @@ impl TopKValue {
 
 /// The snapshot form of a Count-Min sketch: its saved fields.
 pub(super) fn encode_count_min(sketch: &CountMinSketch) -> Vec<u8> {
-    let mut out = Vec::new();
-    write_module_fields(&mut out, &sketch.to_shape().to_fields());
-    out
+    encode_fields(&sketch.to_shape().to_fields())
 }
 
 /// The snapshot form of a Top-K: its saved fields, then whether its decay table is
@@ -55,21 +53,17 @@ pub(super) fn encode_top_k(value: &TopKValue) -> Vec<u8> {
     let reserved = value.sketch.has_reserved_decay_table();
     fields.push(ModuleField::Unsigned(u64::from(reserved)));
     fields.push(ModuleField::Buffer(words));
-    let mut out = Vec::new();
-    write_module_fields(&mut out, &fields);
-    out
+    encode_fields(&fields)
 }
 
 /// The snapshot form of a t-digest: the saved fields of a compressed copy, as a forked save
 /// writes it (the live digest is left as it is).
 pub(super) fn encode_t_digest(digest: &TDigest) -> Vec<u8> {
-    let mut out = Vec::new();
-    write_module_fields(&mut out, &digest.clone().to_shape().to_fields());
-    out
+    encode_fields(&digest.clone().to_shape().to_fields())
 }
 
 fn fields(encoded: &[u8]) -> Result<Vec<ModuleField>, SketchError> {
-    read_module_fields(encoded).ok_or(SketchError::BadSavedForm)
+    decode_fields(encoded)
 }
 
 pub(super) fn decode_count_min(encoded: &[u8], limit: u64) -> Result<CountMinSketch, SketchError> {

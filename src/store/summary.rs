@@ -57,8 +57,8 @@ pub fn summarize(store: &Store, now: u64) -> Summary {
                 totals.links += chain.links().len() as u64;
                 totals.saturated_counters += chain.saturated_counters();
             }
-            // Collections, cuckoo filters, windowed filters, frontiers and sketches have no
-            // filter totals; INFO keyspace counts them with every key.
+            // Collections, cuckoo filters, windowed filters, frontiers, JSON documents and
+            // sketches have no filter totals; INFO keyspace counts them with every key.
             Value::List(_)
             | Value::Set(_)
             | Value::ZSet(_)
@@ -66,6 +66,7 @@ pub fn summarize(store: &Store, now: u64) -> Summary {
             | Value::Cuckoo(_)
             | Value::Windowed(_)
             | Value::Frontier(_)
+            | Value::Json(_)
             | Value::CountMin(_)
             | Value::TopK(_)
             | Value::TDigest(_) => {}
