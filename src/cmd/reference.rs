@@ -44,6 +44,10 @@ const PAGES: &[Page] = &[
         families: &[super::json::SPECS],
     },
     Page {
+        file: "docs/commands/sketches.md",
+        families: &[super::cms::SPECS, super::topk::SPECS, super::tdigest::SPECS],
+    },
+    Page {
         file: "docs/commands/keys.md",
         families: &[super::keys::SPECS, super::migration::SPECS],
     },
