@@ -12,6 +12,7 @@ mod isolation;
 mod listener;
 mod logged_writes;
 mod metrics;
+mod panics;
 mod pubsub;
 mod query_buffer;
 mod replication;

@@ -117,17 +117,31 @@ pub(super) fn temp_path(dir: &Path) -> PathBuf {
 /// Where a replica receives its primary's snapshot in a full sync, before loading it.
 const SYNC_PREFIX: &str = "sieved.sync.tmp-";
 
-pub fn sync_payload_path(dir: &Path) -> PathBuf {
-    dir.join(format!("{SYNC_PREFIX}{}", std::process::id()))
+/// The payload file of this process's replication link number `link`: each link has its own,
+/// so that a link that REPLICAOF ended never touches the next one's.
+pub fn sync_payload_path(dir: &Path, link: u64) -> PathBuf {
+    dir.join(format!("{SYNC_PREFIX}{}-{link}", std::process::id()))
+}
+
+/// Whether `name` is a sync payload of this process, which one of its links may be receiving.
+pub(crate) fn is_own_sync_payload(name: &str) -> bool {
+    name.strip_prefix(SYNC_PREFIX)
+        .and_then(|rest| rest.strip_prefix(&format!("{}-", std::process::id())))
+        .is_some_and(all_digits)
+}
+
+fn all_digits(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Whether `name` is a snapshot's (or a sync payload's) temporary file, of this process or of an
-/// earlier one.
+/// earlier one: `<prefix><pid>`, and for a sync payload also `<prefix><pid>-<link>`.
 pub(crate) fn is_temp_file(name: &str) -> bool {
-    [TEMP_PREFIX, SYNC_PREFIX].iter().any(|prefix| {
-        name.strip_prefix(prefix)
-            .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
-    })
+    name.strip_prefix(TEMP_PREFIX).is_some_and(all_digits)
+        || name.strip_prefix(SYNC_PREFIX).is_some_and(|rest| {
+            let (pid, link) = rest.split_once('-').unwrap_or((rest, "0"));
+            all_digits(pid) && all_digits(link)
+        })
 }
 
 #[cfg(test)]
@@ -139,11 +153,19 @@ mod tests {
         let own = temp_path(Path::new("/d"));
         assert!(is_temp_file(own.file_name().unwrap().to_str().unwrap()));
         assert!(is_temp_file("sieved.snap.tmp-1"));
+        let payload = sync_payload_path(Path::new("/d"), 7);
+        let payload = payload.file_name().unwrap().to_str().unwrap();
+        assert!(is_temp_file(payload) && is_own_sync_payload(payload));
+        assert!(is_temp_file("sieved.sync.tmp-1") && !is_own_sync_payload("sieved.sync.tmp-1"));
+        assert!(is_temp_file("sieved.sync.tmp-1-2"));
         for other in [
             "sieved.snap",
             "sieved.snap.tmp-",
             "sieved.snap.tmp-12a",
             "sieved.snap.tmp-1.bak",
+            "sieved.snap.tmp-1-2",
+            "sieved.sync.tmp-1-",
+            "sieved.sync.tmp-1-2-3",
             "xsieved.snap.tmp-1",
             "sieved-1.aof",
         ] {

@@ -3,7 +3,7 @@
 //! either the old snapshot or the new one.
 
 use super::format::{
-    is_temp_file, sync_payload_path, temp_path, FILE_NAME, LOCKED_PIECE, MAGIC, TAG_END, TAG_KEY,
+    is_own_sync_payload, is_temp_file, temp_path, FILE_NAME, LOCKED_PIECE, MAGIC, TAG_END, TAG_KEY,
     VERSION,
 };
 use crate::persist::fs::{self, DataFile, FileSystem};
@@ -80,11 +80,13 @@ pub fn remove_leftovers(fs: &dyn FileSystem, dir: &Path) -> io::Result<()> {
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(()),
         Err(error) => return Err(error),
     };
-    // A full sync of this process may be receiving its payload now.
-    let receiving = sync_payload_path(dir);
     for entry in entries {
         let entry = entry?;
-        if entry.path() != receiving && entry.file_name().to_str().is_some_and(is_temp_file) {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        // A full sync of this process may be receiving its payload now (each link removes its
+        // own file when it ends).
+        if is_temp_file(name) && !is_own_sync_payload(name) {
             tracing::info!(file = %entry.path().display(), "removing a snapshot left unfinished");
             fs::remove_if_present(fs, &entry.path())?;
         }

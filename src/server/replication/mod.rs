@@ -95,6 +95,11 @@ pub(crate) struct Primary {
     pub(crate) down_since_ms: u64,
     /// Why the last attempt failed, for INFO.
     pub(crate) last_error: Option<String>,
+    /// How long the link waits before its next attempt, for INFO.
+    pub(crate) retry_delay_ms: u64,
+    /// The full sync's payload as it arrives: its size (-1 while unknown, as Redis shows the
+    /// diskless form's) and the bytes received; None outside a transfer.
+    pub(crate) transfer: Option<(i64, u64)>,
 }
 
 /// A replica this server streams to.
@@ -104,8 +109,27 @@ pub(crate) struct Follower {
     pub(crate) port: u16,
     /// Redis's names: `wait_bgsave` (the cut), `send_bulk` (the snapshot), `online`.
     pub(crate) state: &'static str,
+    /// The offset the replica last acknowledged; 0 until it does, as Redis shows it.
     pub(crate) acked: u64,
-    pub(crate) last_ack_ms: u64,
+    /// When it last acknowledged, Unix milliseconds; None until its first `REPLCONF ACK` on
+    /// this link. A replica sends one only once it holds the data (after a full sync, once it
+    /// has loaded the payload and swapped it in), so until then WAIT and min-replicas-to-write
+    /// do not count it, whatever was sent to it.
+    pub(crate) last_ack_ms: Option<u64>,
+    /// When the primary took the replica on, Unix milliseconds: its lag until its first ACK.
+    pub(crate) since_ms: u64,
+}
+
+impl Follower {
+    /// Seconds since the replica last acknowledged (or since it was taken on, before that).
+    fn lag_secs(&self, now: u64) -> u64 {
+        now.saturating_sub(self.last_ack_ms.unwrap_or(self.since_ms)) / 1000
+    }
+
+    /// Whether WAIT and min-replicas-to-write may count it: online, and heard from.
+    fn counts(&self) -> bool {
+        self.state == "online" && self.last_ack_ms.is_some()
+    }
 }
 
 /// The replication side of the server: its role, its stream, its replicas.
@@ -116,8 +140,15 @@ pub(crate) struct Replication {
     primary: Mutex<Option<Primary>>,
     /// Mirrors `primary.is_some()`, read by every command.
     replica: AtomicBool,
-    /// Bumped whenever REPLICAOF changes the primary: a link whose number is old stops.
-    pub(crate) generation: AtomicU64,
+    /// Bumped whenever REPLICAOF changes the primary (under `primary`'s lock and
+    /// `link_gate`): a link whose number is old stops, and nothing it does takes effect.
+    generation: AtomicU64,
+    /// Held while a link makes anything take effect (a record applied, a data set swapped in,
+    /// the history it continues), and by REPLICAOF while it changes the primary: once
+    /// REPLICAOF has answered, nothing of the link it ended can change this server.
+    link_gate: Mutex<()>,
+    /// The current link's task, aborted by REPLICAOF: its socket and its transfer end at once.
+    link_task: Mutex<Option<tokio::task::AbortHandle>>,
     followers: Mutex<BTreeMap<u64, Follower>>,
     /// Bumped on every acknowledgement, for WAIT.
     acks: watch::Sender<u64>,
@@ -158,6 +189,8 @@ impl Replication {
             primary: Mutex::new(None),
             replica: AtomicBool::new(false),
             generation: AtomicU64::new(0),
+            link_gate: Mutex::new(()),
+            link_task: Mutex::new(None),
             followers: Mutex::new(BTreeMap::new()),
             acks: watch::channel(0).0,
             sync_full: AtomicU64::new(0),
@@ -249,8 +282,13 @@ impl Replication {
         lock(&self.primary).clone()
     }
 
-    /// Sets or clears the primary; returns the link's generation number.
+    /// Sets or clears the primary, ending the link to the previous one: from its return on,
+    /// nothing that link started (a transfer, a load, a swap, a record) takes effect, and its
+    /// task is aborted. Returns the new link's generation number. The caller (REPLICAOF) may
+    /// hold a batch's isolation: a link takes the gate only inside one, so it never waits
+    /// for it while holding the gate.
     pub(crate) fn set_primary(&self, primary: Option<(String, u16)>, now: u64) -> u64 {
+        let _gate = lock(&self.link_gate);
         let mut current = lock(&self.primary);
         *current = primary.map(|(host, port)| Primary {
             host,
@@ -259,9 +297,32 @@ impl Replication {
             last_io_ms: 0,
             down_since_ms: now,
             last_error: None,
+            retry_delay_ms: 0,
+            transfer: None,
         });
         self.replica.store(current.is_some(), Ordering::Release);
+        if let Some(task) = lock(&self.link_task).take() {
+            task.abort();
+        }
         self.generation.fetch_add(1, Ordering::AcqRel) + 1
+    }
+
+    /// Notes the task of link `generation`, for the REPLICAOF that ends it; a link already
+    /// ended meanwhile is aborted at once.
+    pub(crate) fn link_started(&self, generation: u64, task: tokio::task::AbortHandle) {
+        let mut current = lock(&self.link_task);
+        match self.is_current(generation) {
+            true => *current = Some(task),
+            false => task.abort(),
+        }
+    }
+
+    /// Runs `effect` if link `generation` is still the current one, under the gate that
+    /// REPLICAOF takes: None, and nothing done, for a link REPLICAOF ended. Callers take a
+    /// batch's isolation (if any) before, never inside.
+    pub(crate) fn if_current<T>(&self, generation: u64, effect: impl FnOnce() -> T) -> Option<T> {
+        let _gate = lock(&self.link_gate);
+        self.is_current(generation).then(effect)
     }
 
     /// The time the expiry sweeper removes keys by: a primary's own clock, or a replica's
@@ -278,12 +339,13 @@ impl Replication {
         self.generation.load(Ordering::Acquire) == generation
     }
 
-    /// Updates the link's state, if `generation` is still the current one.
+    /// Updates the link's state, if `generation` is still the current one (checked under the
+    /// lock REPLICAOF changes it under, so an ended link never writes its successor's state).
     pub(crate) fn update_link(&self, generation: u64, update: impl FnOnce(&mut Primary)) -> bool {
+        let mut current = lock(&self.primary);
         if self.generation.load(Ordering::Acquire) != generation {
             return false;
         }
-        let mut current = lock(&self.primary);
         match current.as_mut() {
             Some(primary) => {
                 update(primary);
@@ -314,7 +376,7 @@ impl Replication {
     pub(crate) fn acknowledged(&self, id: u64, offset: u64, now: u64) {
         self.update_follower(id, |follower| {
             follower.acked = follower.acked.max(offset);
-            follower.last_ack_ms = now;
+            follower.last_ack_ms = Some(now);
         });
         self.acks.send_modify(|n| *n += 1);
     }
@@ -334,21 +396,22 @@ impl Replication {
         lock(&self.followers).values().cloned().collect()
     }
 
-    /// Replicas online that acknowledged at least `offset`.
+    /// Replicas online that acknowledged at least `offset` themselves (WAIT's count).
     pub(crate) fn acked_at_least(&self, offset: u64) -> usize {
         lock(&self.followers)
             .values()
-            .filter(|f| f.state == "online" && f.acked >= offset)
+            .filter(|f| f.counts() && f.acked >= offset)
             .count()
     }
 
-    /// Replicas online whose last acknowledgement is at most `max_lag_secs` old.
+    /// Replicas online whose last acknowledgement is at most `max_lag_secs` old
+    /// (min-replicas-to-write's count). Redis counts a replica from the end of its transfer;
+    /// here only from its first ACK, sent once it has loaded what it was sent, so that a
+    /// write admitted by the setting is never on a primary alone.
     pub(crate) fn good_followers(&self, now: u64, max_lag_secs: u64) -> u64 {
         lock(&self.followers)
             .values()
-            .filter(|f| {
-                f.state == "online" && now.saturating_sub(f.last_ack_ms) / 1000 <= max_lag_secs
-            })
+            .filter(|f| f.counts() && f.lag_secs(now) <= max_lag_secs)
             .count() as u64
     }
 
@@ -424,6 +487,21 @@ impl Replication {
                 },
                 u8::from(primary.state == LinkState::Sync),
             );
+            if let (LinkState::Sync, Some((total, read))) = (primary.state, primary.transfer) {
+                let left = if total < 0 { -1 } else { total - read as i64 };
+                let perc = if total > 0 {
+                    read as f64 * 100.0 / total as f64
+                } else {
+                    0.0
+                };
+                let _ = write!(
+                    out,
+                    "master_sync_total_bytes:{total}\r\nmaster_sync_read_bytes:{read}\r\n\
+                     master_sync_left_bytes:{left}\r\nmaster_sync_perc:{perc:.2}\r\n\
+                     master_sync_last_io_seconds_ago:{}\r\n",
+                    now.saturating_sub(primary.last_io_ms) / 1000
+                );
+            }
             if !up {
                 let _ = write!(
                     out,
@@ -434,8 +512,9 @@ impl Replication {
                 if let Some(error) = &primary.last_error {
                     let _ = write!(
                         out,
-                        "master_link_last_error:{}\r\n",
-                        error.replace(['\r', '\n'], " ")
+                        "master_link_last_error:{}\r\nmaster_link_retry_delay_ms:{}\r\n",
+                        error.replace(['\r', '\n'], " "),
+                        primary.retry_delay_ms,
                     );
                 }
             }
@@ -458,7 +537,7 @@ impl Replication {
                 follower.port,
                 follower.state,
                 follower.acked,
-                now.saturating_sub(follower.last_ack_ms) / 1000,
+                follower.lag_secs(now),
             );
         }
         let ids = lock(&self.ids);
