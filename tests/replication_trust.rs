@@ -41,12 +41,17 @@ impl Node {
         Node::start_with_env(name, extra, &[])
     }
 
-    /// Starts the binary with `extra` flags and `env`, its output in `<dir>/server.log`.
+    /// Starts the binary with `extra` flags and `env`, its output in `<dir>/server.log`, and a
+    /// configuration file (`<dir>/sieved.conf`, empty at first) for CONFIG REWRITE.
     fn start_with_env(name: &str, extra: &[&str], env: &[(&str, &str)]) -> Node {
         let port = free_port();
         let dir = DataDir::new(&format!("trust-{name}"));
         let log = std::fs::File::create(dir.0.join("server.log")).expect("server log");
+        let config = dir.0.join("sieved.conf");
+        std::fs::write(&config, "").expect("configuration file");
         let child = Command::new(program())
+            .arg("--config")
+            .arg(&config)
             .args(["--port", &port.to_string(), "--dir"])
             .arg(&dir.0)
             .args(["--save", "", "--threads", "2", "--log-level", "info"])
@@ -254,6 +259,126 @@ fn replicaof_another_primary_mid_sync_never_wipes_the_replica() {
         .filter(|name| name.starts_with("sieved.sync.tmp-"))
         .collect();
     assert_eq!(leftovers, Vec::<String>::new(), "payload files left behind");
+}
+
+/// Redis Sentinel 7 (Debian's redis-sentinel, unmodified) watching `primary`, alone (quorum 1),
+/// counting it down after a second without answers; killed when dropped.
+struct Sentinel {
+    port: u16,
+    _process: Running,
+    _dir: DataDir,
+}
+
+impl Sentinel {
+    fn watch(program: &Path, primary: u16) -> Sentinel {
+        let port = free_port();
+        let dir = DataDir::new("trust-sentinel");
+        let config = dir.0.join("sentinel.conf");
+        let text = format!(
+            "port {port}\nbind 127.0.0.1\ndir {}\nsentinel monitor mymaster 127.0.0.1 {primary} 1\n\
+             sentinel down-after-milliseconds mymaster 1000\n\
+             sentinel failover-timeout mymaster 60000\nsentinel resolve-hostnames no\n",
+            dir.0.display()
+        );
+        std::fs::write(&config, text).expect("sentinel configuration");
+        let log = std::fs::File::create(dir.0.join("sentinel.log")).expect("sentinel log");
+        let child = Command::new(program)
+            .arg(&config)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log)
+            .spawn()
+            .expect("start redis-sentinel");
+        let sentinel = Sentinel {
+            port,
+            _process: Running(child),
+            _dir: dir,
+        };
+        wait_for("the sentinel to answer", || {
+            query::<String>(port, &["PING"]).ok()
+        });
+        sentinel
+    }
+
+    /// The ports of the replicas the sentinel knows of.
+    fn replicas(&self) -> Vec<u16> {
+        let replicas: Vec<Vec<String>> =
+            query(self.port, &["SENTINEL", "REPLICAS", "mymaster"]).unwrap_or_default();
+        replicas
+            .iter()
+            .filter_map(|fields| {
+                let at = fields.iter().position(|field| field == "port")?;
+                fields.get(at + 1)?.parse().ok()
+            })
+            .collect()
+    }
+
+    fn primary_port(&self) -> Option<u16> {
+        let addr: Vec<String> = query(
+            self.port,
+            &["SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster"],
+        )
+        .ok()?;
+        addr.get(1)?.parse().ok()
+    }
+}
+
+/// Item 1 under unmodified Sentinel: a planned `SENTINEL FAILOVER` while one replica's full sync
+/// is half-way. Sentinel promotes the other replica and points the syncing one at it with
+/// REPLICAOF; before the fix the old transfer, once its bytes came, loaded a payload file the
+/// new link had removed and wiped the syncing replica: of 112 writes WAIT confirmed, the 56
+/// made before the failover (which its sync from the new primary had brought) were missing.
+#[test]
+fn sentinel_failover_during_a_full_sync_wipes_nothing() {
+    let Some(sentinel_program) = common::tool("redis-sentinel") else {
+        return;
+    };
+    let old = primary_with_a_large_filter("sentinel-old-primary");
+    let promoted = Node::replica_of("sentinel-promoted", old.port, &[]);
+    old.wait_online(promoted.port);
+    let proxy = Proxy::to(old.port);
+    proxy.hold_after(Flow::Down, LET_THROUGH);
+    // Never promoted: it has no data yet.
+    let syncing = Node::replica_of("sentinel-syncing", proxy.port, &["--replica-priority", "0"]);
+    proxy.wait_until("the payload to be held half-way", GUARD, |p| {
+        p.delivered(Flow::Down) == LET_THROUGH && p.held(Flow::Down) > 0
+    });
+    let before = write_confirmed(&old, "before", WRITES);
+
+    let sentinel = Sentinel::watch(&sentinel_program, old.port);
+    let mut expected = vec![promoted.port, syncing.port];
+    expected.sort();
+    wait_for("the sentinel to find both replicas", || {
+        let mut found = sentinel.replicas();
+        found.sort();
+        (found == expected).then_some(())
+    });
+    // Refused (NOGOODSLAVE) until the sentinel has read the replica's INFO.
+    wait_for("the sentinel to start a failover", || {
+        query::<String>(sentinel.port, &["SENTINEL", "FAILOVER", "mymaster"]).ok()
+    });
+    wait_for("the sentinel to promote the replica", || {
+        (sentinel.primary_port() == Some(promoted.port)).then_some(())
+    });
+    // Sentinel points the syncing replica at the new primary.
+    promoted.wait_online(syncing.port);
+    let after = write_confirmed(&promoted, "after", WRITES);
+    proxy.release(Flow::Down);
+    proxy.wait_until("the old link's connection to end", GUARD, |p| {
+        p.ended(Flow::Up) >= 1
+    });
+
+    let wiped = missing(&syncing, "before", before) + missing(&syncing, "after", after);
+    assert_eq!(
+        wiped,
+        0,
+        "of {} writes WAIT confirmed before and after the failover, missing on the replica \
+         whose full sync the failover interrupted",
+        before + after
+    );
+    wait_for("the replica to hold what the new primary holds", || {
+        (syncing.digest() == promoted.digest()).then_some(())
+    });
 }
 
 /// Item 2: a primary counts a replica for WAIT (and INFO's `offset=`) and for
@@ -608,4 +733,110 @@ fn a_panicking_task_is_logged_counted_and_takes_its_link_or_connection_down() {
     // Both servers go on serving.
     assert_eq!(primary.cmd(&["PING"]), "+PONG\r\n");
     assert_eq!(replica.cmd(&["PING"]), "+PONG\r\n");
+}
+
+/// A bulk string reply's text (empty for anything else).
+fn bulk_text(reply: &common::Node) -> String {
+    match reply {
+        common::Node::Scalar(bytes) => {
+            let text = String::from_utf8_lossy(bytes).into_owned();
+            text.split("\r\n").nth(1).unwrap_or_default().to_string()
+        }
+        common::Node::Aggregate(..) => String::new(),
+    }
+}
+
+/// The keys of `db` whose digests differ between the two servers, with their types and TTLs.
+fn differing_keys(primary: &Node, replica: &Node, db: usize) -> Vec<String> {
+    let mut keys = std::collections::BTreeSet::new();
+    for node in [primary, replica] {
+        let mut client = node.raw();
+        assert_eq!(client.cmd(&["SELECT", &db.to_string()]), b"+OK\r\n");
+        let mut cursor = "0".to_string();
+        loop {
+            let reply = common::Node::parse(&client.cmd(&["SCAN", &cursor, "COUNT", "1000"]));
+            let common::Node::Aggregate(_, parts) = reply else {
+                panic!("SCAN")
+            };
+            cursor = bulk_text(&parts[0]);
+            if let common::Node::Aggregate(_, found) = &parts[1] {
+                keys.extend(found.iter().map(bulk_text));
+            }
+            if cursor == "0" {
+                break;
+            }
+        }
+    }
+    let mut differing = Vec::new();
+    for key in keys {
+        let digest = |node: &Node| {
+            let mut client = node.raw();
+            client.cmd(&["SELECT", &db.to_string()]);
+            let kind = String::from_utf8_lossy(&client.cmd(&["TYPE", &key])).into_owned();
+            let ttl = String::from_utf8_lossy(&client.cmd(&["PTTL", &key])).into_owned();
+            let digest =
+                String::from_utf8_lossy(&client.cmd(&["SIEVED.DIGEST", &key])).into_owned();
+            (digest, kind.trim().to_string(), ttl.trim().to_string())
+        };
+        let (ours, theirs) = (digest(primary), digest(replica));
+        if ours.0 != theirs.0 {
+            differing.push(format!(
+                "db {db} {key}: primary {ours:?} replica {theirs:?}"
+            ));
+        }
+    }
+    differing
+}
+
+/// Item 8, "once in ten runs a replica stayed unequal to its primary, then converged": the
+/// expiry sweeper removed keys (and aged windowed filters) by the wall clock, unlogged, while a
+/// batch that had read its clock earlier was still running; that batch then found gone a key
+/// its own clock said was alive, and wrote a new one, while the replica, applying the batch's
+/// writes at the batch's time, found the key alive. Here long pipelines append to keys whose
+/// few milliseconds of life end while they run: before the fix 3 to 14 of the 12,000 keys held
+/// different values on the two servers for good (in a mixed run such a key converges only once
+/// overwritten, deleted or expired).
+#[test]
+fn keys_expiring_under_long_batches_are_the_same_on_the_replica() {
+    let primary = Node::start("race-primary", &[]);
+    let replica = Node::replica_of("race-replica", primary.port, &[]);
+    primary.wait_online(replica.port);
+    let mut client = primary.raw();
+    let mut rng = common::Rng(12345);
+    let (rounds, keys, appends) = (40, 300, 60);
+    for round in 0..rounds {
+        let mut batch = Vec::new();
+        for i in 0..keys {
+            let key = format!("t:{round}:{i}");
+            let ttl = (1 + rng.below(40)).to_string();
+            batch.extend(common::encode_command(&[
+                b"SET",
+                key.as_bytes(),
+                b"v",
+                b"PX",
+                ttl.as_bytes(),
+            ]));
+        }
+        for _ in 0..appends {
+            for i in 0..keys {
+                let key = format!("t:{round}:{i}");
+                batch.extend(common::encode_command(&[b"APPEND", key.as_bytes(), b"x"]));
+            }
+        }
+        client.send(&batch);
+        for _ in 0..keys * (appends + 1) {
+            client.read_reply();
+        }
+    }
+    let guard = GUARD.as_millis().to_string();
+    assert_eq!(client.cmd(&["WAIT", "1", &guard]), b":1\r\n");
+    let differing = differing_keys(&primary, &replica, 0);
+    assert!(
+        differing.is_empty(),
+        "{} of {} keys differ between the primary and its replica: {:?}",
+        differing.len(),
+        rounds * keys,
+        &differing[..differing.len().min(5)]
+    );
+    assert_eq!(primary.digest(), replica.digest());
 }

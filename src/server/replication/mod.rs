@@ -164,10 +164,19 @@ pub(crate) struct Replication {
     /// Whether this server's history is worth offering a primary in PSYNC: not when it
     /// started as a replica and has not synced yet (it then asks `PSYNC ? -1`, as Redis).
     pub(crate) offers_history: AtomicBool,
-    /// On a replica, the primary's clock as its stream last showed it (the time of the newest
-    /// record applied): the expiry sweeper removes only what had expired by then, so a write
-    /// still to come, stamped later, never finds gone a key it would have found alive.
+    /// On a replica, the primary's published clock (see `published_clock_ms`) as the newest
+    /// control record applied (a heartbeat PING, a GETACK) carries it; 0 until the link's
+    /// first. Write records do not move it: their times are their batches' clocks, and a batch
+    /// that began earlier may log after one that began later.
     pub(crate) primary_clock_ms: AtomicU64,
+    /// On a primary, a time no batch still running (or to come) began before: what the expiry
+    /// sweeper removes keys and ages windowed filters by, and the time control records carry
+    /// to replicas, which sweep by it too. A key removed by it is one every write still to
+    /// come would find expired anyway, here and on every replica, so removing it (which is
+    /// logged nowhere) changes nothing any write sees. `publish_clock` moves it.
+    published_clock_ms: AtomicU64,
+    /// The published clock the last control record carried.
+    announced_clock_ms: AtomicU64,
     /// When the last replica went away, Unix milliseconds (for `repl-backlog-ttl`); 0 while
     /// any is connected.
     pub(crate) alone_since_ms: AtomicU64,
@@ -198,6 +207,8 @@ impl Replication {
             sync_partial_err: AtomicU64::new(0),
             alone_since_ms: AtomicU64::new(0),
             primary_clock_ms: AtomicU64::new(0),
+            published_clock_ms: AtomicU64::new(0),
+            announced_clock_ms: AtomicU64::new(0),
             offers_history: AtomicBool::new(true),
             read_only: AtomicBool::new(true),
             serve_stale: AtomicBool::new(true),
@@ -325,12 +336,29 @@ impl Replication {
         self.is_current(generation).then(effect)
     }
 
-    /// The time the expiry sweeper removes keys by: a primary's own clock, or a replica's
-    /// primary's as the stream shows it.
-    pub(crate) fn expiry_clock(&self, now: u64) -> u64 {
+    /// The time the expiry sweeper removes keys and ages windowed filters by: a primary's
+    /// published clock, or a replica's primary's as its control records carry it.
+    pub(crate) fn expiry_clock(&self) -> u64 {
         match self.is_replica() {
             true => self.primary_clock_ms.load(Ordering::Relaxed),
-            false => now,
+            false => self.published_clock_ms.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Publishes `now`, read before every batch then in progress had ended (the caller waits
+    /// for them: `Isolation::wait_for_batches_in_progress`): the batches still running, and
+    /// all to come, began after it.
+    pub(crate) fn publish_clock(&self, now: u64) {
+        self.published_clock_ms.fetch_max(now, Ordering::Relaxed);
+    }
+
+    /// Sends replicas the published clock (a PING, as a heartbeat) if it moved since a control
+    /// record last carried it: the sweeper calls it once it removed or aged something by that
+    /// clock, so that replicas do the same within a sweep rather than a heartbeat period.
+    pub(crate) fn announce_clock(&self) {
+        let published = self.published_clock_ms.load(Ordering::Relaxed);
+        if self.announced_clock_ms.load(Ordering::Relaxed) < published {
+            self.append_control(&[b"PING"], published);
         }
     }
 
@@ -444,11 +472,14 @@ impl Replication {
     }
 
     /// Appends a record that is no write (a heartbeat PING, a REPLCONF GETACK) to the stream,
-    /// if anyone reads it: replicas see it at its place, and it counts in the offsets.
+    /// if anyone reads it: replicas see it at its place, and it counts in the offsets. Its time
+    /// is never past the published clock, whatever `now` the caller read: replicas sweep by it.
     pub(crate) fn append_control(&self, args: &[&[u8]], now: u64) {
         if !self.stream.is_active() || self.is_replica() || lock(&self.followers).is_empty() {
             return;
         }
+        let now = now.min(self.published_clock_ms.load(Ordering::Relaxed));
+        self.announced_clock_ms.fetch_max(now, Ordering::Relaxed);
         let mut body = Vec::new();
         let mut ranges = Vec::new();
         for arg in args {

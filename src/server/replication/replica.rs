@@ -317,7 +317,11 @@ async fn link_once(
         }
         ["+CONTINUE"] => {}
         ["+CONTINUE", replid] => {
-            let adopted = replication.if_current(generation, || replication.adopt_history(replid));
+            // Another primary (promoted): the clock to sweep by is its own, once it sends it.
+            let adopted = replication.if_current(generation, || {
+                replication.adopt_history(replid);
+                replication.primary_clock_ms.store(0, Ordering::Relaxed);
+            });
             if adopted.is_none() {
                 return Ok(());
             }
@@ -581,6 +585,8 @@ fn take_over(
     let replication = &shared.replication;
     let taken = replication.if_current(generation, || {
         shared.store.swap_contents(&side);
+        // The clock to sweep by is this primary's, once it sends it.
+        replication.primary_clock_ms.store(0, Ordering::Relaxed);
         replication.stream.restart_at(offset);
         replication.reset_history(replid);
         replication.offers_history.store(true, Ordering::Relaxed);
@@ -745,10 +751,11 @@ fn apply_records(
         let exclusive = (record.commands.len() > 1).then(|| shared.isolation.exclusive());
         let batch = (record.commands.len() == 1).then(|| shared.isolation.shared());
         let outcome = replication.if_current(generation, || {
-            replication
-                .primary_clock_ms
-                .fetch_max(record.time_ms, Ordering::Relaxed);
-            if !control {
+            if control {
+                replication
+                    .primary_clock_ms
+                    .fetch_max(record.time_ms, Ordering::Relaxed);
+            } else {
                 #[cfg(debug_assertions)]
                 panics::test_panic("apply", &record.body);
                 for (db, ranges) in &record.commands {
