@@ -2,6 +2,7 @@
 
 #![warn(unreachable_pub)]
 
+pub mod acl;
 pub mod cmd;
 pub mod config;
 pub mod filter;

@@ -4,7 +4,7 @@
 use super::args::{is, Cursor};
 use super::errors::*;
 use super::spec::{bits, block, one_of, pure_token, string, CommandSpec, Docs, Group};
-use super::{Ctx, ExitSave, SaveError};
+use super::{After, Ctx, ExitSave, SaveError};
 use crate::protocol::Request;
 
 /// Every section, in the order INFO prints them, and whether a plain INFO includes it: those
@@ -140,8 +140,7 @@ pub(super) fn shutdown(ctx: &mut Ctx, request: Request) -> CmdResult {
         client = ctx.session.client.id,
         "SHUTDOWN requested by a client"
     );
-    ctx.session.shutdown_asked = Some(ctx.server.shutdown(exit_save, force));
-    ctx.session.close = true;
+    ctx.session.after = Some(After::Shutdown(ctx.server.shutdown(exit_save, force)));
     Ok(())
 }
 

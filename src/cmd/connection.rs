@@ -3,7 +3,7 @@
 use super::args::{is, parse_i64, Cursor};
 use super::errors::*;
 use super::spec::{bits, block, integer, one_of, pure_token, string, CommandSpec, Docs, Group};
-use super::{ClientFilter, ClientType, Ctx};
+use super::{After, ClientFilter, ClientType, Ctx};
 use crate::protocol::{Protocol, Request};
 
 pub(super) fn ping(ctx: &mut Ctx, request: Request) -> CmdResult {
@@ -125,7 +125,7 @@ pub(super) fn select(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 pub(super) fn quit(ctx: &mut Ctx, _request: Request) -> CmdResult {
-    ctx.session.close = true;
+    ctx.session.after = Some(After::Close);
     ctx.reply.ok();
     Ok(())
 }
@@ -347,7 +347,9 @@ fn client_kill(ctx: &mut Ctx, request: Request) -> CmdResult {
     let kills_caller = !skip_me && filter.matches(caller, ctx.now);
     let killed = ctx.server.kill_clients(&filter, caller.id, ctx.now) + kills_caller as usize;
     // Closed like QUIT, so the reply still goes out, as Redis's close-after-reply.
-    ctx.session.close |= kills_caller;
+    if kills_caller {
+        ctx.session.after = Some(After::Close);
+    }
     match (old_form, killed) {
         (true, 0) => return Err("ERR No such client".into()),
         (true, _) => ctx.reply.ok(),

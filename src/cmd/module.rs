@@ -3,9 +3,9 @@
 //! loads no modules: the BF.* and CF.* commands are its own, so MODULE LIST names `bf` at the
 //! RedisBloom version whose behaviour they follow, and LOAD and UNLOAD refuse, saying why.
 
-use super::args::is;
+use super::args::{keyword, Args};
 use super::errors::*;
-use super::spec::{block, find_subcommand, string, CommandSpec, Docs, Group};
+use super::spec::{block, command_table, find_subcommand, string, CommandSpec, Docs};
 use super::Ctx;
 use crate::protocol::{Reply, Request};
 
@@ -58,29 +58,41 @@ pub(super) fn write_module_list(reply: &mut Reply, path: &[u8]) {
     reply.array(0);
 }
 
-pub(super) fn module(ctx: &mut Ctx, request: Request) -> CmdResult {
+/// MODULE LIST | LOAD path [arg ...] | LOADEX path ... | UNLOAD name | HELP
+#[derive(Clone, Copy)]
+enum Module {
+    List,
+    Load,
+    /// UNLOAD of the module sieved has built in.
+    UnloadBuiltIn,
+    UnloadUnknown,
+    Help,
+}
+
+impl Module {
+    fn parse(request: Request) -> Result<Self, CmdError> {
+        Ok(match find_subcommand(&request, "MODULE", SUBCOMMANDS)? {
+            Subcommand::List => Module::List,
+            Subcommand::Load => Module::Load,
+            Subcommand::Unload => {
+                let name = Args::new(request, 2).required()?;
+                keyword(name, &[(BLOOM_MODULE, Module::UnloadBuiltIn)])
+                    .unwrap_or(Module::UnloadUnknown)
+            }
+            Subcommand::Help => Module::Help,
+        })
+    }
+}
+
+fn module(ctx: &mut Ctx, request: Request) -> CmdResult {
     let reply = &mut *ctx.reply;
-    match find_subcommand(&request, "MODULE", SUBCOMMANDS)? {
+    match Module::parse(request)? {
         // The path it was loaded from: none here.
-        Subcommand::List => write_module_list(reply, b""),
-        Subcommand::Load => {
-            return Err(
-                "ERR Error loading the extension: sieved does not load modules; \
-                        RedisBloom's commands (module bf) are built in"
-                    .into(),
-            )
-        }
-        Subcommand::Unload if is(request.arg(2), BLOOM_MODULE) => {
-            return Err(
-                "ERR Error unloading module: bf is built into sieved, not a loaded \
-                        module"
-                    .into(),
-            )
-        }
-        Subcommand::Unload => {
-            return Err("ERR Error unloading module: no such module with that name".into())
-        }
-        Subcommand::Help => {
+        Module::List => write_module_list(reply, b""),
+        Module::Load => return Err(MODULE_LOAD.into()),
+        Module::UnloadBuiltIn => return Err(MODULE_UNLOAD_BUILT_IN.into()),
+        Module::UnloadUnknown => return Err(MODULE_UNLOAD_UNKNOWN.into()),
+        Module::Help => {
             reply.array(HELP.len());
             HELP.iter().for_each(|line| reply.simple(line));
         }
@@ -89,16 +101,14 @@ pub(super) fn module(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 /// MODULE as Redis 7 declares the container; its subcommands are not listed apart.
-pub(super) const SPECS: &[CommandSpec] = &[CommandSpec::new(
-    "module",
-    -2,
-    Group::Server,
-    "A container for module commands.",
-    module,
-)
-.since("4.0.0")
-.complexity("Depends on subcommand.")
-.subcommands(MODULE_SUBCOMMANDS)];
+pub(super) const SPECS: &[CommandSpec] = &command_table! { Server:
+    // name, arity, [flags], key specs, [ACL categories], handler, docs[, more]
+    "module", -2, [], &[], [], module, MODULE, subcommands(MODULE_SUBCOMMANDS);
+};
+
+const MODULE: Docs = Docs::new("A container for module commands.")
+    .since("4.0.0")
+    .complexity("Depends on subcommand.");
 
 /// MODULE's subcommands, as COMMAND DOCS lists them.
 const MODULE_SUBCOMMANDS: &[(&str, Docs)] = &[

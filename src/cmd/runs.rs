@@ -12,8 +12,9 @@
 //! key, and the write log the records it would have had alone, written under one hold of the
 //! log's order; the first request's time also covers parsing the others.
 
+use super::dispatch::{admit, forget_effects, in_log_order, note_logged};
 use super::spec::Flags;
-use super::{admit, eviction, forget_effects, in_log_order, note_logged, Ctx, COMMANDS};
+use super::{eviction, Ctx, COMMANDS};
 use crate::protocol::Request;
 use std::ops::Range;
 

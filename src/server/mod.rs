@@ -2,6 +2,7 @@
 //! orderly shutdown. Protocol and command logic live elsewhere; this module moves bytes.
 
 mod background;
+mod batch;
 mod blocking;
 mod client_io;
 mod clients;
@@ -12,6 +13,7 @@ mod isolation;
 mod listener;
 mod logged_writes;
 mod metrics;
+mod outcomes;
 mod panics;
 mod pubsub;
 mod query_buffer;

@@ -3,7 +3,7 @@
 //! guard, run every request through `cmd::execute` (command lookup, the checks, the keyspace's
 //! shard and value locks, the filter, the write log when there is one), serve blocked clients,
 //! then add the batch to the server's counters and flush its commandstats tally; as
-//! `client_io::execute_all` and the loop around it do. Run from 1, 2, 4 and 8 threads, it counts
+//! `batch::execute_all` and the loop around it do. Run from 1, 2, 4 and 8 threads, it counts
 //! the lock acquisitions that had to wait (`stripes::lock_waits`), and measures what a cache line that
 //! two cores write costs; the model in the document predicts 16 to 64 cores from these.
 //!

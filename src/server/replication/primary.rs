@@ -10,7 +10,7 @@
 #[cfg(target_os = "linux")]
 use super::forked::{self, SnapshotChild};
 use super::{Behind, Follower};
-use crate::cmd::{ClientInfo, ClientKind, ReplicaHandshake};
+use crate::cmd::{ClientInfo, ClientKind, Psync};
 #[cfg(not(target_os = "linux"))]
 use crate::persist::snapshot::{self, Expired};
 use crate::protocol::{Limits, RequestParser};
@@ -38,7 +38,7 @@ pub(in crate::server) async fn serve<S>(
     shared: &Arc<Shared>,
     stream: &mut S,
     client: &Arc<ClientInfo>,
-    handshake: ReplicaHandshake,
+    psync: Psync,
     input: Vec<u8>,
 ) -> io::Result<()>
 where
@@ -46,12 +46,15 @@ where
 {
     let replication = &shared.replication;
     let id = client.id;
-    let (replid, offset) = handshake.psync.clone().unwrap_or_default();
+    let Psync {
+        replid,
+        offset,
+        handshake,
+    } = psync;
     client.set_kind(ClientKind::Replica);
     let follower = Follower {
         ip: handshake
             .announced_ip
-            .clone()
             .unwrap_or_else(|| client.addr().ip().to_string()),
         port: handshake.listening_port,
         state: "wait_bgsave",
