@@ -1,7 +1,7 @@
-//! Replication when something goes wrong, against the real binary (issue 31, items 1, 2, 3 and
-//! 8): REPLICAOF while a full sync is half-way, WAIT and min-replicas-to-write before a replica
-//! has loaded its payload, records and primaries a replica cannot follow, panics in tasks, and a
-//! long mixed run that must converge. A TCP proxy (tests/common/proxy.rs) holds a payload
+//! Replication when something goes wrong, against the real binary (issue 31, items 1, 2, 3, 4
+//! and 8): REPLICAOF while a full sync is half-way, WAIT and min-replicas-to-write before a
+//! replica has loaded its payload, records and primaries a replica cannot follow, panics in
+//! tasks, a long mixed run that must converge, and restarts that continue a history. A TCP proxy (tests/common/proxy.rs) holds a payload
 //! half-way, so each scenario is reached by counting bytes, never by timing.
 //!
 //! Each test asserts the figure the issue reported, as a count that must be 0 (or the exact
@@ -34,6 +34,18 @@ struct Node {
     _process: Option<Running>,
     port: u16,
     dir: DataDir,
+    /// The flags it was started with, for a restart.
+    args: Vec<String>,
+}
+
+/// How a node is stopped before a restart.
+#[derive(Clone, Copy, Debug)]
+enum Stop {
+    /// SHUTDOWN SAVE: the exit snapshot, which SHUTDOWN writes under the default `save` rules
+    /// (the nodes here run with `--save ""`).
+    Clean,
+    /// kill -9.
+    Kill,
 }
 
 impl Node {
@@ -44,30 +56,59 @@ impl Node {
     /// Starts the binary with `extra` flags and `env`, its output in `<dir>/server.log`, and a
     /// configuration file (`<dir>/sieved.conf`, empty at first) for CONFIG REWRITE.
     fn start_with_env(name: &str, extra: &[&str], env: &[(&str, &str)]) -> Node {
-        let port = free_port();
         let dir = DataDir::new(&format!("trust-{name}"));
-        let log = std::fs::File::create(dir.0.join("server.log")).expect("server log");
-        let config = dir.0.join("sieved.conf");
-        std::fs::write(&config, "").expect("configuration file");
+        std::fs::write(dir.0.join("sieved.conf"), "").expect("configuration file");
+        let mut node = Node {
+            _process: None,
+            port: free_port(),
+            dir,
+            args: extra.iter().map(|arg| arg.to_string()).collect(),
+        };
+        node.launch(env);
+        node
+    }
+
+    /// Runs the binary on the node's port, directory and flags, its output appended to
+    /// `<dir>/server.log`.
+    fn launch(&mut self, env: &[(&str, &str)]) {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.0.join("server.log"))
+            .expect("server log");
         let child = Command::new(program())
             .arg("--config")
-            .arg(&config)
-            .args(["--port", &port.to_string(), "--dir"])
-            .arg(&dir.0)
+            .arg(self.dir.0.join("sieved.conf"))
+            .args(["--port", &self.port.to_string(), "--dir"])
+            .arg(&self.dir.0)
             .args(["--save", "", "--threads", "2", "--log-level", "info"])
-            .args(extra)
+            .args(&self.args)
             .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("log"))
             .stderr(log)
             .spawn()
             .expect("start sieved");
-        let process = wait_until_serving(Running(child), port);
-        Node {
-            _process: Some(process),
-            port,
-            dir,
+        self._process = Some(wait_until_serving(Running(child), self.port));
+    }
+
+    /// Stops the node as `how` says and starts it again on the same port, directory and flags.
+    fn restart(&mut self, how: Stop) {
+        let Some(mut process) = self._process.take() else {
+            panic!("node {} is not running", self.port)
+        };
+        match how {
+            Stop::Clean => {
+                let mut client = self.raw();
+                client.send(&common::encode_command(&[b"SHUTDOWN", b"SAVE"]));
+                let status = process.0.wait().expect("wait for SHUTDOWN");
+                drop(client);
+                assert!(status.success(), "SHUTDOWN: {status}");
+            }
+            Stop::Kill => process.0.kill().expect("kill -9"),
         }
+        drop(process);
+        self.launch(&[]);
     }
 
     fn replica_of(name: &str, primary: u16, extra: &[&str]) -> Node {
@@ -839,4 +880,170 @@ fn keys_expiring_under_long_batches_are_the_same_on_the_replica() {
         &differing[..differing.len().min(5)]
     );
     assert_eq!(primary.digest(), replica.digest());
+}
+
+/// INFO's `sync_full` and `sync_partial_ok` on `node`.
+fn syncs(node: &Node) -> (String, String) {
+    (
+        node.info("stats", "sync_full").unwrap_or_default(),
+        node.info("stats", "sync_partial_ok").unwrap_or_default(),
+    )
+}
+
+/// Writes `prefix:0` .. `prefix:<count-1>` on `node` unconfirmed (no replica may be up).
+fn write_unconfirmed(node: &Node, prefix: &str, count: usize) {
+    let mut client = node.raw();
+    for i in 0..count {
+        let key = format!("{prefix}:{i}");
+        assert_eq!(client.cmd(&["SET", &key, &i.to_string()]), b"+OK\r\n");
+    }
+}
+
+/// Waits until `replica` holds what `primary` does: the same offset, then the same digest.
+fn wait_equal(primary: &Node, replica: &Node) {
+    wait_for("the replica to reach the primary's offset", || {
+        let theirs = primary.info("replication", "master_repl_offset")?;
+        (replica.info("replication", "master_repl_offset")? == theirs).then_some(())
+    });
+    assert_eq!(replica.digest(), primary.digest(), "the replica's data");
+}
+
+/// Item 4: a replica stopped cleanly and started again continues with a partial resync, with
+/// the append-only file off (the exit snapshot names its position) and on (the exit snapshot
+/// folds the log, whose tail is then empty). Before, every restart was a full sync: the
+/// primary counted `sync_full:2`, `sync_partial_ok:0`.
+#[test]
+fn a_replica_restarted_cleanly_continues_with_a_partial_resync() {
+    for appendonly in ["no", "yes"] {
+        let primary = Node::start(&format!("restart-primary-{appendonly}"), &[]);
+        let mut replica = Node::replica_of(
+            &format!("restart-replica-{appendonly}"),
+            primary.port,
+            &["--appendonly", appendonly],
+        );
+        primary.wait_online(replica.port);
+        assert_eq!(write_confirmed(&primary, "before", WRITES), WRITES);
+        assert_eq!(
+            syncs(&primary),
+            ("1".into(), "0".into()),
+            "appendonly {appendonly}"
+        );
+
+        replica.restart(Stop::Clean);
+        // Written while the replica was down: the backlog holds them.
+        write_unconfirmed(&primary, "while-down", WRITES);
+        primary.wait_online(replica.port);
+        assert_eq!(write_confirmed(&primary, "after", WRITES), WRITES);
+        wait_equal(&primary, &replica);
+        assert_eq!(
+            syncs(&primary),
+            ("1".into(), "1".into()),
+            "sync_full and sync_partial_ok after a clean restart, appendonly {appendonly}"
+        );
+        let lacking = ["before", "while-down", "after"]
+            .iter()
+            .map(|prefix| missing(&replica, prefix, WRITES))
+            .sum::<usize>();
+        assert_eq!(
+            lacking, 0,
+            "writes missing on the replica, appendonly {appendonly}"
+        );
+        assert!(replica
+            .log()
+            .contains("replication history restored from the snapshot"));
+    }
+}
+
+/// Item 4: a primary stopped cleanly and started again takes a new replication ID and keeps the
+/// old one as its second, valid up to the offset it restored (Redis 7's rule), so its replica
+/// continues partially. Before, the restarted primary had a new ID and no second one, and the
+/// replica synced in full.
+#[test]
+fn a_restarted_primary_keeps_its_old_id_as_second_and_its_replica_continues() {
+    for appendonly in ["no", "yes"] {
+        let mut primary = Node::start(
+            &format!("restarted-primary-{appendonly}"),
+            &["--appendonly", appendonly],
+        );
+        let replica = Node::replica_of(
+            &format!("restarted-primary-replica-{appendonly}"),
+            primary.port,
+            &[],
+        );
+        primary.wait_online(replica.port);
+        assert_eq!(write_confirmed(&primary, "before", WRITES), WRITES);
+        wait_equal(&primary, &replica);
+        let old_id = primary
+            .info("replication", "master_replid")
+            .expect("replid");
+
+        primary.restart(Stop::Clean);
+        let offset: u64 = primary
+            .info("replication", "master_repl_offset")
+            .and_then(|offset| offset.parse().ok())
+            .expect("an offset");
+        assert_eq!(
+            (
+                primary.info("replication", "master_replid2"),
+                primary.info("replication", "second_repl_offset"),
+            ),
+            (Some(old_id.clone()), Some((offset + 1).to_string())),
+            "appendonly {appendonly}"
+        );
+        assert_ne!(primary.info("replication", "master_replid"), Some(old_id));
+        primary.wait_online(replica.port);
+        assert_eq!(write_confirmed(&primary, "after", WRITES), WRITES);
+        wait_equal(&primary, &replica);
+        assert_eq!(
+            syncs(&primary),
+            ("0".into(), "1".into()),
+            "sync_full and sync_partial_ok on the restarted primary, appendonly {appendonly}"
+        );
+        assert_eq!(
+            replica.info("replication", "master_replid"),
+            primary.info("replication", "master_replid")
+        );
+    }
+}
+
+/// Item 4, the log's tail: writes logged after the snapshot moved the data past the position
+/// it names by an amount the log does not record, so a node killed then never claims that
+/// position. A replica syncs in full and holds every write; a primary takes a new history with
+/// no second ID (its offset may be behind what its replicas saw), so they sync in full too.
+#[test]
+fn writes_logged_after_the_snapshot_make_its_position_unknown() {
+    let mut primary = Node::start("tail-primary", &["--appendonly", "yes"]);
+    let mut replica = Node::replica_of("tail-replica", primary.port, &["--appendonly", "yes"]);
+    primary.wait_online(replica.port);
+    assert_eq!(write_confirmed(&primary, "before", WRITES), WRITES);
+    replica.restart(Stop::Clean);
+    primary.wait_online(replica.port);
+    assert_eq!(syncs(&primary), ("1".into(), "1".into()));
+    // Logged by the replica after the snapshot its restart wrote.
+    assert_eq!(write_confirmed(&primary, "logged", WRITES), WRITES);
+    replica.restart(Stop::Kill);
+    primary.wait_online(replica.port);
+    assert_eq!(write_confirmed(&primary, "after", WRITES), WRITES);
+    wait_equal(&primary, &replica);
+    assert_eq!(
+        syncs(&primary),
+        ("2".into(), "1".into()),
+        "a replica killed with writes in its log's tail syncs in full"
+    );
+    let lacking = ["before", "logged", "after"]
+        .iter()
+        .map(|prefix| missing(&replica, prefix, WRITES))
+        .sum::<usize>();
+    assert_eq!(lacking, 0, "writes missing on the replica");
+
+    primary.restart(Stop::Kill);
+    assert_eq!(
+        primary.info("replication", "master_replid2").as_deref(),
+        Some("0000000000000000000000000000000000000000"),
+        "a primary killed with writes in its log's tail keeps no second ID"
+    );
+    primary.wait_online(replica.port);
+    wait_equal(&primary, &replica);
+    assert_eq!(syncs(&primary), ("1".into(), "0".into()));
+    assert_eq!(missing(&replica, "after", WRITES), 0);
 }

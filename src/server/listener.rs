@@ -270,6 +270,15 @@ impl Server {
             },
         )?;
         shared.saver.set_first_segment(recovery.first_segment);
+        if let Some(position) = recovery.position {
+            let as_replica = shared.config.settings().replicaof.0.is_some();
+            shared.replication.restore(position, as_replica, now_ms());
+            tracing::info!(
+                id = %position.id(),
+                offset = position.offset,
+                "replication history restored from the snapshot"
+            );
+        }
         if let Some(open) = recovery.append_to.take() {
             background::start_log_writer(shared, open).map_err(|e| LoadError {
                 path: config.dir.clone(),

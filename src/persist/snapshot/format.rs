@@ -5,12 +5,18 @@
 //! ```text
 //! offset  size  field
 //! 0       8     magic "SIEVEDSN"
-//! 8       4     format version, 2 (1 is still read)
+//! 8       4     format version, 5 (1 to 4 are still read)
 //! 12      4     first log segment: the number of the first append-only file segment whose
 //!               writes this snapshot does not hold (those before it are folded in); 0 if no
 //!               segment was ever folded in (version 1 files have 0 here)
 //! 16      8     creation time, Unix milliseconds
-//! 24      ...   records, then the end record
+//! 24      1     replication position: 1 if the next two fields name the replication history
+//!               and offset this snapshot holds exactly, 0 if it names none (version 5 on;
+//!               older files have neither this field nor the next two)
+//! 25      40    replication ID, 40 hexadecimal characters (zeros when none)
+//! 65      8     replication offset: the stream's offset (Redis's `master_repl_offset`) at
+//!               the instant the data was cut (0 when none)
+//! 73      ...   records, then the end record
 //!
 //! key record
 //! 0       1     tag 0x01
@@ -62,6 +68,15 @@
 //! it covers, it still depends on every byte, but the bytes of a record, nearly all the file,
 //! are hashed once on writing and once on loading, not twice.
 //!
+//! Version 5 adds the replication position, Redis's RDB aux fields `repl-id` and `repl-offset`:
+//! a restarted replica continues from it with a partial resync, and a restarted primary keeps
+//! it as its second ID (see `server/replication/mod.rs`, `Replication::restore`). Redis's third,
+//! `repl-stream-db`, has no counterpart: every record of sieved's stream names its database. A
+//! snapshot names a position only when it is a cut at one instant of both the data and the
+//! stream: written with every command paused (the exit snapshot, a replica's save of a full
+//! sync it took over). A background snapshot, copied while writes go on, names none, nor does a
+//! compaction (its data is the log's up to a segment's end, whose offset the log does not hold).
+//!
 //! The collection kinds, the cuckoo filter and the frontier were added without a version change: older files
 //! hold none of them, and so load as before; an older build refuses a file holding one, naming
 //! the unknown kind.
@@ -95,7 +110,9 @@ use std::path::{Path, PathBuf};
 
 pub const FILE_NAME: &str = "sieved.snap";
 pub(super) const MAGIC: &[u8; 8] = b"SIEVEDSN";
-pub(super) const VERSION: u32 = 4;
+pub(super) const VERSION: u32 = 5;
+/// The first version whose header names a replication position.
+pub(super) const VERSION_POSITION: u32 = 5;
 /// The last version whose file checksum hashes the key records' bytes a second time.
 pub(super) const VERSION_WHOLE_FILE_CHECKSUM: u32 = 3;
 /// The version before Bloom filters had a layout.
@@ -108,6 +125,29 @@ pub(super) const TAG_END: u8 = 0xFF;
 pub(super) const LOCKED_PIECE: u64 = 64 * 1024;
 
 const TEMP_PREFIX: &str = "sieved.snap.tmp-";
+
+/// Where a snapshot's data stands in a replication history: the ID and the stream's offset
+/// (the next byte) that its data holds exactly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplPosition {
+    /// 40 hexadecimal characters, as Redis's replication IDs.
+    pub id: [u8; 40],
+    pub offset: u64,
+}
+
+impl ReplPosition {
+    /// The position of `id` (which must be 40 bytes long; None otherwise) at `offset`.
+    pub fn new(id: &str, offset: u64) -> Option<ReplPosition> {
+        Some(ReplPosition {
+            id: id.as_bytes().try_into().ok()?,
+            offset,
+        })
+    }
+
+    pub fn id(&self) -> String {
+        String::from_utf8_lossy(&self.id).into_owned()
+    }
+}
 
 /// Where this process writes a snapshot before renaming it into place.
 pub(super) fn temp_path(dir: &Path) -> PathBuf {

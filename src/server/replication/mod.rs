@@ -16,6 +16,7 @@ pub(crate) use stream::{Behind, Stream};
 use crate::cmd::errors;
 use crate::config::Settings;
 use crate::persist::aof::format;
+use crate::persist::snapshot::ReplPosition;
 use crate::protocol::Request;
 use crate::server::Shared;
 use crate::store::now_ms;
@@ -162,8 +163,11 @@ pub(crate) struct Replication {
     min_replicas: AtomicU64,
     max_lag_secs: AtomicU64,
     /// Whether this server's history is worth offering a primary in PSYNC: not when it
-    /// started as a replica and has not synced yet (it then asks `PSYNC ? -1`, as Redis).
+    /// started as a replica and has not synced yet (it then asks `PSYNC ? -1`, as Redis),
+    /// unless its snapshot named the position its data holds (`restore`).
     pub(crate) offers_history: AtomicBool,
+    /// Whether start-up restored the history from the snapshot (`restore`).
+    restored: AtomicBool,
     /// On a replica, the primary's published clock (see `published_clock_ms`) as the newest
     /// control record applied (a heartbeat PING, a GETACK) carries it; 0 until the link's
     /// first. Write records do not move it: their times are their batches' clocks, and a batch
@@ -210,6 +214,7 @@ impl Replication {
             published_clock_ms: AtomicU64::new(0),
             announced_clock_ms: AtomicU64::new(0),
             offers_history: AtomicBool::new(true),
+            restored: AtomicBool::new(false),
             read_only: AtomicBool::new(true),
             serve_stale: AtomicBool::new(true),
             min_replicas: AtomicU64::new(0),
@@ -279,6 +284,47 @@ impl Replication {
             ids.replid2 = old;
             ids.second_offset = self.stream.offset() as i64 + 1;
         }
+    }
+
+    /// Where this server's data stands in its history, for a snapshot taken while no write
+    /// runs: None while that is in doubt (a replica that has not synced, or whose link failed
+    /// part-way through a record) or while the stream records nothing (a primary that never had
+    /// a replica, whose ID no one has seen).
+    pub(crate) fn position(&self) -> Option<ReplPosition> {
+        if !self.offers_history.load(Ordering::Relaxed) || !self.stream.is_active() {
+            return None;
+        }
+        let ids = lock(&self.ids);
+        ReplPosition::new(&ids.replid, self.stream.offset())
+    }
+
+    /// Start-up, from the position the loaded data holds exactly (see `persist::recovery`), as
+    /// Redis 7 restores it from its RDB's `repl-id` and `repl-offset`. A replica continues that
+    /// history: its first PSYNC asks for the byte after it, and a primary whose backlog still
+    /// holds it continues partially. A primary starts a new history at that offset and keeps
+    /// the old ID as its second, valid up to there, with a backlog from there: its replicas at
+    /// that offset continue partially. One whose data is behind what others saw under the old
+    /// ID (a log that lost its tail) has a smaller offset than theirs, so they sync in full.
+    pub(crate) fn restore(&self, position: ReplPosition, as_replica: bool, now: u64) {
+        let id = position.id();
+        let mut ids = lock(&self.ids);
+        match as_replica {
+            true => {
+                ids.replid = id;
+                ids.replid2 = NO_ID.to_string();
+                ids.second_offset = -1;
+            }
+            false => {
+                ids.replid = random_id();
+                ids.replid2 = id;
+                ids.second_offset = position.offset as i64 + 1;
+                self.alone_since_ms.store(now, Ordering::Relaxed);
+            }
+        }
+        drop(ids);
+        self.stream.restart_at(position.offset);
+        self.offers_history.store(true, Ordering::Relaxed);
+        self.restored.store(true, Ordering::Relaxed);
     }
 
     /// A replica after a full sync: nothing before it is shared with anyone.
@@ -601,7 +647,9 @@ pub(in crate::server) async fn run(shared: Arc<Shared>) {
     let settings = shared.config.settings();
     replication.apply_settings(&settings);
     if let Some(primary) = settings.replicaof.0 {
-        replication.offers_history.store(false, Ordering::Relaxed);
+        if !replication.restored.load(Ordering::Relaxed) {
+            replication.offers_history.store(false, Ordering::Relaxed);
+        }
         follow(&shared, Some(primary));
     }
     let mut tick = tokio::time::interval(Duration::from_secs(1));

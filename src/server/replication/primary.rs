@@ -218,7 +218,7 @@ where
                 pieces,
                 piece: Vec::with_capacity(SEND_CHUNK),
             };
-            let written = snapshot::write_to(out, &copy, 0, Expired::Keep);
+            let written = snapshot::write_to(out, &copy, 0, Expired::Keep, None);
             // Freeing a large copy takes a while: here, off the runtime.
             drop(copy);
             written.map(|(_, bytes)| bytes)
