@@ -1047,3 +1047,77 @@ fn writes_logged_after_the_snapshot_make_its_position_unknown() {
     assert_eq!(syncs(&primary), ("1".into(), "0".into()));
     assert_eq!(missing(&replica, "after", WRITES), 0);
 }
+
+/// Item 5: FQ.LEASE, the form a pop takes in the log, is refused from clients (alone and inside
+/// MULTI) with one exact error, while the log and a primary's link still apply it. Before, the
+/// issue's sequence (a lease at 300000000000000 ms, then `FQ.HOST ... PAUSE 1`) was accepted,
+/// and start-up then stopped with "the logged write FQ.HOST cannot be applied: ERR bad time".
+#[test]
+fn commands_only_the_log_holds_are_refused_from_clients_and_applied_from_the_log() {
+    let refusal = "-ERR FQ.LEASE is written only by the server, to its append-only file and \
+                   replicas; clients cannot send it\r\n";
+    let mut primary = Node::start("log-only-primary", &["--appendonly", "yes"]);
+    let replica = Node::replica_of("log-only-replica", primary.port, &[]);
+    primary.wait_online(replica.port);
+    let mut client = primary.raw();
+    let text = |reply: Vec<u8>| String::from_utf8_lossy(&reply).into_owned();
+    assert_eq!(
+        text(client.cmd(&["FQ.RESERVE", "k", "0.001", "1000"])),
+        "+OK\r\n"
+    );
+    assert_eq!(
+        text(client.cmd(&["FQ.PUSH", "k", "http://a.example/1"])),
+        "*1\r\n:1\r\n"
+    );
+    assert_eq!(
+        text(client.cmd(&["FQ.LEASE", "k", "300000000000000"])),
+        refusal
+    );
+    assert_eq!(
+        text(client.cmd(&[
+            "FQ.LEASE",
+            "k",
+            "9223372036854775807",
+            "http://a.example",
+            "1",
+            "1"
+        ])),
+        refusal
+    );
+    assert_eq!(text(client.cmd(&["MULTI"])), "+OK\r\n");
+    assert_eq!(
+        text(client.cmd(&["FQ.LEASE", "k", "300000000000000"])),
+        refusal
+    );
+    assert_eq!(
+        text(client.cmd(&["EXEC"])),
+        "-EXECABORT Transaction discarded because of previous errors.\r\n"
+    );
+    assert_eq!(
+        text(client.cmd(&["FQ.HOST", "k", "http://a.example", "PAUSE", "1"])),
+        "+OK\r\n"
+    );
+    // A pop is logged as FQ.LEASE: the replica and the log apply it.
+    assert_eq!(
+        text(client.cmd(&["FQ.PUSH", "k", "http://b.example/1"])),
+        "*1\r\n:1\r\n"
+    );
+    let popped = text(client.cmd(&["FQ.POP", "k"]));
+    assert!(popped.contains("http://b.example/1"), "{popped}");
+    let guard = GUARD.as_millis().to_string();
+    assert_eq!(text(client.cmd(&["WAIT", "1", &guard])), ":1\r\n");
+    wait_equal(&primary, &replica);
+    let info = text(client.cmd(&["FQ.INFO", "k"]));
+    drop(client);
+
+    primary.restart(Stop::Kill);
+    assert_eq!(
+        primary.cmd(&["FQ.INFO", "k"]),
+        info,
+        "the frontier after replaying the log"
+    );
+    assert!(
+        !primary.log().contains("cannot be applied"),
+        "start-up replayed every logged write"
+    );
+}
