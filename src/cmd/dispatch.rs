@@ -71,7 +71,8 @@ fn dispatch(ctx: &mut Ctx, request: Request, index: Option<usize>) -> Outcome {
 }
 
 /// The checks every command passes before it runs or is queued, in Redis's order: arity,
-/// authentication (unless flagged `no_auth`), memory (over `maxmemory`, keys are evicted as the
+/// authentication (unless flagged `no_auth`), then sieved's refusal of commands only the log
+/// holds (`LOG_ONLY`), memory (over `maxmemory`, keys are evicted as the
 /// policy says; if none can go, a command flagged `denyoom` is refused), a disk that cannot keep
 /// writes (MISCONF), and MULTI's refusal of `no_multi` commands.
 pub(super) fn admit(ctx: &mut Ctx, spec: &CommandSpec, request: Request) -> CmdResult {
@@ -80,6 +81,11 @@ pub(super) fn admit(ctx: &mut Ctx, spec: &CommandSpec, request: Request) -> CmdR
     }
     if !spec.flags.contains(Flags::NO_AUTH) && ctx.session.must_authenticate(ctx.config()) {
         return Err(errors::NOAUTH.into());
+    }
+    // What a client could send of these is unchecked against what made them: a lease time
+    // far in the future moved the frontier's clock, and the log could no longer be replayed.
+    if spec.flags.contains(Flags::LOG_ONLY) {
+        return Err(errors::log_only(spec.name));
     }
     let limit = ctx.config().maxmemory();
     if limit > 0 && eviction::over(ctx.server, limit) {

@@ -96,6 +96,14 @@ pub const MIGRATE_WRITING: &str = "IOERR error or timeout writing to target inst
 pub const MIGRATE_READING: &str = "IOERR error or timeout reading to target instance";
 pub const CLIENT_NAME_SPACES: &str =
     "ERR Client names cannot contain spaces, newlines or special characters.";
+/// A command only the write log and the replication stream hold, sent by a client: sieved's
+/// own (Redis has no such commands), one error for all of them.
+pub fn log_only(name: &str) -> CmdError {
+    CmdError::Owned(format!(
+        "ERR {} is written only by the server, to its append-only file and replicas; clients cannot send it",
+        name.to_uppercase()
+    ))
+}
 
 pub const BF_NOT_FOUND: &str = "ERR not found";
 pub const BF_ITEM_EXISTS: &str = "ERR item exists";

@@ -92,6 +92,10 @@ impl Flags {
     /// Not a Redis flag and never reported: runs a transaction, while no other connection runs
     /// anything (EXEC; see `transaction::runs_exclusively`).
     pub const EXCLUSIVE: Flags = Flags(1 << 30);
+    /// Not a Redis flag and never reported: a command that only the write log and the
+    /// replication stream hold (FQ.LEASE, the form a pop is logged in). Replay and a primary's
+    /// link apply it; every client is refused it (`errors::log_only`), inside MULTI too.
+    pub const LOG_ONLY: Flags = Flags(1 << 29);
 }
 
 bit_set! {

@@ -134,7 +134,7 @@ fn section(report: &Report, name: &str, out: &mut String) {
                  instantaneous_input_kbps:{input_kbps:.2}\r\ninstantaneous_output_kbps:{output_kbps:.2}\r\n\
                  rejected_connections:{}\r\nsync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\n\
                  expired_keys:{}\r\nevicted_keys:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\n\
-                 pubsubshard_channels:0\r\n",
+                 pubsubshard_channels:0\r\npanicked_tasks:{}\r\n",
                 Stats::get(&stats.connections_received),
                 Stats::get(&stats.commands_processed),
                 stats.instantaneous_ops_per_sec(),
@@ -148,6 +148,7 @@ fn section(report: &Report, name: &str, out: &mut String) {
                 Stats::get(&stats.evicted_keys),
                 report.pubsub_channels,
                 report.pubsub_patterns,
+                Stats::get(&stats.panicked_tasks),
             )
         }
         "replication" => {

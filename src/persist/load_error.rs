@@ -100,6 +100,8 @@ pub enum SnapshotDamage {
         newest: u32,
     },
     UnknownTag(u8),
+    /// A header's replication position that is neither absent nor a hex id and offset.
+    ReplPosition,
     /// A database past the number there are.
     Database(usize),
     UnknownKind(u8),
@@ -145,6 +147,9 @@ impl fmt::Display for SnapshotDamage {
                  {oldest} to {newest})"
             ),
             SnapshotDamage::UnknownTag(tag) => write!(f, "unknown record tag {tag:#04x}"),
+            SnapshotDamage::ReplPosition => {
+                f.write_str("the replication position in the header is invalid")
+            }
             SnapshotDamage::Database(db) => write!(
                 f,
                 "database {db} does not exist; start with --databases {}",

@@ -4,7 +4,7 @@
 use super::aof::{self, create_segment, OpenSegment, Record, SegmentReader, Stop, FILE_HEADER_LEN};
 use super::fs::{remove_if_present, FileSystem};
 use super::load_error::{LoadError, LoadFailure};
-use super::snapshot::{self, Expired, LoadReport};
+use super::snapshot::{self, Expired, LoadReport, ReplPosition};
 use crate::protocol::Request;
 use crate::store::{now_ms, Store};
 use std::fs;
@@ -46,6 +46,12 @@ pub struct Recovery {
     pub set_aside: Option<(LoadError, PathBuf)>,
     /// The first segment a snapshot of the live keyspace will not hold: what it records.
     pub first_segment: u64,
+    /// The replication position the loaded data holds exactly: the snapshot's, when no logged
+    /// write followed it. A write in the log after it moved the data past that position by an
+    /// amount the log does not record (its records are not all in the stream, and the stream
+    /// holds records the log does not), so the position is then unknown: such a node syncs in
+    /// full, and never claims an offset its data may not match.
+    pub position: Option<ReplPosition>,
     /// With the log on: the segment the writer appends to first.
     pub append_to: Option<OpenSegment>,
 }
@@ -135,13 +141,17 @@ pub(crate) fn recover(
         }
     }
     recovery.log.duration = replay_started.elapsed();
+    recovery.position = recovery
+        .snapshot
+        .and_then(|report| report.position)
+        .filter(|_| recovery.log.records == 0 && recovery.set_aside.is_none());
     let newest = live.last().map_or(first, |(n, _)| *n);
     if !options.log_on || recovery.set_aside.is_some() {
         // Nothing will append to these segments: fold them into a snapshot now, so that a
         // later snapshot without them cannot lose what they hold.
         let first_new = newest + 1;
         if !live.is_empty() || recovery.set_aside.is_some() {
-            snapshot::write(fs, store, dir, first_new, Expired::Keep)
+            snapshot::write_at(fs, store, dir, first_new, Expired::Keep, recovery.position)
                 .map_err(|e| load_error(dir, 0, LoadFailure::WriteSnapshot(e)))?;
             for (_, path) in &live {
                 remove_if_present(fs, path).map_err(|e| load_error(path, 0, e))?;

@@ -3,7 +3,7 @@
 //! connections), and shows its state in INFO server as `background_<name>`.
 
 use super::saver::Keyspace;
-use super::{expiry, metrics_endpoint, replication, sampler, shutdown, Shared};
+use super::{expiry, metrics_endpoint, panics, replication, sampler, shutdown, Shared};
 use crate::cmd::SaveError;
 use crate::persist::aof::OpenSegment;
 use crate::store::now_ms;
@@ -105,7 +105,7 @@ pub(super) fn start_log_writer(shared: &Arc<Shared>, open: OpenSegment) -> io::R
         .spawn(move || {
             let _running = writer.background.running(Work::AofWriter);
             if let Some(aof) = writer.aof.as_ref() {
-                aof.run_writer(open);
+                on_thread(&writer, Work::AofWriter, || aof.run_writer(open));
             }
         })
         .map(|_| ())
@@ -147,8 +147,26 @@ where
     let shared = shared.clone();
     tasks.spawn(async move {
         let _running = shared.background.running(work);
-        task.await
+        let consequence = format!("it has stopped (INFO background_{}:stopped)", name(work));
+        panics::logged(&shared, name(work), &consequence, task).await
     });
+}
+
+fn name(work: Work) -> &'static str {
+    WORK[work as usize].1
+}
+
+/// Runs a background thread's work, noting a panic (logged, counted) before the thread ends.
+fn on_thread(shared: &Shared, work: Work, run: impl FnOnce()) {
+    if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        let consequence = format!("it has stopped (INFO background_{}:stopped)", name(work));
+        panics::note(
+            shared,
+            name(work),
+            &panics::message(payload.as_ref()),
+            &consequence,
+        );
+    }
 }
 
 /// Starts a snapshot (a compaction, with the log on) on a thread of its own and returns at once.
@@ -162,7 +180,9 @@ pub(super) fn start_save(shared: &Arc<Shared>) -> Result<(), SaveError> {
         .spawn(move || {
             let _running = worker.background.running(Work::Save);
             lower_this_threads_priority();
-            let _ = worker.saver.save_claimed(&worker, Keyspace::Changing);
+            on_thread(&worker, Work::Save, || {
+                let _ = worker.saver.save_claimed(&worker, Keyspace::Changing);
+            });
         });
     if let Err(error) = started {
         shared.saver.unclaim();

@@ -34,6 +34,16 @@ impl Isolation {
         stripe.read().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Returns once every batch that was in progress when it was called has ended, taking each
+    /// thread's lock in turn (never all at once, so no thread waits for another's batch). A
+    /// batch reads its clock after taking its lock: every batch still running afterwards read
+    /// its clock after this was called.
+    pub fn wait_for_batches_in_progress(&self) {
+        for stripe in self.stripes.iter() {
+            drop(stripe.0.write().unwrap_or_else(|p| p.into_inner()));
+        }
+    }
+
     /// Held while a transaction executes: waits for every batch in progress to end.
     pub fn exclusive(&self) -> Vec<RwLockWriteGuard<'_, ()>> {
         self.stripes

@@ -17,6 +17,7 @@ mod listener;
 mod logged_writes;
 mod metrics_endpoint;
 mod outcomes;
+mod panics;
 mod pubsub;
 mod query_buffer;
 mod replication;

@@ -137,7 +137,14 @@ impl Saver {
                 // segment after all.
                 let ended = aof.rotate();
                 aof.wait_sealed(ended).and_then(|()| {
-                    let stats = snapshot::write(fs, &shared.store, dir, ended + 1, Expired::Keep)?;
+                    let stats = snapshot::write_at(
+                        fs,
+                        &shared.store,
+                        dir,
+                        ended + 1,
+                        Expired::Keep,
+                        shared.replication.position(),
+                    )?;
                     compaction::remove_segments_before(fs, dir, ended + 1)?;
                     Ok(stats)
                 })
@@ -148,12 +155,17 @@ impl Saver {
                 let ended = aof.rotate();
                 compaction::compact(fs, dir, aof, ended, &scratch, &mut applier)
             }
-            None => snapshot::write(
+            // Copied while writes go on, a snapshot holds no one position of the stream.
+            None => snapshot::write_at(
                 fs,
                 &shared.store,
                 dir,
                 self.first_segment.load(Ordering::Relaxed),
                 Expired::Drop,
+                match keyspace {
+                    Keyspace::Paused => shared.replication.position(),
+                    Keyspace::Changing => None,
+                },
             ),
         })
     }

@@ -535,6 +535,14 @@ fn every_write_command_is_logged_and_counted() {
             })
             .collect();
         let reply = client.run_raw(&words);
+        let spec = &COMMANDS[lookup(words[0]).expect("a command")];
+        if spec.flags.contains(Flags::LOG_ONLY) {
+            // Only replay applies it; a client is refused (a pop logs it, as FQ.POP shows).
+            let refusal = format!("-{}\r\n", errors::log_only(spec.name).message());
+            assert_eq!(reply, refusal.as_bytes(), "{command:?}");
+            assert_eq!(client.logged().len(), logged, "{command:?}");
+            continue;
+        }
         assert!(!reply.starts_with(b"-"), "{command:?}: {reply:?}");
         assert_eq!(client.logged().len(), logged + 1, "{command:?}");
         assert_eq!(client.session.writes, writes + 1, "{command:?}");
@@ -559,6 +567,13 @@ fn multi_refuses_no_multi_commands_and_runs_transaction_commands_at_once() {
                 reply, "-ERR Command not allowed inside a transaction\r\n",
                 "{name}"
             );
+            assert_eq!(
+                client.run(&["EXEC"]),
+                "-EXECABORT Transaction discarded because of previous errors.\r\n"
+            );
+        } else if spec.flags.contains(Flags::LOG_ONLY) {
+            let refusal = format!("-{}\r\n", errors::log_only(spec.name).message());
+            assert_eq!(reply, refusal, "{name}");
             assert_eq!(
                 client.run(&["EXEC"]),
                 "-EXECABORT Transaction discarded because of previous errors.\r\n"

@@ -7,7 +7,8 @@
 //! bound: a value can be no larger than the bytes that hold it.
 
 use super::format::{
-    FILE_NAME, MAGIC, TAG_END, TAG_KEY, VERSION, VERSION_CLASSIC_ONLY, VERSION_WHOLE_FILE_CHECKSUM,
+    ReplPosition, FILE_NAME, MAGIC, TAG_END, TAG_KEY, VERSION, VERSION_CLASSIC_ONLY,
+    VERSION_POSITION, VERSION_WHOLE_FILE_CHECKSUM,
 };
 use super::prefault::fill_faulting_ahead;
 use crate::filter::FilterError;
@@ -24,6 +25,8 @@ use xxhash_rust::xxh3::Xxh3;
 pub struct LoadReport {
     /// The first append-only file segment the snapshot does not hold.
     pub first_segment: u64,
+    /// The replication position the snapshot holds exactly, if it names one.
+    pub position: Option<ReplPosition>,
     pub keys: u64,
     pub expired: u64,
     pub bytes: u64,
@@ -78,9 +81,10 @@ pub fn load_file(
     let result = load_records(store, &mut reader, &mut progress);
     let offset = reader.offset;
     result
-        .map(|(first_segment, keys, expired)| {
+        .map(|(first_segment, position, keys, expired)| {
             Some(LoadReport {
                 first_segment,
+                position,
                 keys,
                 expired,
                 bytes: size,
@@ -309,7 +313,7 @@ fn load_records(
     store: &Store,
     reader: &mut Reader,
     progress: &mut impl FnMut(u64, u64),
-) -> Result<(u64, u64, u64), LoadFailure> {
+) -> Result<(u64, Option<ReplPosition>, u64, u64), LoadFailure> {
     if &reader.array::<8>()? != MAGIC {
         return Err(SnapshotDamage::BadMagic.into());
     }
@@ -325,6 +329,19 @@ fn load_records(
     reader.whole_file_checksum = version <= VERSION_WHOLE_FILE_CHECKSUM;
     let first_segment = reader.u32()? as u64;
     reader.u64()?;
+    let position = match version >= VERSION_POSITION {
+        true => {
+            let named = reader.u8()?;
+            let id = reader.array::<40>()?;
+            let offset = reader.u64()?;
+            match named {
+                0 => None,
+                1 if id.iter().all(u8::is_ascii_hexdigit) => Some(ReplPosition { id, offset }),
+                _ => return Err(SnapshotDamage::ReplPosition.into()),
+            }
+        }
+        false => None,
+    };
     let now = now_ms();
     let (mut keys, mut expired) = (0u64, 0u64);
     let mut reported = 0;
@@ -392,7 +409,7 @@ fn load_records(
     if reader.offset != reader.size {
         return Err(SnapshotDamage::TrailingBytes.into());
     }
-    Ok((first_segment, keys, expired))
+    Ok((first_segment, position, keys, expired))
 }
 
 /// Keys and headers are small; anything claiming more than the file holds is damage.
@@ -421,9 +438,9 @@ mod tests {
     fn every_field_may_straddle_the_end_of_the_buffer() {
         let dir = std::env::temp_dir().join(format!("sieved-read-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("directory");
-        // The file header (24 bytes) and the record's fields before the payload (37 with a key
+        // The file header (73 bytes) and the record's fields before the payload (37 with a key
         // of one byte) come before the payload; the end record's tag after its checksum.
-        let fields = 24 + 37 + 8;
+        let fields = 73 + 37 + 8;
         let around = |edge: usize| (edge - fields - 30)..(edge - fields + 30);
         for len in around(BUFFER).chain(around(BUFFER / 2)) {
             let store = Store::new(1, 1);
