@@ -103,6 +103,19 @@ impl Values {
     }
 }
 
+/// Empty, or `<host>:<port>` with a port number (an IPv6 host in brackets, `[::1]:9121`).
+/// Takes `&String` because a check's type is `fn(&T)` of the setting's own type.
+#[allow(clippy::ptr_arg)]
+fn host_and_port(address: &String) -> Result<(), String> {
+    if address.is_empty() {
+        return Ok(());
+    }
+    match address.rsplit_once(':') {
+        Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => Ok(()),
+        _ => Err("argument must be <host>:<port>, or empty".into()),
+    }
+}
+
 /// `text` read by the reader `R` as a `T` that passes `check`.
 fn checked<T, R: Value + Into<T>>(
     text: &str,
@@ -351,11 +364,10 @@ parameters! {
         name: "protected-mode", default: "yes", check: any,
         help: "yes: without a password, accept clients from the loopback interface only.",
     }
-    fixed metrics_addr: String {
-        name: "metrics-addr", default: "", check: any,
-        get: |c| c.metrics_addr.show(),
+    runtime metrics_addr: String {
+        name: "metrics-addr", default: "", check: host_and_port,
         help: "Serve Prometheus metrics over HTTP at this address (host:port), under /metrics; \
-               off when empty.",
+               off when empty. CONFIG SET turns the endpoint on, moves it or turns it off.",
     }
     runtime slowlog_log_slower_than: i64 {
         name: "slowlog-log-slower-than", default: "10000", check: any,

@@ -8,5 +8,5 @@ mod writer;
 pub use format::{
     list_segments, segment_path, PendingTransaction, Record, SegmentReader, Stop, FILE_HEADER_LEN,
 };
-pub use log::{Aof, OnFatal, OpenSegment};
+pub use log::{Aof, OnFatal, OpenSegment, SyncFigures, SYNC_BOUNDS_US};
 pub use writer::create_segment;

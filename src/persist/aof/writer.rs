@@ -14,7 +14,7 @@
 //! failed writes, and writing while a background sync runs (a write can then wait on the sync).
 
 use super::format::{file_header, segment_path, FILE_HEADER_LEN};
-use super::log::{Aof, OpenSegment, State};
+use super::log::{Aof, OpenSegment, State, SyncTimes};
 use crate::config::Fsync;
 use crate::persist::fs::{remove_if_present, DataFile, FileSyncer, FileSystem};
 use std::io;
@@ -150,8 +150,10 @@ impl Segment {
         Ok(())
     }
 
-    fn sync(&mut self) -> io::Result<()> {
+    fn sync(&mut self, times: &SyncTimes) -> io::Result<()> {
+        let started = Instant::now();
         self.file.sync()?;
+        times.record(started.elapsed());
         self.unsynced = false;
         self.last_sync = Instant::now();
         Ok(())
@@ -159,7 +161,7 @@ impl Segment {
 
     /// Starts a sync of what is written so far on the sync thread, unless one is still running
     /// (then the next chance is taken instead, as Redis postpones its fsync).
-    fn sync_in_background(&mut self, thread: &SyncThread) -> io::Result<()> {
+    fn sync_in_background(&mut self, thread: &SyncThread, times: &SyncTimes) -> io::Result<()> {
         let mut state = thread.state();
         if state.in_flight {
             return Ok(());
@@ -170,7 +172,7 @@ impl Segment {
         };
         if thread.jobs.send((syncer, self.file_len)).is_err() {
             drop(state);
-            return self.sync();
+            return self.sync(times);
         }
         state.in_flight = true;
         self.unsynced = false;
@@ -187,7 +189,11 @@ fn run_syncs(
     state: Arc<Mutex<BackgroundSyncs>>,
 ) {
     for (syncer, len) in jobs {
+        let started = Instant::now();
         let result = syncer.sync(len);
+        if result.is_ok() {
+            aof.sync_times.record(started.elapsed());
+        }
         let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
         state.in_flight = false;
         if let Err(error) = result {
@@ -389,7 +395,7 @@ impl Aof {
             let before = (at.saturating_sub(segment.written) as usize).min(data.len());
             segment.append(&data[..before])?;
             *consumed = before;
-            segment.sync()?;
+            segment.sync(&self.sync_times)?;
             self.sealed.store(segment.number, Ordering::Release);
             segment.file = create_segment(self.fs.as_ref(), &self.dir, segment.number + 1)?;
             segment.syncer = None;
@@ -403,13 +409,13 @@ impl Aof {
         let retry = syncs.state().failed;
         if segment.unsynced || retry {
             match self.fsync() {
-                Fsync::Always => segment.sync()?,
+                Fsync::Always => segment.sync(&self.sync_times)?,
                 _ if closing || retry => {
-                    segment.sync()?;
+                    segment.sync(&self.sync_times)?;
                     syncs.state().failed = false;
                 }
                 Fsync::EverySec if segment.last_sync.elapsed() >= Duration::from_secs(1) => {
-                    segment.sync_in_background(syncs)?
+                    segment.sync_in_background(syncs, &self.sync_times)?
                 }
                 Fsync::EverySec | Fsync::No => {}
             }
