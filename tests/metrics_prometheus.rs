@@ -262,7 +262,7 @@ fn alert_rules_pass_promtool_and_their_unit_tests() {
         ["test", "rules", "sieved-rules.test.yml"],
     ] {
         let output = Command::new(&promtool)
-            .args(&args)
+            .args(args)
             .current_dir(deploy("prometheus"))
             .output()
             .expect("run promtool");
