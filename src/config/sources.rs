@@ -11,8 +11,12 @@ use std::path::PathBuf;
 /// clap's id of `--config`, which names the file rather than being a setting of its own.
 const CONFIG_FILE: &str = "config";
 
+/// clap's id of the file given as the first argument, as `redis-server /etc/redis/redis.conf`
+/// takes it.
+const CONFIG_FILE_ARGUMENT: &str = "config-file";
+
 /// The command line: a flag (and environment variable) for every entry of the table, and
-/// `--config`.
+/// `--config` or the file as the first argument.
 pub fn command() -> Command {
     let settings = PARAMS.iter().map(|param| {
         let mut arg = Arg::new(param.flag)
@@ -43,6 +47,14 @@ pub fn command() -> Command {
                      variables and flags override what it says.",
                 ),
         )
+        .arg(
+            Arg::new(CONFIG_FILE_ARGUMENT)
+                .index(1)
+                .value_name("config-file")
+                .value_parser(clap::value_parser!(PathBuf))
+                .conflicts_with(CONFIG_FILE)
+                .help("The configuration file, as --config names it (as redis-server takes it)."),
+        )
 }
 
 /// The values the arguments give, on top of the file they name (as an absolute path, CONFIG
@@ -50,7 +62,8 @@ pub fn command() -> Command {
 pub(crate) fn gather(matches: &ArgMatches) -> Result<(Values, Option<PathBuf>), String> {
     let mut values = Values::defaults();
     let file = matches
-        .get_one::<PathBuf>(CONFIG_FILE)
+        .get_one::<PathBuf>(CONFIG_FILE_ARGUMENT)
+        .or_else(|| matches.get_one::<PathBuf>(CONFIG_FILE))
         .map(|path| std::path::absolute(path).unwrap_or_else(|_| path.clone()));
     if let Some(path) = &file {
         let text = std::fs::read_to_string(path)
