@@ -35,6 +35,8 @@ mod migration;
 mod module;
 pub(crate) mod prefetch;
 mod pubsub;
+#[cfg(test)]
+mod reference;
 mod replication;
 mod runs;
 mod sets;

@@ -1,5 +1,5 @@
-//! The README's table of settings and deploy/sieved.conf, both checked against the table so
-//! that neither drifts from what the server does.
+//! The book's table of settings (docs/configuration.md) and deploy/sieved.conf, both checked
+//! against the table so that neither drifts from what the server does.
 
 use super::file;
 use super::table::{find, Access, Values, PARAMS};
@@ -14,11 +14,14 @@ fn repo_file(path: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)
 }
 
+/// The page the table is on.
+const PAGE: &str = "docs/configuration.md";
+
 /// The table as markdown, one row a setting, in the table's order.
 fn settings_markdown() -> String {
     let mut out = String::from(
-        "| flag | file directive, CONFIG name | default | CONFIG SET | meaning |\n\
-         |---|---|---|---|---|\n",
+        "| file directive, CONFIG name | flag | value | default | CONFIG SET | meaning |\n\
+         |---|---|---|---|---|---|\n",
     );
     for param in PARAMS {
         let default = match param.default {
@@ -31,40 +34,48 @@ fn settings_markdown() -> String {
             "yes"
         };
         out.push_str(&format!(
-            "| `--{}` | `{}` | {default} | {runtime} | {} |\n",
-            param.flag,
+            "| `{}` | `--{}` | {} | {default} | {runtime} | {} |\n",
             param.name,
-            param.help.replace('|', "\\|")
+            param.flag,
+            param.kind.replace('|', "\\|"),
+            markdown_text(param.help)
         ));
     }
     out
 }
 
-/// The README with its table replaced by `table`; `None` when the markers are missing.
-fn with_table(readme: &str, table: &str) -> Option<String> {
-    let start = readme.find(BEGIN)? + BEGIN.len();
-    let end = start + readme[start..].find(END)?;
-    Some(format!("{}{table}{}", &readme[..start], &readme[end..]))
+/// Text for a table cell: bars escaped, and `<host>` shown rather than read as an HTML tag.
+fn markdown_text(text: &str) -> String {
+    text.replace('|', "\\|")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// The page with its table replaced by `table`; `None` when the markers are missing.
+fn with_table(page: &str, table: &str) -> Option<String> {
+    let start = page.find(BEGIN)? + BEGIN.len();
+    let end = start + page[start..].find(END)?;
+    Some(format!("{}{table}{}", &page[..start], &page[end..]))
 }
 
 #[test]
-fn readme_lists_the_settings_of_the_table() {
-    let readme = std::fs::read_to_string(repo_file("README.md")).expect("README.md");
-    let updated = with_table(&readme, &settings_markdown()).expect("the README's markers");
+fn book_lists_the_settings_of_the_table() {
+    let page = std::fs::read_to_string(repo_file(PAGE)).expect(PAGE);
+    let updated = with_table(&page, &settings_markdown()).expect("the page's markers");
     assert!(
-        updated == readme,
-        "README.md's table of settings differs from src/config/table.rs; regenerate it with \
+        updated == page,
+        "{PAGE}'s table of settings differs from src/config/table.rs; regenerate it with \
          `cargo test --lib config::readme -- --ignored`"
     );
 }
 
 #[test]
-#[ignore = "writes README.md: run it to regenerate the table of settings"]
-fn regenerate_the_readme_table() {
-    let path = repo_file("README.md");
-    let readme = std::fs::read_to_string(&path).expect("README.md");
-    let updated = with_table(&readme, &settings_markdown()).expect("the README's markers");
-    std::fs::write(path, updated).expect("write README.md");
+#[ignore = "writes docs/configuration.md: run it to regenerate the table of settings"]
+fn regenerate_the_book_table() {
+    let path = repo_file(PAGE);
+    let page = std::fs::read_to_string(&path).expect(PAGE);
+    let updated = with_table(&page, &settings_markdown()).expect("the page's markers");
+    std::fs::write(path, updated).expect(PAGE);
 }
 
 #[test]
