@@ -112,7 +112,7 @@ pub(super) fn admit(ctx: &mut Ctx, spec: &CommandSpec, request: Request) -> CmdR
         && !ctx.reply.is_resp3()
         && !pubsub::allowed_when_subscribed(spec.name)
     {
-        return Err(pubsub::refusal(spec.name));
+        return Err(errors::pubsub_refusal(spec.name));
     }
     admit_in_multi(ctx, spec)
 }
@@ -122,7 +122,7 @@ pub(super) fn admit(ctx: &mut Ctx, spec: &CommandSpec, request: Request) -> CmdR
 /// transaction.
 fn admit_in_multi(ctx: &Ctx, spec: &CommandSpec) -> CmdResult {
     if ctx.session.transaction.is_some() && spec.flags.contains(Flags::NO_MULTI) {
-        return Err(NOT_IN_MULTI.into());
+        return Err(errors::NOT_IN_MULTI.into());
     }
     Ok(())
 }
@@ -140,7 +140,7 @@ fn queue_in_multi(ctx: &mut Ctx, index: usize, request: Request) -> Option<Outco
         ctx.reply.simple("QUEUED");
         Some(Outcome::Queued)
     } else {
-        ctx.reply.error(QUEUE_TOO_LARGE);
+        ctx.reply.error(errors::QUEUE_TOO_LARGE);
         Some(Outcome::Rejected(index))
     }
 }
@@ -228,7 +228,7 @@ pub fn replay(ctx: &mut Ctx, request: Request) -> CmdResult {
     let spec = lookup(request.arg(0))
         .map(|index| &COMMANDS[index])
         .filter(|spec| spec.writes())
-        .ok_or_else(|| CmdError::from("ERR not a write command"))?;
+        .ok_or_else(|| CmdError::from(errors::NOT_A_WRITE_COMMAND))?;
     if !spec.arity_fits(request.len()) {
         return Err(CmdError::arity(spec.name));
     }
@@ -252,12 +252,5 @@ fn unknown_command(request: Request) -> String {
         args.push_str(&String::from_utf8_lossy(&arg[..arg.len().min(room)]));
         args.push_str("' ");
     }
-    format!(
-        "ERR unknown command '{}', with args beginning with: {args}",
-        String::from_utf8_lossy(&name[..name.len().min(128)])
-    )
+    errors::unknown_command(&name[..name.len().min(128)], &args)
 }
-
-const NOT_IN_MULTI: &str = "ERR Command not allowed inside a transaction";
-
-const QUEUE_TOO_LARGE: &str = "ERR transaction too large: more than 512 MiB of queued arguments";

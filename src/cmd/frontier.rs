@@ -17,8 +17,9 @@ use super::frontier_requests::{Dead, Host, HostSet, Ids, Lease, Nack, Pop, Push,
 use super::spec::{command_table, CommandSpec};
 use super::Ctx;
 use crate::filter::FilterError;
+use crate::frontier::{Frontier, FrontierOptions, Leased, Nacked, Rules};
 use crate::protocol::{Reply, Request};
-use crate::store::{Frontier, FrontierOptions, Leased, Nacked, Rules, Value};
+use crate::store::Value;
 use std::time::Duration;
 
 fn of(value: &Value) -> Option<&Frontier> {

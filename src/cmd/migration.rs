@@ -1,4 +1,4 @@
-//! DUMP, RESTORE and MIGRATE: a value as Redis serializes it (`store::rdb`), so that keys move
+//! DUMP, RESTORE and MIGRATE: a value as Redis serializes it (`rdb`), so that keys move
 //! between sieved and Redis (with RedisBloom's filters) in both directions.
 
 use super::args::{is, parse_i64};
@@ -8,7 +8,7 @@ use super::spec::{
 };
 use super::Ctx;
 use crate::protocol::{encode_request, Request};
-use crate::store::rdb::{self, Limits, RestoreError};
+use crate::rdb::{self, Limits, RestoreError};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
@@ -281,9 +281,7 @@ pub(super) fn migrate(ctx: &mut Ctx, request: Request) -> CmdResult {
     }
     if let Some(line) = target_error {
         let text = String::from_utf8_lossy(&line[1..line.len() - 2]).into_owned();
-        return Err(CmdError::Owned(format!(
-            "ERR Target instance replied with error: {text}"
-        )));
+        return Err(migrate_target_error(&text));
     }
     if let Some(error) = link_failure {
         return Err(link_error(error));

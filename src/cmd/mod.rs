@@ -21,31 +21,37 @@ mod diagnostics;
 mod dispatch;
 pub mod errors;
 mod eviction;
-mod extended;
 mod filter_options;
 mod filter_specs;
 mod filters;
 mod frontier;
 mod frontier_requests;
 mod hashes;
+mod json;
+mod key_specs;
 mod keys;
 mod lists;
+mod long_double;
 mod merge;
 mod migration;
 mod module;
+mod module_list;
 pub(crate) mod prefetch;
 mod pubsub;
+mod random;
 #[cfg(test)]
 mod reference;
 mod replication;
 mod runs;
 mod sets;
 mod spec;
+mod string_limits;
 mod strings;
 #[cfg(test)]
 mod tests;
 mod transaction;
 mod windowed;
+mod zset_ranges;
 mod zsets;
 
 pub use client_info::{ClientFilter, ClientInfo, ClientKind, ClientType};
@@ -55,7 +61,8 @@ pub use context::{
 };
 pub(crate) use dispatch::execute_found;
 pub use dispatch::{execute, replay};
-pub(crate) use runs::{execute_run, Run, MAX_RUN};
+pub(crate) use prefetch::MAX_RUN;
+pub(crate) use runs::{execute_run, Run};
 pub use spec::CommandSpec;
 pub use transaction::runs_exclusively;
 
@@ -70,6 +77,7 @@ const FAMILIES: &[&[CommandSpec]] = &[
     cuckoo::SPECS,
     windowed::SPECS,
     frontier::SPECS,
+    json::SPECS,
     connection::SPECS,
     command::SPECS,
     admin::SPECS,

@@ -40,6 +40,10 @@ const PAGES: &[Page] = &[
         families: &[super::frontier::SPECS],
     },
     Page {
+        file: "docs/commands/json.md",
+        families: &[super::json::SPECS],
+    },
+    Page {
         file: "docs/commands/keys.md",
         families: &[super::keys::SPECS, super::migration::SPECS],
     },

@@ -118,6 +118,8 @@ bit_set! {
         BLOOM = 10 => "@bloom",
         /// RedisBloom's category of its cuckoo filter commands.
         CUCKOO = 17 => "@cuckoo",
+        /// The category Redis 8's bundled JSON declares for JSON.* (RedisJSON 2.8 has none).
+        JSON = 19 => "@json",
     }
 }
 
@@ -256,6 +258,8 @@ pub enum Group {
     Hash,
     /// A command RedisBloom would provide (module `bf`): BF.*, and sieved's CBF.* and SIEVED.*.
     Bloom,
+    /// A command RedisJSON provides (module `ReJSON`): JSON.*.
+    Json,
 }
 
 impl Group {
@@ -272,13 +276,14 @@ impl Group {
             Group::Set => "set",
             Group::SortedSet => "sorted-set",
             Group::Hash => "hash",
-            Group::Bloom => "module",
+            Group::Bloom | Group::Json => "module",
         }
     }
 
     pub fn module(self) -> Option<&'static str> {
         match self {
             Group::Bloom => Some("bf"),
+            Group::Json => Some("ReJSON"),
             _ => None,
         }
     }

@@ -5,6 +5,7 @@
 //! Sources, later ones winning: built-in defaults, the configuration file, environment
 //! variables, command-line flags.
 
+mod client_auth;
 mod file;
 mod fsync;
 #[cfg(test)]
@@ -13,14 +14,15 @@ mod rewrite;
 mod save;
 mod sources;
 mod table;
-mod tls;
+mod tls_settings;
 mod values;
 
+pub use client_auth::ClientAuth;
 pub use fsync::Fsync;
 pub use save::SaveRules;
 pub use sources::command;
 pub use table::Settings;
-pub use tls::{ClientAuth, TlsSettings};
+pub use tls_settings::TlsSettings;
 
 use crate::store::glob_match;
 use clap::ArgMatches;

@@ -7,13 +7,14 @@ mod block_array;
 mod blocked_sizing;
 mod bloom;
 mod chain;
-mod counters;
+mod counter_array;
 mod counting;
 mod cuckoo;
 mod dump;
-mod hash;
 mod health;
+mod item_hash;
 mod link;
+mod link_spec;
 mod merge;
 mod murmur;
 mod redisbloom_dump;
@@ -22,7 +23,7 @@ mod windowed;
 
 pub use bloom::{BitsKind, BloomChain, ChainOptions};
 pub use chain::HashedChain;
-pub use counters::{CounterBits, CountingOptions};
+pub use counter_array::{CounterBits, CountingOptions};
 pub use counting::CountingChain;
 pub use cuckoo::{
     CuckooFilter, CuckooOptions, Insertion, BUCKET_SIZE_RANGE, CUCKOO_HEADER_LEN, EXPANSION_RANGE,
@@ -30,8 +31,8 @@ pub use cuckoo::{
 };
 pub(crate) use dump::DumpStep;
 pub use dump::MAX_CHUNK_BYTES;
-pub use hash::{HashScheme, ItemHash};
 pub(crate) use health::Health;
+pub use item_hash::{HashScheme, ItemHash};
 pub use merge::{bounded_estimate, MergeMismatch, MergeShape};
 pub use redisbloom_dump::{RedisBloomLink, RedisBloomShape};
 pub(crate) use sizing::format_g;

@@ -167,13 +167,15 @@ fn section(report: &Report, name: &str, out: &mut String) {
                 cpu.sys, cpu.user, cpu.sys_children, cpu.user_children,
             )
         }
-        // What a server with RedisBloom loaded lists, so that tools which look for the module
-        // find it (see MODULE LIST).
+        // What a server with RedisBloom and RedisJSON loaded lists, so that tools which look
+        // for the modules find them (see MODULE LIST).
         "modules" => write!(
             out,
             "# Modules\r\nmodule:name=bf,ver={},api=1,filters=0,usedby=[],using=[],\
-             options=[handle-io-errors]\r\n",
-            crate::BLOOM_MODULE_VERSION
+             options=[handle-io-errors]\r\nmodule:name=ReJSON,ver={},api=1,filters=0,\
+             usedby=[],using=[],options=[handle-io-errors]\r\n",
+            crate::BLOOM_MODULE_VERSION,
+            crate::JSON_MODULE_VERSION
         ),
         "cluster" => {
             out.push_str("# Cluster\r\ncluster_enabled:0\r\n");

@@ -631,8 +631,9 @@ fn escape_label(value: &str) -> String {
 }
 
 /// The types a key may hold, as the metrics label them.
-const KEY_TYPES: [&str; 10] = [
+const KEY_TYPES: [&str; 11] = [
     "string", "list", "set", "zset", "hash", "bloom", "counting", "cuckoo", "windowed", "frontier",
+    "json",
 ];
 
 /// The filters whose totals the metrics give: Bloom and counting Bloom filters.
@@ -650,6 +651,7 @@ fn key_type(value: &Value) -> usize {
         Value::Cuckoo(_) => 7,
         Value::Windowed(_) => 8,
         Value::Frontier(_) => 9,
+        Value::Json(_) => 10,
     }
 }
 

@@ -2,8 +2,9 @@
 //! name, ends when shutdown is requested (the log writer when it is closed, after the
 //! connections), and shows its state in INFO server as `background_<name>`.
 
-use super::saver::{Keyspace, SaveError};
-use super::{expiry, metrics, replication, shutdown, stats, Shared};
+use super::saver::Keyspace;
+use super::{expiry, metrics_endpoint, replication, sampler, shutdown, Shared};
+use crate::cmd::SaveError;
 use crate::persist::aof::OpenSegment;
 use crate::store::now_ms;
 use std::io;
@@ -120,10 +121,10 @@ pub(super) fn start_tasks(
 ) {
     spawn(tasks, shared, Work::Expiry, expiry::run);
     spawn(tasks, shared, Work::SaveSchedule, run_save_schedule);
-    spawn(tasks, shared, Work::OpsSampler, stats::run_sampler);
+    spawn(tasks, shared, Work::OpsSampler, sampler::run_sampler);
     spawn(tasks, shared, Work::Replication, replication::run);
     spawn(tasks, shared, Work::Metrics, move |shared| {
-        metrics::serve(shared, metrics)
+        metrics_endpoint::serve(shared, metrics)
     });
     if handle_signals {
         spawn(

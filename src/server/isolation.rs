@@ -6,7 +6,7 @@
 //! each thread has a lock of its own (a "big reader" lock): a batch touches only its thread's
 //! lock, and EXEC, which is rare, pays for taking every one, always in the same order.
 
-#[cfg(test)]
+#[cfg(feature = "scaling-bench")]
 use crate::stripes::lock_waits;
 use crate::stripes::{this_thread_stripe, Padded, STRIPES};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -27,7 +27,7 @@ impl Isolation {
     /// Held while a batch of ordinary requests executes; never across an await.
     pub fn shared(&self) -> RwLockReadGuard<'_, ()> {
         let stripe = &self.stripes[this_thread_stripe()].0;
-        #[cfg(test)]
+        #[cfg(feature = "scaling-bench")]
         if let Some(guard) = lock_waits::uncontended(stripe.try_read(), &lock_waits::ISOLATION) {
             return guard;
         }

@@ -7,7 +7,7 @@ use crate::cmd::errors;
 use crate::cmd::ExitSave;
 use crate::config::Config;
 use crate::persist::recovery::{self, Recovery};
-use crate::persist::snapshot::LoadError;
+use crate::persist::{LoadError, LoadFailure};
 use crate::store::now_ms;
 use std::io;
 use std::net::SocketAddr;
@@ -263,7 +263,7 @@ impl Server {
             background::start_log_writer(shared, open).map_err(|e| LoadError {
                 path: config.dir.clone(),
                 offset: 0,
-                reason: format!("cannot start the log writer: {e}"),
+                reason: LoadFailure::LogWriter(e),
             })?;
         }
         Ok(recovery)

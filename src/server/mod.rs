@@ -3,6 +3,9 @@
 
 mod background;
 mod batch;
+/// The hooks of benches/scaling.rs, public only to it.
+#[cfg(feature = "scaling-bench")]
+pub mod bench_support;
 mod blocking;
 mod client_io;
 mod clients;
@@ -12,22 +15,20 @@ mod expiry;
 mod isolation;
 mod listener;
 mod logged_writes;
-mod metrics;
+mod metrics_endpoint;
 mod outcomes;
 mod pubsub;
 mod query_buffer;
 mod replication;
+mod sampler;
 mod saver;
-#[cfg(test)]
-mod scaling;
 mod shutdown;
-mod stats;
 mod tls;
 
 pub use clients::Clients;
 pub use isolation::Isolation;
 pub use listener::Server;
-pub use saver::{SaveError, Saver};
+pub use saver::Saver;
 pub use shutdown::Shutdown;
 
 use crate::cmd::COMMANDS;
@@ -202,7 +203,7 @@ impl Shared {
                 total_system: crate::memory::physical_bytes(),
                 not_counted_for_evict: self.replication.stream.beyond_backlog(),
             },
-            cpu: stats::cpu_times(),
+            cpu: sampler::cpu_times(),
             snapshots: observe::Snapshots {
                 changes_since_last: self.saver.changes(),
                 in_progress: self.saver.in_progress(),

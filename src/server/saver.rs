@@ -3,6 +3,7 @@
 
 use super::logged_writes::LoggedWrites;
 use super::Shared;
+use crate::cmd::SaveError;
 use crate::persist::compaction;
 use crate::persist::snapshot::{self, Expired, SnapshotStats};
 use crate::store::{now_ms, Store};
@@ -14,12 +15,6 @@ use std::time::Duration;
 
 /// After a failed scheduled snapshot, wait this long before the schedule tries again, as Redis.
 const RETRY_AFTER_FAILURE_MS: u64 = 5000;
-
-#[derive(Debug)]
-pub enum SaveError {
-    InProgress,
-    Failed(io::Error),
-}
 
 pub struct Saver {
     /// Writes since the last snapshot: added to after every batch that wrote, so striped per

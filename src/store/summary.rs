@@ -57,7 +57,7 @@ pub fn summarize(store: &Store, now: u64) -> Summary {
                 totals.links += chain.links().len() as u64;
                 totals.saturated_counters += chain.saturated_counters();
             }
-            // Collections, cuckoo filters, windowed filters and frontiers have no filter
+            // Collections, cuckoo filters, windowed filters, frontiers and JSON documents have no filter
             // totals; INFO keyspace counts them with every key.
             Value::List(_)
             | Value::Set(_)
@@ -65,7 +65,8 @@ pub fn summarize(store: &Store, now: u64) -> Summary {
             | Value::Hash(_)
             | Value::Cuckoo(_)
             | Value::Windowed(_)
-            | Value::Frontier(_) => {}
+            | Value::Frontier(_)
+            | Value::Json(_) => {}
         });
         summary.dbs.push(keys);
     }

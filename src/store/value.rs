@@ -1,9 +1,11 @@
-use super::collection::{self, List};
-use super::frontier::Frontier;
+use super::collection_encoding;
 use super::hash::Hash;
+use super::list::List;
 use super::set::Set;
 use super::zset::ZSet;
 use crate::filter::{BloomChain, CountingChain, CuckooFilter, FilterError, WindowedFilter};
+use crate::frontier::Frontier;
+use crate::json;
 
 /// What a key holds.
 #[derive(Debug, Clone)]
@@ -23,6 +25,8 @@ pub enum Value {
     Hash(Box<Hash>),
     /// A crawl frontier (FQ.*), boxed for the same reason.
     Frontier(Box<Frontier>),
+    /// A JSON document (JSON.*, as RedisJSON's `ReJSON-RL`), boxed for the same reason.
+    Json(Box<json::Value>),
 }
 
 impl Value {
@@ -40,13 +44,14 @@ impl Value {
             Value::ZSet(_) => "zset",
             Value::Hash(_) => "hash",
             Value::Frontier(_) => "frontier",
+            Value::Json(_) => json::rdb::TYPE_NAME,
         }
     }
 
     /// OBJECT ENCODING's answer for a collection, None for other values.
     pub fn collection_encoding(&self) -> Option<&'static str> {
         match self {
-            Value::List(list) => Some(collection::list_encoding(list)),
+            Value::List(list) => Some(collection_encoding::list_encoding(list)),
             Value::Set(set) => Some(set.encoding()),
             Value::ZSet(zset) => Some(zset.encoding()),
             Value::Hash(hash) => Some(hash.encoding()),
@@ -74,11 +79,13 @@ impl Value {
             Value::Counting(chain) => own + chain.memory_bytes(),
             Value::Cuckoo(filter) => own + filter.memory_bytes(),
             Value::Windowed(filter) => own + filter.memory_bytes(),
-            Value::List(list) => own + collection::list_memory(list),
+            Value::List(list) => own + collection_encoding::list_memory(list),
             Value::Set(set) => own + set.memory_bytes(),
             Value::ZSet(zset) => own + zset.memory_bytes(),
             Value::Hash(hash) => own + hash.memory_bytes(),
             Value::Frontier(frontier) => own + frontier.memory_bytes(),
+            // RedisJSON's own estimate, which its MEMORY USAGE and JSON.DEBUG MEMORY report.
+            Value::Json(document) => own + document.memory() as u64,
         }
     }
 }
@@ -97,6 +104,7 @@ pub enum ValueKind {
     Cuckoo = 7,
     Frontier = 8,
     Windowed = 9,
+    Json = 10,
 }
 
 impl ValueKind {
@@ -112,6 +120,7 @@ impl ValueKind {
             7 => Some(ValueKind::Cuckoo),
             8 => Some(ValueKind::Frontier),
             9 => Some(ValueKind::Windowed),
+            10 => Some(ValueKind::Json),
             _ => None,
         }
     }
@@ -130,10 +139,11 @@ impl Value {
             Value::ZSet(_) => ValueKind::ZSet,
             Value::Hash(_) => ValueKind::Hash,
             Value::Frontier(_) => ValueKind::Frontier,
+            Value::Json(_) => ValueKind::Json,
         }
     }
 
-    /// A collection, and a frontier, is its header whole: it is captured at one instant, as
+    /// A collection, a frontier and a JSON document (its compact text) is its header whole: it is captured at one instant, as
     /// Redis's fork would, and has no payload.
     pub fn snapshot_header(&self) -> Vec<u8> {
         match self {
@@ -142,11 +152,12 @@ impl Value {
             Value::Counting(chain) => chain.dump_header(),
             Value::Cuckoo(filter) => filter.header().to_vec(),
             Value::Windowed(filter) => filter.dump_header(),
-            Value::List(list) => collection::encode_list(list),
-            Value::Set(set) => collection::encode_set(set),
-            Value::ZSet(zset) => collection::encode_zset(zset),
-            Value::Hash(hash) => collection::encode_hash(hash),
+            Value::List(list) => collection_encoding::encode_list(list),
+            Value::Set(set) => collection_encoding::encode_set(set),
+            Value::ZSet(zset) => collection_encoding::encode_zset(zset),
+            Value::Hash(hash) => collection_encoding::encode_hash(hash),
             Value::Frontier(frontier) => frontier.encode(),
+            Value::Json(document) => json::to_text(document),
         }
     }
 
@@ -161,7 +172,8 @@ impl Value {
             | Value::Set(_)
             | Value::ZSet(_)
             | Value::Hash(_)
-            | Value::Frontier(_) => 0,
+            | Value::Frontier(_)
+            | Value::Json(_) => 0,
         }
     }
 
@@ -183,7 +195,8 @@ impl Value {
             | Value::Set(_)
             | Value::ZSet(_)
             | Value::Hash(_)
-            | Value::Frontier(_) => offset == 0 && len == 0,
+            | Value::Frontier(_)
+            | Value::Json(_) => offset == 0 && len == 0,
         }
     }
 
@@ -218,7 +231,8 @@ impl Value {
             | Value::Set(_)
             | Value::ZSet(_)
             | Value::Hash(_)
-            | Value::Frontier(_) => Ok(()),
+            | Value::Frontier(_)
+            | Value::Json(_) => Ok(()),
         })
     }
 
@@ -250,20 +264,27 @@ impl Value {
             ValueKind::Windowed => {
                 Value::Windowed(Box::new(WindowedFilter::from_header(header, limit_bytes)?))
             }
-            ValueKind::List => collection::decode_list(header)
+            ValueKind::List => collection_encoding::decode_list(header)
                 .map(|list| Value::List(Box::new(list)))
                 .ok_or(FilterError::BadDump)?,
-            ValueKind::Set => collection::decode_set(header)
+            ValueKind::Set => collection_encoding::decode_set(header)
                 .map(|set| Value::Set(Box::new(set)))
                 .ok_or(FilterError::BadDump)?,
-            ValueKind::ZSet => collection::decode_zset(header)
+            ValueKind::ZSet => collection_encoding::decode_zset(header)
                 .map(|zset| Value::ZSet(Box::new(zset)))
                 .ok_or(FilterError::BadDump)?,
-            ValueKind::Hash => collection::decode_hash(header)
+            ValueKind::Hash => collection_encoding::decode_hash(header)
                 .map(|hash| Value::Hash(Box::new(hash)))
                 .ok_or(FilterError::BadDump)?,
             // Its seen-set's bits are in the header: the header's length bounds what it takes.
             ValueKind::Frontier => Value::Frontier(Box::new(Frontier::decode(header)?)),
+            // sieved's own text, of any depth a document may have, read back exactly; the
+            // header's length bounds what it takes.
+            ValueKind::Json => std::str::from_utf8(header)
+                .ok()
+                .and_then(|text| json::parse(text, json::ParseLimits::own(usize::MAX)).ok())
+                .map(|document| Value::Json(Box::new(document)))
+                .ok_or(FilterError::BadDump)?,
         };
         if value.payload_len() != payload_len {
             return Err(FilterError::BadDump);
@@ -287,7 +308,8 @@ impl Value {
             | Value::Set(_)
             | Value::ZSet(_)
             | Value::Hash(_)
-            | Value::Frontier(_) => Err(FilterError::BadOffset),
+            | Value::Frontier(_)
+            | Value::Json(_) => Err(FilterError::BadOffset),
         }
     }
 }

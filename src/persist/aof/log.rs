@@ -7,10 +7,10 @@
 //! the file is durable: connections wait for that before they send their replies, so the writes
 //! of every client that arrived during one sync share the next one (group commit).
 
-use super::writer::FileEnd;
+use super::file_end::{FileEnd, OpenSegment, State};
 use crate::config::Fsync;
-use crate::persist::fs::{DataFile, FileSystem};
-#[cfg(test)]
+use crate::persist::fs::FileSystem;
+#[cfg(feature = "scaling-bench")]
 use crate::stripes::lock_waits;
 use std::io;
 use std::path::PathBuf;
@@ -18,20 +18,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::sync::watch;
-
-pub(super) struct State {
-    pub(super) buffer: Vec<u8>,
-    /// Bytes ever appended, counted from the start of the process: a position in the log.
-    pub(super) appended: u64,
-    /// The segment that appends go to.
-    pub(super) segment: u64,
-    /// Set by a compaction: the bytes before this position belong to the previous segment.
-    pub(super) rotate_at: Option<u64>,
-    /// Bytes in the segments not yet folded into a snapshot, buffered bytes included.
-    pub(super) live_bytes: u64,
-    pub(super) writer_waiting: bool,
-    pub(super) closing: bool,
-}
 
 /// What happens when the log cannot be written and acknowledged writes would be lost: the
 /// server exits (as Redis does with `appendfsync always`); a test records it instead.
@@ -119,16 +105,6 @@ impl SyncTimes {
     }
 }
 
-/// The segment the writer thread appends to first.
-pub struct OpenSegment {
-    pub segment: u64,
-    pub file: Box<dyn DataFile>,
-    /// Length of `file`, which appends continue from.
-    pub file_len: u64,
-    /// Bytes in this and any earlier live segments.
-    pub live_bytes: u64,
-}
-
 impl Aof {
     pub fn new(dir: PathBuf, fsync: Fsync, fs: Arc<dyn FileSystem>, on_fatal: OnFatal) -> Aof {
         Aof {
@@ -173,7 +149,7 @@ impl Aof {
     }
 
     pub(super) fn lock(&self) -> MutexGuard<'_, State> {
-        #[cfg(test)]
+        #[cfg(feature = "scaling-bench")]
         if let Some(guard) = lock_waits::uncontended(self.state.try_lock(), &lock_waits::LOG) {
             return guard;
         }
@@ -186,7 +162,7 @@ impl Aof {
         Appender {
             aof: self,
             state: self.lock(),
-            #[cfg(test)]
+            #[cfg(feature = "scaling-bench")]
             since: std::time::Instant::now(),
         }
     }
@@ -349,11 +325,11 @@ impl Aof {
 pub struct Appender<'a> {
     aof: &'a Aof,
     state: MutexGuard<'a, State>,
-    #[cfg(test)]
+    #[cfg(feature = "scaling-bench")]
     since: std::time::Instant,
 }
 
-#[cfg(test)]
+#[cfg(feature = "scaling-bench")]
 impl Drop for Appender<'_> {
     fn drop(&mut self) {
         lock_waits::LOG_HELD_NS.add(self.since.elapsed().as_nanos() as u64);

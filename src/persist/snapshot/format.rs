@@ -25,14 +25,14 @@
 //! 16+K    4     header length H
 //! 20+K    H     header: empty for a string; for a filter its SCANDUMP header, itself
 //!               versioned and checksummed (filter/dump.rs, for both filter types); for a
-//!               collection, the whole of it (store/collection.rs): a u64 count, then each
+//!               collection, the whole of it (store/collection_encoding.rs): a u64 count, then each
 //!               element as a u32 length and its bytes (a sorted set's member then its f64
 //!               score's bits, a hash's field then its value), sets and hashes in byte order;
-//!               for a cuckoo filter, its 38-byte CF.SCANDUMP header (filter/cuckoo.rs: u64
+//!               for a cuckoo filter, its 38-byte CF.SCANDUMP header (filter/cuckoo/mod.rs: u64
 //!               items, first sub-filter's buckets, deletes, sub-filters; u16 bucket size,
 //!               max iterations, expansion), checked on load as CF.LOADCHUNK checks it;
 //!               for a crawl frontier, the whole of it, seen-set bits included
-//!               (store/frontier/encoding.rs), so that it too is captured at one instant; for
+//!               (frontier/encoding.rs), so that it too is captured at one instant; for
 //!               a time-windowed filter, its TBF.SCANDUMP header (filter/windowed.rs: shape,
 //!               window, and each slice's time and items)
 //! 20+K+H  8     payload length P

@@ -1,5 +1,5 @@
 //! Reading a Redis RDB file (versions 9 to 12: Redis 6.2 to 8), for `sieved import-rdb`. The
-//! values themselves are decoded by `store::rdb`, which RESTORE shares; this is the file around
+//! values themselves are decoded by the rest of `rdb`, which RESTORE shares; this is the file around
 //! them:
 //!
 //! ```text
@@ -22,9 +22,10 @@
 //! and the checksum is checked once the end is reached; the caller keeps what it was given only
 //! if the whole file read cleanly. The file is only ever opened for reading.
 
-use crate::store::rdb::{
-    self, describe_module, read_array, read_length, read_string, read_u8, read_value,
-    skip_module_fields, skip_string, Decoded, Input, Limits, RdbError, RdbResult,
+use super::{
+    crc64, describe_module, is_value_type, read_array, read_length, read_string, read_u8,
+    read_value, skip_module_fields, skip_string, Decoded, Input, Limits, RdbError, RdbResult,
+    MAX_VERSION,
 };
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
@@ -71,7 +72,71 @@ pub struct FileSummary {
 pub struct FileError {
     pub path: PathBuf,
     pub offset: u64,
-    pub reason: String,
+    pub reason: ReadFailure,
+}
+
+/// What stopped the reading of a file.
+#[derive(Debug)]
+pub enum ReadFailure {
+    /// The file could not be opened, or its size read.
+    Io(io::Error),
+    /// A field cut short or invalid.
+    Field(RdbError),
+    /// No `REDIS` signature.
+    NotRdb,
+    /// A version this build does not read.
+    Version(u16),
+    /// A database at or past the number of databases imported into.
+    Database(u64),
+    ModuleAux,
+    /// Functions as Redis 7.0's release candidates wrote them.
+    PreGaFunctions,
+    UnknownOpcode(u8),
+    /// A value that cannot be decoded, with (the start of) its key.
+    Value {
+        key: Vec<u8>,
+        error: RdbError,
+    },
+    Checksum,
+    /// Bytes after the checksum.
+    TrailingBytes(u64),
+    /// The caller's `visit` refused an entry, for this reason.
+    Refused(String),
+}
+
+impl std::fmt::Display for ReadFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadFailure::Io(error) => write!(f, "{error}"),
+            ReadFailure::Field(error) => write!(f, "{error}"),
+            ReadFailure::NotRdb => f.write_str("not an RDB file (no REDIS signature)"),
+            ReadFailure::Version(version) => write!(
+                f,
+                "RDB version {version} is not supported (this build reads {OLDEST_VERSION} to \
+                 {MAX_VERSION}, written by Redis 6.2 to 8)"
+            ),
+            ReadFailure::Database(index) => write!(
+                f,
+                "the file has database {index}; import with --databases {}",
+                index.saturating_add(1)
+            ),
+            ReadFailure::ModuleAux => f.write_str("module auxiliary data is invalid"),
+            ReadFailure::PreGaFunctions => {
+                f.write_str("functions as Redis 7.0's release candidates wrote them")
+            }
+            ReadFailure::UnknownOpcode(opcode) => write!(f, "unknown opcode {opcode:#04x}"),
+            ReadFailure::Value { key, error } => {
+                write!(f, "key '{}': {error}", String::from_utf8_lossy(key))
+            }
+            ReadFailure::Checksum => f.write_str("checksum mismatch: the file is damaged"),
+            ReadFailure::TrailingBytes(len) => write!(
+                f,
+                "{len} bytes follow the end of the data (an AOF with an RDB preamble? import \
+                 its rewritten base file instead)"
+            ),
+            ReadFailure::Refused(why) => f.write_str(why),
+        }
+    }
 }
 
 impl std::fmt::Display for FileError {
@@ -88,13 +153,13 @@ impl std::fmt::Display for FileError {
 
 impl std::error::Error for FileError {}
 
-/// The file as `store::rdb` reads it: buffered, checksummed as it goes, its size the bound of
+/// The file as the value codec reads it: buffered, checksummed as it goes, its size the bound of
 /// every length.
 struct FileInput {
     input: BufReader<File>,
     size: u64,
     offset: u64,
-    crc: u64,
+    crc: crc64::Running,
 }
 
 impl Input for FileInput {
@@ -109,7 +174,7 @@ impl Input for FileInput {
                 io::ErrorKind::UnexpectedEof => RdbError::Truncated,
                 _ => RdbError::Io(error.to_string()),
             })?;
-        self.crc = rdb::crc64::update(self.crc, buf);
+        self.crc.update(buf);
         self.offset += buf.len() as u64;
         Ok(())
     }
@@ -188,21 +253,21 @@ pub fn read_file(
     mut progress: impl FnMut(u64, u64),
     mut visit: impl FnMut(Entry) -> Result<(), String>,
 ) -> Result<FileSummary, FileError> {
-    let fail = |offset, reason: String| FileError {
+    let fail = |offset, reason: ReadFailure| FileError {
         path: path.to_path_buf(),
         offset,
         reason,
     };
-    let file = File::open(path).map_err(|error| fail(0, error.to_string()))?;
+    let file = File::open(path).map_err(|error| fail(0, ReadFailure::Io(error)))?;
     let size = file
         .metadata()
-        .map_err(|error| fail(0, error.to_string()))?
+        .map_err(|error| fail(0, ReadFailure::Io(error)))?
         .len();
     let mut input = FileInput {
         input: BufReader::with_capacity(1 << 20, file),
         size,
         offset: 0,
-        crc: 0,
+        crc: crc64::running(),
     };
     let mut summary = FileSummary {
         bytes: size,
@@ -229,20 +294,16 @@ fn read_entries(
     summary: &mut FileSummary,
     progress: &mut impl FnMut(u64, u64),
     visit: &mut impl FnMut(Entry) -> Result<(), String>,
-) -> Result<(), String> {
-    let text = |error: RdbError| error.to_string();
+) -> Result<(), ReadFailure> {
+    let text = ReadFailure::Field;
     let magic: [u8; 9] = read_array(input).map_err(text)?;
     let version = std::str::from_utf8(&magic[5..])
         .ok()
         .filter(|_| &magic[..5] == b"REDIS")
         .and_then(|digits| digits.parse::<u16>().ok())
-        .ok_or("not an RDB file (no REDIS signature)")?;
-    if !(OLDEST_VERSION..=rdb::MAX_VERSION).contains(&version) {
-        return Err(format!(
-            "RDB version {version} is not supported (this build reads {OLDEST_VERSION} to {}, \
-             written by Redis 6.2 to 8)",
-            rdb::MAX_VERSION
-        ));
+        .ok_or(ReadFailure::NotRdb)?;
+    if !(OLDEST_VERSION..=MAX_VERSION).contains(&version) {
+        return Err(ReadFailure::Version(version));
     }
     summary.version = version;
     let (mut db, mut expires_at) = (0usize, 0u64);
@@ -260,12 +321,7 @@ fn read_entries(
                 db = usize::try_from(index)
                     .ok()
                     .filter(|&index| index < databases)
-                    .ok_or_else(|| {
-                        format!(
-                            "the file has database {index}; import with --databases {}",
-                            index.saturating_add(1)
-                        )
-                    })?;
+                    .ok_or(ReadFailure::Database(index))?;
             }
             OPCODE_RESIZEDB => {
                 read_length(input).map_err(text)?;
@@ -299,7 +355,7 @@ fn read_entries(
             OPCODE_MODULE_AUX => {
                 let id = read_length(input).map_err(text)?;
                 if read_length(input).map_err(text)? != MODULE_OPCODE_UINT {
-                    return Err("module auxiliary data is invalid".into());
+                    return Err(ReadFailure::ModuleAux);
                 }
                 read_length(input).map_err(text)?;
                 skip_module_fields(input).map_err(text)?;
@@ -311,38 +367,32 @@ fn read_entries(
                 skip_string(input).map_err(text)?;
                 summary.skipped_extras.push("a function library".into());
             }
-            OPCODE_FUNCTION_PRE_GA => {
-                return Err("functions as Redis 7.0's release candidates wrote them".into())
-            }
-            rdb_type if rdb::is_value_type(rdb_type) => {
+            OPCODE_FUNCTION_PRE_GA => return Err(ReadFailure::PreGaFunctions),
+            rdb_type if is_value_type(rdb_type) => {
                 let key = read_string(input, u64::MAX).map_err(text)?;
-                let value = read_value(input, rdb_type, limits).map_err(|error| {
-                    format!(
-                        "key '{}': {error}",
-                        String::from_utf8_lossy(&key[..key.len().min(100)])
-                    )
-                })?;
+                let value =
+                    read_value(input, rdb_type, limits).map_err(|error| ReadFailure::Value {
+                        key: key[..key.len().min(100)].to_vec(),
+                        error,
+                    })?;
                 visit(Entry {
                     db,
                     key,
                     expires_at: std::mem::take(&mut expires_at),
                     value,
-                })?;
+                })
+                .map_err(ReadFailure::Refused)?;
             }
-            other => return Err(format!("unknown opcode {other:#04x}")),
+            other => return Err(ReadFailure::UnknownOpcode(other)),
         }
     }
-    let computed = input.crc;
+    let computed = input.crc.clone().finalize();
     let stored = u64::from_le_bytes(read_array(input).map_err(text)?);
     if stored != 0 && stored != computed {
-        return Err("checksum mismatch: the file is damaged".into());
+        return Err(ReadFailure::Checksum);
     }
     if input.remaining() != 0 {
-        return Err(format!(
-            "{} bytes follow the end of the data (an AOF with an RDB preamble? import its \
-             rewritten base file instead)",
-            input.remaining()
-        ));
+        return Err(ReadFailure::TrailingBytes(input.remaining()));
     }
     Ok(())
 }

@@ -3,13 +3,15 @@
 //! string) until an end opcode. The opcodes let a reader pass over a module's value without
 //! knowing it, which is how an import skips the types sieved does not hold.
 //!
-//! Three modules are read and written here:
+//! Four modules are read and written here:
 //! - `MBbloom--` version 4, RedisBloom's Bloom filter: items, link count, options, expansion,
 //!   then per link capacity, error rate (double), hashes, bits per element (double), bits,
 //!   power-of-two exponent, the bit array (one string), the link's items.
 //! - `MBbloomCF` version 4, RedisBloom's cuckoo filter: sub-filter count, first sub-filter's
 //!   buckets, items, deletes, bucket size, max iterations, expansion, then per sub-filter its
 //!   bucket count and its slots (one string).
+//! - `ReJSON-RL` versions 3, 2 and 0, RedisJSON's document (its fields are `json::rdb`'s to
+//!   read and write): 2.8 writes version 3, the document's compact text in one string.
 //! - `sieved---` version 1, sieved's own, for every value RedisBloom has no encoding for
 //!   (counting filters, blocked or xxh3 Bloom filters, and any kind added later): the value's
 //!   snapshot kind, its snapshot header (`Value::snapshot_header`) and payload length, then the
@@ -18,12 +20,13 @@
 //!   arrives.
 
 use super::primitives::{
-    read_binary_double, read_length, read_string, skip_string, write_binary_double, write_length,
-    write_string, Input, RdbError, RdbResult,
+    read_array, read_binary_double, read_length, read_string, skip_string, write_binary_double,
+    write_length, write_string, Input, RdbError, RdbResult,
 };
-use super::value::{Decoded, Limits, TYPE_MODULE_2};
+use super::types::{Decoded, Limits, TYPE_MODULE_2};
 use crate::filter::CUCKOO_HEADER_LEN;
 use crate::filter::{BloomChain, CuckooFilter, FilterError, RedisBloomLink, RedisBloomShape};
+use crate::json::rdb::{self as json_rdb, ModuleField};
 use crate::store::{Value, ValueKind};
 
 const CHARSET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -42,6 +45,7 @@ const BLOOM_VERSION: u64 = 4;
 const BLOOM_OLDEST: u64 = 2;
 const CUCKOO: &[u8; 9] = b"MBbloomCF";
 const CUCKOO_VERSION: u64 = 4;
+const JSON: &[u8; 9] = b"ReJSON-RL";
 const SIEVED: &[u8; 9] = b"sieved---";
 const SIEVED_VERSION: u64 = 1;
 /// The largest string a payload is written in.
@@ -144,7 +148,8 @@ pub(super) fn read(input: &mut (impl Input + ?Sized), limits: &Limits) -> RdbRes
         }
         CUCKOO if version == CUCKOO_VERSION => read_cuckoo(&mut Fields(input), limits)?,
         SIEVED if version == SIEVED_VERSION => read_sieved(&mut Fields(input), limits)?,
-        BLOOM | CUCKOO | SIEVED => {
+        JSON if matches!(version, 0 | 2 | 3) => read_json(input, version, limits)?,
+        BLOOM | CUCKOO | SIEVED | JSON => {
             return Err(RdbError::Invalid(
                 "a module encoding version this build cannot read",
             ))
@@ -300,6 +305,54 @@ fn read_sieved<I: Input + ?Sized>(fields: &mut Fields<I>, limits: &Limits) -> Rd
     Ok(value)
 }
 
+/// A RedisJSON document: its fields as written (each field costs at least two bytes of input,
+/// and their strings together at most `string_bytes`), then the document built from them.
+fn read_json(input: &mut (impl Input + ?Sized), version: u64, limits: &Limits) -> RdbResult<Value> {
+    let mut fields = Vec::new();
+    let mut budget = limits.string_bytes;
+    loop {
+        let field = match read_length(input)? {
+            OPCODE_EOF => break,
+            OPCODE_SINT => ModuleField::Signed(read_length(input)? as i64),
+            OPCODE_UINT => ModuleField::Unsigned(read_length(input)?),
+            OPCODE_FLOAT => ModuleField::Float(f32::from_le_bytes(read_array(input)?)),
+            OPCODE_DOUBLE => ModuleField::Double(read_binary_double(input)?),
+            OPCODE_STRING => {
+                let text = read_string(input, budget)?;
+                budget -= text.len() as u64;
+                ModuleField::String(text)
+            }
+            _ => return Err(RdbError::Invalid("unknown module field opcode")),
+        };
+        fields.push(field);
+    }
+    let max_bytes = usize::try_from(limits.string_bytes).unwrap_or(usize::MAX);
+    json_rdb::load(version as u32, &fields, max_bytes)
+        .map(|document| Value::Json(Box::new(document)))
+        .map_err(|_| RdbError::Invalid("a ReJSON-RL document that does not load"))
+}
+
+/// A JSON document as RedisJSON 2.8 writes it.
+pub(super) fn write_json(out: &mut Vec<u8>, document: &crate::json::Value) {
+    start(out, JSON, u64::from(json_rdb::ENCODING_VERSION));
+    for field in json_rdb::save(document) {
+        match field {
+            ModuleField::String(text) => write_module_string(out, &text),
+            ModuleField::Unsigned(value) => write_uint(out, value),
+            ModuleField::Signed(value) => {
+                write_length(out, OPCODE_SINT);
+                write_length(out, value as u64);
+            }
+            ModuleField::Double(value) => write_double(out, value),
+            ModuleField::Float(value) => {
+                write_length(out, OPCODE_FLOAT);
+                out.extend_from_slice(&value.to_le_bytes());
+            }
+        }
+    }
+    write_length(out, OPCODE_EOF);
+}
+
 fn write_uint(out: &mut Vec<u8>, value: u64) {
     write_length(out, OPCODE_UINT);
     write_length(out, value);
@@ -388,7 +441,7 @@ mod tests {
     /// RedisBloom's IDs, as Redis computes them (module.c's moduleTypeEncodeId).
     #[test]
     fn module_ids_encode_and_decode() {
-        for (name, version) in [(BLOOM, 4), (CUCKOO, 4), (SIEVED, 1)] {
+        for (name, version) in [(BLOOM, 4), (CUCKOO, 4), (SIEVED, 1), (JSON, 3)] {
             let id = module_id(name, version);
             assert_eq!(module_name(id), (*name, version));
         }
@@ -398,5 +451,6 @@ mod tests {
             describe(module_id(b"MBbloomCM", 0)),
             "module type MBbloomCM (encoding version 0)"
         );
+        assert_eq!(module_id(JSON, 3), json_rdb::module_type_id(3));
     }
 }

@@ -1,37 +1,8 @@
-//! The TLS listener's settings, and what a TLS client has to show.
+//! The TLS listener's settings, checked against each other.
 
+use super::client_auth::ClientAuth;
 use super::table::Startup;
 use std::path::PathBuf;
-
-/// `tls-auth-clients`: what a TLS client has to show.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ClientAuth {
-    /// A certificate signed by the CA: `yes`.
-    Required,
-    /// Checked against the CA when the client shows one: `optional`.
-    Optional,
-    /// Never asked for: `no`.
-    Off,
-}
-
-impl ClientAuth {
-    pub fn parse(value: &str) -> Result<ClientAuth, String> {
-        match value.to_ascii_lowercase().as_str() {
-            "yes" => Ok(ClientAuth::Required),
-            "optional" => Ok(ClientAuth::Optional),
-            "no" => Ok(ClientAuth::Off),
-            _ => Err("argument must be 'yes', 'no' or 'optional'".into()),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ClientAuth::Required => "yes",
-            ClientAuth::Optional => "optional",
-            ClientAuth::Off => "no",
-        }
-    }
-}
 
 /// The TLS listener's settings, fixed at start-up.
 #[derive(Debug, Clone)]

@@ -1,8 +1,9 @@
-//! x87 extended precision (a 64-bit mantissa) in software, for INCRBYFLOAT: Redis parses with
-//! `strtold`, adds in `long double` and prints with `%.17Lf`, so an f64 sum answers `0.1 + 0.2`
-//! with 0.30000000000000004 where Redis answers 0.3. Every step here rounds as the hardware and
-//! glibc do (to nearest, ties to even, from the exact value). Subnormal values, which no counter
-//! reaches, are refused as out of range, and hexadecimal input is not read.
+//! x87 extended precision (a 64-bit mantissa) in software, for INCRBYFLOAT and HINCRBYFLOAT:
+//! Redis parses with `strtold`, adds in `long double` and prints with `%.17Lf`, so an f64 sum
+//! answers `0.1 + 0.2` with 0.30000000000000004 where Redis answers 0.3. Every step here rounds
+//! as the hardware and glibc do (to nearest, ties to even, from the exact value). Subnormal
+//! values, which no counter reaches, are refused as out of range, and hexadecimal input is not
+//! read.
 
 /// A finite value: (-1)^negative × mantissa × 2^exponent, the mantissa's top bit set (or zero).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -319,6 +320,27 @@ impl Extended {
         }
         format!("{sign}{integer}.{decimals:017}")
     }
+}
+
+/// A float as Redis's `string2ld` reads one: `strtold` over the whole text, shorter than
+/// 5 KB. None when not a valid float.
+pub(super) fn parse_float(text: &[u8]) -> Option<Parsed> {
+    const MAX_LONG_DOUBLE_CHARS: usize = 5 * 1024;
+    (text.len() < MAX_LONG_DOUBLE_CHARS)
+        .then(|| Extended::parse(text))
+        .flatten()
+}
+
+/// Redis's human format for a long double: `%.17Lf`, trailing zeros and point dropped, and
+/// "-0" written "0".
+pub(super) fn format_float(value: Extended) -> Vec<u8> {
+    let mut text = value.to_fixed17();
+    let kept = text.trim_end_matches('0').trim_end_matches('.').len();
+    text.truncate(kept);
+    if text == "-0" {
+        text = "0".into();
+    }
+    text.into_bytes()
 }
 
 /// An exponent's digits, with an optional sign; saturated far past any finite value.

@@ -3,83 +3,34 @@
 //!
 //! Written: strings (type 0), lists (1), sets (2), sorted sets (5, scores as binary doubles),
 //! hashes (4), each in its plain form, which every Redis from 2.x on reads (and packs into its
-//! compact encodings as it loads them); filters as modules (`module.rs`).
+//! compact encodings as it loads them); filters as modules (`module_values.rs`).
 //!
 //! Read: all of those, and every encoding Redis 3.2 to 8 writes: ziplists (10, 12, 13),
 //! quicklists (14, 18), intsets (11), listpacks (16, 17, 20), zipmaps (9), sorted sets with
 //! text scores (3). Streams (15, 19, 21), hashes with field expiry (22 to 25) and modules other
 //! than the filters are passed over and reported as skipped: sieved has no such values.
 
-use super::module;
+use super::module_values;
 use super::packed;
 use super::primitives::{
     parse_double, read_binary_double, read_count, read_length, read_string, read_text_double,
     skip_string, write_binary_double, write_length, write_string, Input, RdbError, RdbResult,
 };
+use super::types::{
+    Decoded, Limits, TYPE_HASH, TYPE_HASH_LISTPACK, TYPE_HASH_LISTPACK_EX,
+    TYPE_HASH_LISTPACK_EX_PRE_GA, TYPE_HASH_METADATA, TYPE_HASH_METADATA_PRE_GA, TYPE_HASH_ZIPLIST,
+    TYPE_HASH_ZIPMAP, TYPE_LIST, TYPE_LIST_QUICKLIST, TYPE_LIST_QUICKLIST_2, TYPE_LIST_ZIPLIST,
+    TYPE_MODULE_2, TYPE_MODULE_PRE_GA, TYPE_SET, TYPE_SET_INTSET, TYPE_SET_LISTPACK,
+    TYPE_STREAM_LISTPACKS, TYPE_STREAM_LISTPACKS_2, TYPE_STREAM_LISTPACKS_3, TYPE_STRING,
+    TYPE_ZSET, TYPE_ZSET_2, TYPE_ZSET_LISTPACK, TYPE_ZSET_ZIPLIST,
+};
 use crate::store::{Hash, List, Set, Value, ZSet};
-
-pub(super) const TYPE_STRING: u8 = 0;
-const TYPE_LIST: u8 = 1;
-const TYPE_SET: u8 = 2;
-const TYPE_ZSET: u8 = 3;
-const TYPE_HASH: u8 = 4;
-const TYPE_ZSET_2: u8 = 5;
-const TYPE_MODULE_PRE_GA: u8 = 6;
-pub(super) const TYPE_MODULE_2: u8 = 7;
-const TYPE_HASH_ZIPMAP: u8 = 9;
-const TYPE_LIST_ZIPLIST: u8 = 10;
-const TYPE_SET_INTSET: u8 = 11;
-const TYPE_ZSET_ZIPLIST: u8 = 12;
-const TYPE_HASH_ZIPLIST: u8 = 13;
-const TYPE_LIST_QUICKLIST: u8 = 14;
-const TYPE_STREAM_LISTPACKS: u8 = 15;
-const TYPE_HASH_LISTPACK: u8 = 16;
-const TYPE_ZSET_LISTPACK: u8 = 17;
-const TYPE_LIST_QUICKLIST_2: u8 = 18;
-const TYPE_STREAM_LISTPACKS_2: u8 = 19;
-const TYPE_SET_LISTPACK: u8 = 20;
-const TYPE_STREAM_LISTPACKS_3: u8 = 21;
-const TYPE_HASH_METADATA_PRE_GA: u8 = 22;
-const TYPE_HASH_LISTPACK_EX_PRE_GA: u8 = 23;
-const TYPE_HASH_METADATA: u8 = 24;
-const TYPE_HASH_LISTPACK_EX: u8 = 25;
 
 /// A quicklist 2 node: one element stored as it is, or a listpack of several.
 const QUICKLIST_PLAIN: u64 = 1;
 const QUICKLIST_PACKED: u64 = 2;
 /// What an element costs besides its bytes, counted against the limit.
 const ELEMENT_OVERHEAD: u64 = 16;
-
-/// What a value may decode to.
-#[derive(Debug, Clone, Copy)]
-pub struct Limits {
-    /// The longest string, and the most a collection's elements may add up to
-    /// (`proto-max-bulk-len` for RESTORE).
-    pub string_bytes: u64,
-    /// The largest filter (`max-filter-memory`).
-    pub filter_bytes: u64,
-}
-
-impl Limits {
-    pub const NONE: Limits = Limits {
-        string_bytes: u64::MAX,
-        filter_bytes: u64::MAX,
-    };
-}
-
-#[derive(Debug)]
-pub enum Decoded {
-    Value(Value),
-    /// A value sieved does not hold, described as Redis names its type.
-    Skipped(String),
-    /// A collection with no elements, which Redis refuses to load as a key too.
-    Empty,
-}
-
-/// Whether `rdb_type` is a value's type byte (rather than a file's opcode).
-pub fn is_value_type(rdb_type: u8) -> bool {
-    matches!(rdb_type, 0..=7 | 9..=25)
-}
 
 /// Elements as a collection's are read: each counted against the limit.
 struct Elements<'a, I: ?Sized> {
@@ -274,7 +225,7 @@ pub fn read_value(
             skip_stream(elements.input, rdb_type)?;
             return Ok(Decoded::Skipped("stream".into()));
         }
-        TYPE_MODULE_2 => return module::read(elements.input, limits),
+        TYPE_MODULE_2 => return module_values::read(elements.input, limits),
         TYPE_MODULE_PRE_GA => {
             return Err(invalid("a module value of Redis 4.0's release candidates"))
         }
@@ -384,11 +335,12 @@ pub fn write_value(out: &mut Vec<u8>, value: &Value) {
             }
         }
         Value::Bloom(chain) => match chain.redisbloom_shape() {
-            Some(shape) => module::write_bloom(out, chain, &shape),
-            None => module::write_sieved(out, value),
+            Some(shape) => module_values::write_bloom(out, chain, &shape),
+            None => module_values::write_sieved(out, value),
         },
-        Value::Cuckoo(filter) => module::write_cuckoo(out, filter),
+        Value::Cuckoo(filter) => module_values::write_cuckoo(out, filter),
+        Value::Json(document) => module_values::write_json(out, document),
         // Counting filters, and the kinds added later.
-        other => module::write_sieved(out, other),
+        other => module_values::write_sieved(out, other),
     }
 }

@@ -1,10 +1,11 @@
-//! Redis's serialization of values: the RDB encoding of one value, as DUMP and RESTORE carry it
-//! and as RDB files hold it after each key. Below both the commands (DUMP, RESTORE, MIGRATE) and
-//! the RDB file reader (`persist::rdb`), which share it.
+//! Redis's serialization, in one place: the RDB encoding of one value, as DUMP and RESTORE carry
+//! it and as RDB files hold it after each key, and the reader of a whole RDB file (`file.rs`)
+//! that `sieved import-rdb` drives. Below the commands (DUMP, RESTORE, MIGRATE) and the import,
+//! which share it.
 //!
 //! A DUMP payload, byte by byte:
 //! ```text
-//! 1        the value's RDB type (value.rs)
+//! 1        the value's RDB type (types.rs)
 //! ...      the value in that type's encoding
 //! 2        the RDB version, little-endian: DUMP writes 9, which Redis 6.2 and every later
 //!          release accept (a payload only uses encodings that version has)
@@ -14,23 +15,26 @@
 //! and older ones; the version and checksum are checked before anything is decoded, and the
 //! value must take exactly the bytes before the trailer.
 //!
-//! Filters travel as module values (module.rs): RedisBloom's `MBbloom--` and `MBbloomCF`, so
+//! Filters travel as module values (module_values.rs): RedisBloom's `MBbloom--` and `MBbloomCF`, so
 //! that DUMP, RESTORE and MIGRATE move them to and from Redis with RedisBloom, and sieved's own
 //! `sieved---` for what RedisBloom cannot hold.
 
-pub mod crc64;
+mod crc64;
+pub mod file;
 mod lzf;
-mod module;
+mod module_values;
 mod packed;
 mod primitives;
-mod value;
+mod types;
+mod value_codec;
 
-pub use module::{describe as describe_module, skip_fields as skip_module_fields};
+pub use module_values::{describe as describe_module, skip_fields as skip_module_fields};
 pub use primitives::{
     read_array, read_length, read_string, read_u8, skip_string, Input, RdbError, RdbResult,
     SliceInput,
 };
-pub use value::{is_value_type, read_value, write_value, Decoded, Limits};
+pub use types::{is_value_type, Decoded, Limits};
+pub use value_codec::{read_value, write_value};
 
 use crate::store::Value;
 
@@ -61,7 +65,7 @@ pub fn dump(value: &Value) -> Vec<u8> {
 /// Ends a payload's value with the trailer: RDB version `version`, then the checksum of it all.
 pub fn append_trailer(payload: &mut Vec<u8>, version: u16) {
     payload.extend_from_slice(&version.to_le_bytes());
-    let crc = crc64::update(0, payload);
+    let crc = crc64::checksum(payload);
     payload.extend_from_slice(&crc.to_le_bytes());
 }
 
@@ -74,7 +78,7 @@ pub fn restore(payload: &[u8], limits: &Limits) -> Result<Value, RestoreError> {
     let (body, trailer) = payload.split_at(body_len);
     let version = u16::from_le_bytes([trailer[0], trailer[1]]);
     let crc = u64::from_le_bytes(trailer[2..].try_into().expect("8 bytes"));
-    if version > MAX_VERSION || crc64::update(0, &payload[..body_len + 2]) != crc {
+    if version > MAX_VERSION || crc64::checksum(&payload[..body_len + 2]) != crc {
         return Err(RestoreError::VersionOrChecksum);
     }
     let mut input = SliceInput(body);

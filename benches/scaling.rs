@@ -1,22 +1,20 @@
 //! The many-core measurement (docs/architecture.md, "Many cores"). Each thread does what a
-//! connection does for one batch of pipelined requests, minus the socket: take the isolation
-//! guard, run every request through `cmd::execute` (command lookup, the checks, the keyspace's
-//! shard and value locks, the filter, the write log when there is one), serve blocked clients,
-//! then add the batch to the server's counters and flush its commandstats tally; as
-//! `batch::execute_all` and the loop around it do. Run from 1, 2, 4 and 8 threads, it counts
-//! the lock acquisitions that had to wait (`stripes::lock_waits`), and measures what a cache line that
-//! two cores write costs; the model in the document predicts 16 to 64 cores from these.
+//! connection does for one batch of pipelined requests, minus the socket
+//! (`server::bench_support::Connection::run_batch`: the isolation guard, every request through
+//! `cmd::execute`, blocked clients served, the server's counters and the commandstats tally).
+//! Run from 1, 2, 4 and 8 threads, it counts the lock acquisitions that had to wait, and
+//! measures what a cache line that two cores write costs; the model in the document predicts
+//! 16 to 64 cores from these.
 //!
-//! Not part of `cargo test`; in release, for figures that mean something:
-//! `cargo test --release --lib server::scaling -- --ignored --nocapture --test-threads 1`
+//! The feature `scaling-bench` opens the server's hooks and counts the lock waits; it is a
+//! bench target of its own, run in the bench (release) profile, about 3 minutes to build and
+//! 17 s to run:
+//! `cargo bench --bench scaling --features scaling-bench`
 
-use super::{blocking, Shared};
-use crate::cmd::{self, Ctx, Outcome, Session};
-use crate::config::Config;
-use crate::observe::{Call, Stats, Tally};
-use crate::protocol::{encode_request, Limits, Protocol, Reply, RequestParser};
-use crate::store::now_ms;
-use crate::stripes::{lock_waits, Counter, Padded};
+use sieved::config::Config;
+use sieved::protocol::encode_request;
+use sieved::server::bench_support::{self, Connection, StripedCounter};
+use sieved::server::Shared;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
@@ -80,10 +78,9 @@ fn server(workload: &Workload) -> Arc<Shared> {
     let mut config = Config::default_for_tests();
     config.appendonly = workload.appendonly;
     let shared = Arc::new(Shared::new(config, "127.0.0.1:0".parse().expect("address")));
-    let mut session = Session::new(shared.clients.detached(shared.addr, now_ms()), true);
+    let mut input = Vec::new();
     for filter in 0..workload.filters {
         let key = format!("filter:{filter}");
-        let mut input = Vec::new();
         encode_request(
             &mut input,
             &[
@@ -93,21 +90,8 @@ fn server(workload: &Workload) -> Arc<Shared> {
                 FILTER_CAPACITY.as_bytes(),
             ],
         );
-        let mut reply = Reply::new(Protocol::Resp2);
-        let mut parser = RequestParser::new(Limits::default());
-        let request = parser.parse(&input).expect("a request").expect("whole");
-        let mut ctx = Ctx {
-            server: &shared,
-            store: &shared.store,
-            session: &mut session,
-            reply: &mut reply,
-            now: now_ms(),
-        };
-        assert!(matches!(
-            cmd::execute(&mut ctx, request),
-            Outcome::Succeeded(_)
-        ));
     }
+    Connection::new(&shared).run_batch(&shared, &input);
     shared
 }
 
@@ -145,10 +129,7 @@ fn serve_batches(
     stop: &AtomicBool,
 ) -> Done {
     let inputs = pipelines(workload, thread);
-    let mut session = Session::new(shared.clients.detached(shared.addr, now_ms()), true);
-    let mut reply = Reply::new(Protocol::Resp2);
-    let mut parser = RequestParser::new(Limits::default());
-    let mut tally = Tally::default();
+    let mut connection = Connection::new(shared);
     let mut done = Done::default();
     start.wait();
     let cpu_started = thread_cpu_ns();
@@ -156,40 +137,7 @@ fn serve_batches(
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        let now = now_ms();
-        let batch = shared.isolation.shared();
-        let mut consumed = 0;
-        let mut started = shared.clock.now();
-        while let Some(request) = parser.parse(&input[consumed..]).expect("well formed") {
-            let mut ctx = Ctx {
-                server: shared,
-                store: &shared.store,
-                session: &mut session,
-                reply: &mut reply,
-                now,
-            };
-            let Outcome::Succeeded(index) = cmd::execute(&mut ctx, request) else {
-                panic!("{}", String::from_utf8_lossy(reply.bytes()));
-            };
-            blocking::serve_ready(shared);
-            let finished = shared.clock.now();
-            let micros = shared.clock.micros(started, finished);
-            started = finished;
-            tally.record(index, Call::Succeeded, micros);
-            // Read per command, as the connection reads it.
-            std::hint::black_box(shared.config.slowlog_threshold_us());
-            consumed += parser.take_consumed();
-        }
-        drop(batch);
-        Stats::add(&shared.stats.net_input_bytes, input.len() as u64);
-        Stats::add(&shared.stats.commands_processed, PIPELINE as u64);
-        tally.flush(&shared.commands);
-        shared
-            .saver
-            .add_changes(std::mem::take(&mut session.writes));
-        Stats::add(&shared.stats.net_output_bytes, reply.len() as u64);
-        reply.clear();
-        done.commands += PIPELINE as u64;
+        done.commands += connection.run_batch(shared, input);
     }
     done.cpu_ns = thread_cpu_ns() - cpu_started;
     done
@@ -210,13 +158,7 @@ struct Run {
 
 fn run(workload: &Workload, threads: usize) -> Run {
     let shared = server(workload);
-    let counted = [
-        &lock_waits::KEYSPACE,
-        &lock_waits::ISOLATION,
-        &lock_waits::LOG,
-        &lock_waits::LOG_HELD_NS,
-    ];
-    counted.iter().for_each(|counter| counter.reset());
+    bench_support::reset_lock_waits();
     let start = Barrier::new(threads + 1);
     let stop = AtomicBool::new(false);
     let (done, elapsed) = std::thread::scope(|scope| {
@@ -238,25 +180,30 @@ fn run(workload: &Workload, threads: usize) -> Run {
     });
     let commands: u64 = done.iter().map(|d| d.commands).sum();
     let cpu_ns: u64 = done.iter().map(|d| d.cpu_ns).sum();
+    let waits = bench_support::lock_waits();
     Run {
         threads,
         cores_used: cpu_ns as f64 / elapsed.as_nanos() as f64,
         commands_per_sec: commands as f64 / elapsed.as_secs_f64(),
         cpu_ns_per_command: cpu_ns as f64 / commands as f64,
-        keyspace_waits: lock_waits::KEYSPACE.get(),
-        isolation_waits: lock_waits::ISOLATION.get(),
-        log_waits: lock_waits::LOG.get(),
-        log_held_ns_per_command: lock_waits::LOG_HELD_NS.get() as f64 / commands as f64,
+        keyspace_waits: waits.keyspace,
+        isolation_waits: waits.isolation,
+        log_waits: waits.log,
+        log_held_ns_per_command: waits.log_held_ns as f64 / commands as f64,
     }
 }
 
+/// One atomic on a cache line of its own, as `stripes::Padded` keeps each stripe.
+#[repr(align(128))]
+struct Padded(AtomicU64);
+
 /// Nanoseconds of CPU per atomic add when two threads add to one counter, and when each adds to
-/// a line of its own (a `stripes::Counter`), with the cores each had: the difference is what
-/// moving a cache line between these two cores costs.
+/// a line of its own (the server's striped counter), with the cores each had: the difference
+/// is what moving a cache line between these two cores costs.
 fn line_transfer_ns() -> ((f64, f64), (f64, f64)) {
     const ADDS: u64 = 4_000_000;
     let shared_line = Padded(AtomicU64::new(0));
-    let striped = Counter::default();
+    let striped = StripedCounter::default();
     // Unless both threads had a core at once, the figures say nothing: the CPU time over the
     // wall time tells.
     let per_add = |add: &(dyn Fn() + Sync)| {
@@ -286,9 +233,7 @@ fn line_transfer_ns() -> ((f64, f64), (f64, f64)) {
     (shared_ns, striped_ns)
 }
 
-#[test]
-#[ignore = "a measurement, not a test: run it on its own, in release (see the module's doc)"]
-fn many_cores() {
+fn main() {
     println!("\nper batch of {PIPELINE} pipelined requests; {RUN:?} per run; CPU time per thread");
     let ((shared_ns, shared_cores), (striped_ns, striped_cores)) = line_transfer_ns();
     println!(

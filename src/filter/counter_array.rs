@@ -9,7 +9,7 @@
 //! 255) never changes again, neither up nor down.
 
 use super::arrays::{fill_le_bytes, prefetch_at, read_le_bytes, write_le_bytes, zeroed_words};
-use super::hash::ItemHash;
+use super::item_hash::ItemHash;
 use super::link::{Link, LinkArray};
 use super::sizing::LinkSize;
 use super::FilterError;
@@ -300,7 +300,7 @@ impl CountingLink {
 #[cfg(test)]
 mod tests {
     use super::super::bloom::{Bits, BitsKind};
-    use super::super::hash::HashScheme;
+    use super::super::item_hash::HashScheme;
     use super::super::sizing::Layout;
     use super::*;
 

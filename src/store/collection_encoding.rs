@@ -1,20 +1,13 @@
-//! What the collection types share (thresholds, memory counts), and the snapshot encoding of
-//! all four; lists, sets, sorted sets and hashes have their own modules.
-//!
-//! Members held apart are boxed slices rather than vectors: a member never grows, and eight
-//! bytes fewer per member matters for collections of millions of small strings.
+//! What the four collection types are to the rest of the keyspace: OBJECT ENCODING's answer
+//! and the memory of a list, and the snapshot encoding of lists, sets, sorted sets and hashes.
+//! The types themselves have their own modules; what they share is in `members.rs`.
 
 use super::hash::Hash;
-pub use super::list::List;
+use super::list::List;
+use super::members::Bytes;
 use super::set::Set;
 use super::zset::ZSet;
 
-pub type Bytes = Box<[u8]>;
-
-/// Redis's thresholds for its compact encodings (`*-max-listpack-entries`/`-value`), which
-/// OBJECT ENCODING reports.
-pub(super) const LISTPACK_ENTRIES: usize = 128;
-pub(super) const LISTPACK_VALUE: usize = 64;
 /// A list stays a single listpack up to 8 KiB (`list-max-listpack-size -2`).
 const LIST_LISTPACK_BYTES: usize = 8 * 1024;
 
