@@ -51,8 +51,6 @@ pub struct Config {
     pub shards: usize,
     pub databases: usize,
     pub log_level: String,
-    /// Empty when metrics are off.
-    pub metrics_addr: String,
     /// The configuration file read at start-up, as an absolute path: CONFIG REWRITE's target.
     pub file: Option<PathBuf>,
     pub appendonly: bool,
@@ -130,7 +128,6 @@ impl Config {
             shards: startup.shards,
             databases: startup.databases,
             log_level: startup.log_level,
-            metrics_addr: startup.metrics_addr,
             file,
             appendonly: startup.appendonly,
             aof_load_damaged: startup.aof_load_damaged,

@@ -1,7 +1,9 @@
 //! The book's table of settings (docs/configuration.md) and deploy/sieved.conf, both checked
 //! against the table so that neither drifts from what the server does.
 
-use super::table::{Access, PARAMS};
+use super::file;
+use super::table::{find, Access, Values, PARAMS};
+use super::Config;
 use std::path::PathBuf;
 
 const BEGIN: &str = "<!-- settings table: generated from src/config/table.rs; to regenerate, run \
@@ -89,5 +91,55 @@ fn deployed_file_shows_every_directive() {
             "deploy/sieved.conf does not show `{}` (commented out if it is not to be set)",
             param.name
         );
+    }
+}
+
+/// Directives deploy/sieved.conf sets to other than the default, on purpose.
+const DEPLOYED_DEPARTURES: &[(&str, &str)] = &[
+    // The packaged service's data directory (StateDirectory=sieved).
+    ("dir", "/var/lib/sieved"),
+];
+
+/// Every directive the file sets is a setting of the table, at its default (but for
+/// `DEPLOYED_DEPARTURES`), however it is written (`512mb` for 536870912); every directive shown
+/// commented out (`# name value`) is one too, with a value it accepts.
+#[test]
+fn deployed_file_sets_known_settings_to_their_defaults() {
+    let path = repo_file("deploy/sieved.conf");
+    let conf = std::fs::read_to_string(&path).expect("sieved.conf");
+    let from_file = Config::from_args(["sieved", "--config", path.to_str().unwrap()])
+        .expect("deploy/sieved.conf starts a server");
+    let built_in = Config::from_args(["sieved"]).expect("the defaults start a server");
+    let directives = file::parse(&conf).expect("deploy/sieved.conf parses");
+    assert!(directives.len() > 40, "deploy/sieved.conf sets too little");
+    for directive in &directives {
+        let param = find(directive.name.as_bytes())
+            .unwrap_or_else(|| panic!("deploy/sieved.conf: unknown `{}`", directive.name));
+        let ours = from_file.get_matching(param.name.as_bytes());
+        let departure = DEPLOYED_DEPARTURES.iter().find(|(n, _)| *n == param.name);
+        match departure {
+            Some((_, value)) => assert_eq!(ours, [(param.name, value.to_string())]),
+            None => assert_eq!(
+                ours,
+                built_in.get_matching(param.name.as_bytes()),
+                "deploy/sieved.conf sets `{}` to other than its default",
+                param.name
+            ),
+        }
+    }
+    for line in conf.lines() {
+        let Some(example) = line.strip_prefix("# ") else {
+            continue;
+        };
+        let words = file::split_words(example).unwrap_or_default();
+        let Some(param) = words.first().and_then(|name| find(name.as_bytes())) else {
+            continue;
+        };
+        // A directive's shape (prose may start with a setting's name too).
+        if words[0] != param.name || words.len() < 2 || (!param.list && words.len() != 2) {
+            continue;
+        }
+        (param.load)(&mut Values::defaults(), &words[1..].join(" "))
+            .unwrap_or_else(|e| panic!("deploy/sieved.conf: `{example}`: {e:?}"));
     }
 }

@@ -73,10 +73,12 @@ fn section(report: &Report, name: &str, out: &mut String) {
         }),
         "clients" => write!(
             out,
-            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\n",
+            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\n\
+             pubsub_clients:{}\r\n",
             report.connected_clients,
             report.maxclients,
-            report.blocked_clients
+            report.blocked_clients,
+            report.pubsub_clients,
         ),
         "memory" => {
             let memory = &report.memory;
@@ -107,8 +109,8 @@ fn section(report: &Report, name: &str, out: &mut String) {
             "# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:{}\r\n\
              rdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\n\
              rdb_last_bgsave_time_sec:{}\r\nrdb_saves:{}\r\naof_enabled:{}\r\naof_rewrite_in_progress:{}\r\n\
-             aof_last_bgrewrite_status:{}\r\naof_last_write_status:{}\r\naof_current_size:{}\r\n\
-             aof_base_size:{}\r\n",
+             aof_last_bgrewrite_status:{}\r\naof_rewrites:{}\r\naof_last_write_status:{}\r\n\
+             aof_current_size:{}\r\naof_base_size:{}\r\n",
             snapshots.changes_since_last,
             snapshots.in_progress as u8,
             snapshots.last_save_ms / 1000,
@@ -118,6 +120,7 @@ fn section(report: &Report, name: &str, out: &mut String) {
             aof.is_some() as u8,
             (aof.is_some() && snapshots.in_progress) as u8,
             if aof.is_none() || snapshots.last_ok { "ok" } else { "err" },
+            aof.map_or(0, |aof| aof.rewrites),
             match aof.map(|aof| &aof.failure) {
                 Some(Some(_)) => "err",
                 _ => "ok",

@@ -27,7 +27,7 @@ pub enum Work {
     Expiry,
     /// Samples the command counter for INFO's instantaneous rate.
     OpsSampler,
-    /// The Prometheus endpoint, when `metrics-addr` is set.
+    /// The Prometheus endpoint: serves while `metrics-addr` is set, and follows CONFIG SET of it.
     Metrics,
     /// SIGTERM and SIGINT, which request shutdown.
     Signals,
@@ -123,11 +123,9 @@ pub(super) fn start_tasks(
     spawn(tasks, shared, Work::SaveSchedule, run_save_schedule);
     spawn(tasks, shared, Work::OpsSampler, sampler::run_sampler);
     spawn(tasks, shared, Work::Replication, replication::run);
-    if let Some(listener) = metrics {
-        spawn(tasks, shared, Work::Metrics, move |shared| {
-            metrics_endpoint::serve(shared, listener)
-        });
-    }
+    spawn(tasks, shared, Work::Metrics, move |shared| {
+        metrics_endpoint::serve(shared, metrics)
+    });
     if handle_signals {
         spawn(
             tasks,

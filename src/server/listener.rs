@@ -209,7 +209,7 @@ impl Server {
                 Some(TlsListener { listener, acceptor })
             }
         };
-        let metrics = match config.metrics_addr.as_str() {
+        let metrics = match config.settings().metrics_addr.as_str() {
             "" => None,
             metrics_addr => Some(TcpListener::bind(metrics_addr).await.map_err(|e| {
                 io::Error::new(e.kind(), format!("metrics-addr {metrics_addr}: {e}"))

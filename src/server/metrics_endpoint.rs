@@ -7,6 +7,7 @@
 use super::Shared;
 use crate::observe;
 use std::io;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -17,10 +18,25 @@ const MAX_HEAD: usize = 8 * 1024;
 /// A client that has not sent its request by then is dropped.
 const READ_TIMEOUT: Duration = Duration::from_secs(10);
 
-pub(super) async fn serve(shared: Arc<Shared>, listener: TcpListener) {
+/// Serves the endpoint from `listener` (bound at start-up, if `metrics-addr` was set) until
+/// shutdown, following `metrics-addr` meanwhile: CONFIG SET of it turns the endpoint on, moves
+/// it, or turns it off with "". An address that cannot be bound is logged, and leaves the
+/// endpoint off until the next change.
+pub(super) async fn serve(shared: Arc<Shared>, mut listener: Option<TcpListener>) {
+    let mut serving = shared.config.settings().metrics_addr;
     loop {
+        // Made before the setting is read, so that no change slips in between.
+        let changed = shared.config.changed();
+        let wanted = shared.config.settings().metrics_addr;
+        if wanted != serving {
+            // Closed first, so that the new address may be the old one's port.
+            drop(listener.take());
+            listener = rebind(&wanted).await;
+            serving = wanted;
+        }
         let accepted = tokio::select! {
-            accepted = listener.accept() => accepted,
+            accepted = accept(listener.as_ref()) => accepted,
+            _ = changed => continue,
             _ = shared.shutdown.requested() => return,
         };
         match accepted {
@@ -37,6 +53,36 @@ pub(super) async fn serve(shared: Arc<Shared>, listener: TcpListener) {
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         }
+    }
+}
+
+/// A listener on `address`, or none when it is empty or cannot be bound.
+async fn rebind(address: &str) -> Option<TcpListener> {
+    if address.is_empty() {
+        tracing::info!("metrics endpoint off");
+        return None;
+    }
+    match TcpListener::bind(address).await {
+        Ok(listener) => {
+            let at = listener
+                .local_addr()
+                .map(|a| a.to_string())
+                .unwrap_or_default();
+            tracing::info!(address = %at, "metrics endpoint listening");
+            Some(listener)
+        }
+        Err(error) => {
+            tracing::error!(%error, "metrics-addr {address}: cannot listen; the endpoint is off");
+            None
+        }
+    }
+}
+
+/// The next connection to `listener`; never, without one.
+async fn accept(listener: Option<&TcpListener>) -> io::Result<(TcpStream, SocketAddr)> {
+    match listener {
+        Some(listener) => listener.accept().await,
+        None => std::future::pending().await,
     }
 }
 

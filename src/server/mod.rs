@@ -59,7 +59,8 @@ pub struct Shared {
     pub(crate) clock: CommandClock,
     /// Where the TLS port listens, when it is on.
     pub tls_addr: Option<SocketAddr>,
-    /// Where the metrics endpoint listens, when it is on.
+    /// Where the metrics endpoint listened at start-up, when it was on (CONFIG SET of
+    /// `metrics-addr` may move it since).
     pub metrics_addr: Option<SocketAddr>,
     pub saver: Saver,
     /// The append-only file, when `appendonly` is on.
@@ -80,6 +81,21 @@ pub struct Shared {
     pub(crate) stream_order: Mutex<Vec<u8>>,
     /// Clients parked by blocking commands.
     pub(crate) blocking: blocking::Blocking,
+}
+
+/// The log's sync times as the report gives them.
+fn fsync_timings(figures: crate::persist::aof::SyncFigures) -> observe::Timings {
+    use crate::persist::aof::SYNC_BOUNDS_US;
+    let bounds = SYNC_BOUNDS_US
+        .iter()
+        .map(|&bound| Some(bound))
+        .chain([None]);
+    observe::Timings {
+        count: figures.count,
+        total_us: figures.total_us,
+        last_us: figures.last_us,
+        buckets: bounds.zip(figures.buckets).collect(),
+    }
 }
 
 /// Where a server keeps its data, and what it does when the log cannot be written under
@@ -177,6 +193,7 @@ impl Shared {
             config_file: self.config.file.clone(),
             connected_clients: self.clients.count(),
             blocked_clients: self.blocking.parked(),
+            pubsub_clients: self.pubsub.subscribed_clients(),
             maxclients: settings.maxclients,
             memory: observe::Memory {
                 used: crate::memory::allocated() as u64,
@@ -202,6 +219,8 @@ impl Shared {
                 failure: aof.failure(),
                 current_size: aof.live_bytes(),
                 base_size: aof.base_bytes(),
+                rewrites: aof.compactions(),
+                fsyncs: fsync_timings(aof.sync_times.read()),
             }),
             stats: &self.stats,
             commands: self

@@ -2,6 +2,7 @@
 //! writer has not yet written (`State`, under the log's lock), and the end of the file that
 //! writes it (`FileEnd`, under a lock of its own: whoever holds it writes).
 
+use super::log::SyncTimes;
 use crate::persist::fs::{DataFile, FileSyncer};
 use std::io;
 use std::sync::mpsc;
@@ -131,8 +132,10 @@ impl Segment {
         Ok(())
     }
 
-    pub(super) fn sync(&mut self) -> io::Result<()> {
+    pub(super) fn sync(&mut self, times: &SyncTimes) -> io::Result<()> {
+        let started = Instant::now();
         self.file.sync()?;
+        times.record(started.elapsed());
         self.unsynced = false;
         self.last_sync = Instant::now();
         Ok(())
@@ -140,7 +143,11 @@ impl Segment {
 
     /// Starts a sync of what is written so far on the sync thread, unless one is still running
     /// (then the next chance is taken instead, as Redis postpones its fsync).
-    pub(super) fn sync_in_background(&mut self, thread: &SyncThread) -> io::Result<()> {
+    pub(super) fn sync_in_background(
+        &mut self,
+        thread: &SyncThread,
+        times: &SyncTimes,
+    ) -> io::Result<()> {
         let mut state = thread.state();
         if state.in_flight {
             return Ok(());
@@ -151,7 +158,7 @@ impl Segment {
         };
         if thread.jobs.send((syncer, self.file_len)).is_err() {
             drop(state);
-            return self.sync();
+            return self.sync(times);
         }
         state.in_flight = true;
         self.unsynced = false;

@@ -10,5 +10,5 @@ pub use file_end::OpenSegment;
 pub use format::{
     list_segments, segment_path, PendingTransaction, Record, SegmentReader, Stop, FILE_HEADER_LEN,
 };
-pub use log::{Aof, OnFatal};
+pub use log::{Aof, OnFatal, SyncFigures, SYNC_BOUNDS_US};
 pub use writer::create_segment;

@@ -23,7 +23,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A writer that failed waits this long before it tries again.
 const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(1);
@@ -62,7 +62,11 @@ fn run_syncs(
     state: Arc<Mutex<BackgroundSyncs>>,
 ) {
     for (syncer, len) in jobs {
+        let started = Instant::now();
         let result = syncer.sync(len);
+        if result.is_ok() {
+            aof.sync_times.record(started.elapsed());
+        }
         let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
         state.in_flight = false;
         if let Err(error) = result {
@@ -264,7 +268,7 @@ impl Aof {
             let before = (at.saturating_sub(segment.written) as usize).min(data.len());
             segment.append(&data[..before])?;
             *consumed = before;
-            segment.sync()?;
+            segment.sync(&self.sync_times)?;
             self.sealed.store(segment.number, Ordering::Release);
             segment.file = create_segment(self.fs.as_ref(), &self.dir, segment.number + 1)?;
             segment.syncer = None;
@@ -278,13 +282,13 @@ impl Aof {
         let retry = syncs.state().failed;
         if segment.unsynced || retry {
             match self.fsync() {
-                Fsync::Always => segment.sync()?,
+                Fsync::Always => segment.sync(&self.sync_times)?,
                 _ if closing || retry => {
-                    segment.sync()?;
+                    segment.sync(&self.sync_times)?;
                     syncs.state().failed = false;
                 }
                 Fsync::EverySec if segment.last_sync.elapsed() >= Duration::from_secs(1) => {
-                    segment.sync_in_background(syncs)?
+                    segment.sync_in_background(syncs, &self.sync_times)?
                 }
                 Fsync::EverySec | Fsync::No => {}
             }
