@@ -631,9 +631,9 @@ fn escape_label(value: &str) -> String {
 }
 
 /// The types a key may hold, as the metrics label them.
-const KEY_TYPES: [&str; 11] = [
+const KEY_TYPES: [&str; 14] = [
     "string", "list", "set", "zset", "hash", "bloom", "counting", "cuckoo", "windowed", "frontier",
-    "json",
+    "json", "cms", "topk", "tdigest",
 ];
 
 /// The filters whose totals the metrics give: Bloom and counting Bloom filters.
@@ -652,6 +652,9 @@ fn key_type(value: &Value) -> usize {
         Value::Windowed(_) => 8,
         Value::Frontier(_) => 9,
         Value::Json(_) => 10,
+        Value::CountMin(_) => 11,
+        Value::TopK(_) => 12,
+        Value::TDigest(_) => 13,
     }
 }
 
