@@ -39,6 +39,15 @@ pub fn command() -> Command {
         )
         .args(settings)
         .arg(
+            Arg::new(CONFIG_FILE_ARGUMENT)
+                .value_name("config-file")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help(
+                    "Configuration file, as redis-server takes it (`sieved /etc/sieved/sieved.conf`), \
+                     read as --config reads it",
+                ),
+        )
+        .arg(
             Arg::new(CONFIG_FILE)
                 .long(CONFIG_FILE)
                 .env("SIEVED_CONFIG")
@@ -48,14 +57,6 @@ pub fn command() -> Command {
                     "Configuration file, in redis.conf's `directive value` style; environment \
                      variables and flags override what it says.",
                 ),
-        )
-        .arg(
-            Arg::new(CONFIG_FILE_ARGUMENT)
-                .index(1)
-                .value_name("config-file")
-                .value_parser(clap::value_parser!(PathBuf))
-                .conflicts_with(CONFIG_FILE)
-                .help("The configuration file, as --config names it (as redis-server takes it)."),
         )
 }
 
