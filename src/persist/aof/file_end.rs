@@ -2,7 +2,7 @@
 //! writer has not yet written (`State`, under the log's lock), and the end of the file that
 //! writes it (`FileEnd`, under a lock of its own: whoever holds it writes).
 
-use super::log::SyncTimes;
+use super::sync_times::SyncTimes;
 use crate::persist::fs::{DataFile, FileSyncer};
 use std::io;
 use std::sync::mpsc;
