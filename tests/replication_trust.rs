@@ -1094,7 +1094,7 @@ fn commands_only_the_log_holds_are_refused_from_clients_and_applied_from_the_log
         "-EXECABORT Transaction discarded because of previous errors.\r\n"
     );
     assert_eq!(
-        text(client.cmd(&["FQ.HOST", "k", "http://a.example", "PAUSE", "1"])),
+        text(client.cmd(&["FQ.HOST", "k", "http://a.example", "PAUSE", "3600000"])),
         "+OK\r\n"
     );
     // A pop is logged as FQ.LEASE: the replica and the log apply it.
