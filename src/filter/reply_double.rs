@@ -407,6 +407,23 @@ mod tests {
         }
     }
 
+    #[test]
+    fn powers_match_fpconv_table() {
+        // Entries of Redis's fpconv_powers.h.
+        for (index, frac, exp) in [
+            (0usize, 18_054_884_314_459_144_840u64, -1220),
+            (1, 13_451_937_075_301_367_670, -1193),
+            (42, 10_141_204_801_825_835_212, -103),
+            (44, 11_258_999_068_426_240_000, -50),
+            (46, 12_500_000_000_000_000_000, 3),
+            (47, 9_313_225_746_154_785_156, 30),
+            (48, 13_877_787_807_814_456_755, 56),
+            (85, 16_975_966_327_722_178_521, 1039),
+        ] {
+            assert_eq!(CACHED_POWERS[index], (frac, exp), "index {index}");
+        }
+    }
+
     /// The table against exact integer powers where 128 bits hold them, and against log10
     /// elsewhere.
     #[test]
