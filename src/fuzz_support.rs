@@ -6,8 +6,9 @@ use crate::config::Config;
 use crate::filter::{BloomChain, CountingChain, CuckooFilter, Retired, WindowedFilter};
 use crate::persist::{aof, snapshot};
 use crate::protocol::{peek_request, Limits, Protocol, Reply, RequestParser};
+use crate::rdb;
 use crate::server::Shared;
-use crate::store::{now_ms, rdb, Store};
+use crate::store::{now_ms, Store};
 use std::sync::Arc;
 
 /// Small enough that the fuzzer reaches the limits, large enough for real requests.

@@ -144,10 +144,10 @@ fn a_version_1_snapshot_still_loads() {
         items.extend(names.iter().map(String::as_str));
         assert!(!client.cmd(&items).windows(4).any(|w| w == b":0\r\n"));
     }
-    // Saved again, it is a version 4 file that loads the same.
+    // Saved again, it is a version 5 file that loads the same.
     assert_eq!(client.cmd(&["SAVE"]), b"+OK\r\n");
     let saved = std::fs::read(dir.snapshot()).expect("snapshot");
-    assert_eq!(&saved[8..12], &4u32.to_le_bytes());
+    assert_eq!(&saved[8..12], &5u32.to_le_bytes());
     let before = client.cmd(&["BF.DEBUG", "chain"]);
     drop(server);
     let server = TestServer::start_in(&dir.0);

@@ -125,7 +125,7 @@ pub(super) fn shutdown(ctx: &mut Ctx, request: Request) -> CmdResult {
     let mut force = false;
     for option in request.args().skip(1) {
         if is(option, "ABORT") {
-            return Err("ERR No shutdown in progress.".into());
+            return Err(NO_SHUTDOWN_IN_PROGRESS.into());
         } else if is(option, "NOSAVE") {
             exit_save = ExitSave::NoSave;
         } else if is(option, "SAVE") {
@@ -144,8 +144,6 @@ pub(super) fn shutdown(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-const SAVE_IN_PROGRESS: &str = "ERR Background save already in progress";
-
 /// SAVE: blocks this connection (and only it) until the snapshot is on disk.
 pub(super) fn save(ctx: &mut Ctx, _request: Request) -> CmdResult {
     let server = ctx.server;
@@ -155,9 +153,7 @@ pub(super) fn save(ctx: &mut Ctx, _request: Request) -> CmdResult {
             Ok(())
         }
         Err(SaveError::InProgress) => Err(SAVE_IN_PROGRESS.into()),
-        Err(SaveError::Failed(error)) => {
-            Err(CmdError::Owned(format!("ERR snapshot failed: {error}")))
-        }
+        Err(SaveError::Failed(error)) => Err(snapshot_failed(&error)),
     }
 }
 

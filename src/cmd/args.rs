@@ -159,6 +159,14 @@ impl<'a> Args<'a> {
         }
     }
 
+    /// The next word as an integer in Redis's syntax; `error` if missing or not one.
+    pub(super) fn int(&mut self, error: impl Into<CmdError>) -> Result<i64, CmdError> {
+        match self.next() {
+            Some(arg) => int(arg, error),
+            None => Err(error.into()),
+        }
+    }
+
     /// Whether the next word is `keyword` (in any case); taken if it is.
     pub(super) fn check(&mut self, keyword: &str) -> bool {
         let found = self.peek().is_some_and(|arg| is(arg, keyword));
@@ -184,12 +192,20 @@ impl<'a> Args<'a> {
 
     /// The words left, as items to keep: the reader is at the end after.
     pub(super) fn items(&mut self) -> Items<'a> {
-        let items = Items {
+        self.items_but_last(0)
+    }
+
+    /// The words left but the last `kept`, as items to keep: the reader is at those after (a
+    /// blocking pop's keys, before its timeout).
+    pub(super) fn items_but_last(&mut self, kept: usize) -> Items<'a> {
+        let start = self.next.min(self.request.len());
+        let end = self.request.len().saturating_sub(kept).max(start);
+        self.next = end;
+        Items {
             request: self.request,
-            start: self.next.min(self.request.len()),
-        };
-        self.next = self.request.len();
-        items
+            start,
+            end,
+        }
     }
 
     /// The words left, one by one: the reader is at the end after.
@@ -227,11 +243,12 @@ impl<'a> Args<'a> {
 pub(super) struct Items<'a> {
     request: Request<'a>,
     start: usize,
+    end: usize,
 }
 
 impl<'a> Items<'a> {
     pub(super) fn len(&self) -> usize {
-        self.request.len() - self.start
+        self.end - self.start
     }
 
     pub(super) fn is_empty(&self) -> bool {
@@ -239,7 +256,7 @@ impl<'a> Items<'a> {
     }
 
     pub(super) fn iter(&self) -> impl ExactSizeIterator<Item = &'a [u8]> + 'a {
-        self.request.args().skip(self.start)
+        self.request.args().take(self.end).skip(self.start)
     }
 
     /// The request's words before these: its name, key and options, as sent.
@@ -431,6 +448,10 @@ mod tests {
         assert_eq!(args.remaining(), 0);
         assert!(args.items().is_empty());
         assert_eq!(args.rest().count(), 0);
+        let mut args = Args::new(request, 1);
+        let keys = args.items_but_last(1);
+        assert_eq!(keys.iter().collect::<Vec<_>>(), [&b"k"[..], b"a", b"b"]);
+        assert_eq!((args.next(), args.next()), (Some(&b"c"[..]), None));
         let shape = KeyItems::parse(request).expect("key items");
         assert_eq!((shape.key, shape.items.len()), (&b"k"[..], 3));
         let shape = KeyItem::parse(request).expect("key item");

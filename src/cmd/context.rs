@@ -71,11 +71,12 @@ pub enum ExitSave {
     NoSave = 2,
 }
 
-/// Why a SAVE, BGSAVE or BGREWRITEAOF did not start or did not finish.
+/// Why a SAVE, BGSAVE or BGREWRITEAOF did not start or did not finish: the server's saver
+/// gives it, and the commands answer from it.
 #[derive(Debug)]
 pub enum SaveError {
     InProgress,
-    Failed(String),
+    Failed(std::io::Error),
 }
 
 /// Where a logged write stands: the append-only file position its reply waits for (see
@@ -458,15 +459,55 @@ impl Ctx<'_> {
         self.server.config()
     }
 
+    /// Leaves every channel and pattern without a word, as Redis's RESET does.
+    pub(super) fn leave_all_channels(&mut self) {
+        let id = self.session.client.id;
+        let pubsub = self.server.pubsub();
+        for kind in [SubscriptionKind::Channel, SubscriptionKind::Pattern] {
+            for name in pubsub.subscriptions(id, kind) {
+                pubsub.unsubscribe(id, kind, &name);
+            }
+        }
+        self.session.client.set_subscriptions(0, 0);
+    }
+
     /// The largest filter a command may create or grow to: `max-filter-memory` (by default
-    /// derived from the machine, `filters::per_filter_limit`), except on replay, which applies
+    /// derived from the machine, `per_filter_limit`), except on replay, which applies
     /// what was logged whatever the limit is now (as Redis loads whatever it logged).
     pub fn filter_memory_limit(&self) -> u64 {
         if self.session.replaying {
             u64::MAX
         } else {
             let configured = self.config().max_filter_memory();
-            super::filters::per_filter_limit(configured, self.config().maxmemory())
+            per_filter_limit(configured, self.config().maxmemory())
         }
+    }
+}
+
+/// The per-filter limit in force for a `max-filter-memory` of `configured`: that many bytes, or
+/// for 0 (the default) `maxmemory` when it is set, else half the machine's physical memory.
+/// A fixed default either refused what users reserve for crawler-sized sets (10^9 URLs at 0.01%
+/// is 2.2 GiB) on large machines or let one filter reserve more than a small machine has; a
+/// filter's pages are only taken as its bits are set, so the limit is about what a filter could
+/// grow to hold, and half leaves room for the rest of the keyspace.
+fn per_filter_limit(configured: u64, maxmemory: u64) -> u64 {
+    match (configured, maxmemory) {
+        (0, 0) => crate::memory::physical_bytes() / 2,
+        (0, maxmemory) => maxmemory,
+        (configured, _) => configured,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_limit_follows_the_machine() {
+        assert_eq!(per_filter_limit(4096, 1 << 30), 4096);
+        assert_eq!(per_filter_limit(0, 1 << 30), 1 << 30);
+        let physical = crate::memory::physical_bytes();
+        assert!(physical >= 64 << 20, "{physical} bytes of memory");
+        assert_eq!(per_filter_limit(0, 0), physical / 2);
     }
 }

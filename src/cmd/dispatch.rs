@@ -71,7 +71,8 @@ fn dispatch(ctx: &mut Ctx, request: Request, index: Option<usize>) -> Outcome {
 }
 
 /// The checks every command passes before it runs or is queued, in Redis's order: arity,
-/// authentication (unless flagged `no_auth`), memory (over `maxmemory`, keys are evicted as the
+/// authentication (unless flagged `no_auth`), then sieved's refusal of commands only the log
+/// holds (`LOG_ONLY`), memory (over `maxmemory`, keys are evicted as the
 /// policy says; if none can go, a command flagged `denyoom` is refused), a disk that cannot keep
 /// writes (MISCONF), and MULTI's refusal of `no_multi` commands.
 pub(super) fn admit(ctx: &mut Ctx, spec: &CommandSpec, request: Request) -> CmdResult {
@@ -80,6 +81,11 @@ pub(super) fn admit(ctx: &mut Ctx, spec: &CommandSpec, request: Request) -> CmdR
     }
     if !spec.flags.contains(Flags::NO_AUTH) && ctx.session.must_authenticate(ctx.config()) {
         return Err(errors::NOAUTH.into());
+    }
+    // What a client could send of these is unchecked against what made them: a lease time
+    // far in the future moved the frontier's clock, and the log could no longer be replayed.
+    if spec.flags.contains(Flags::LOG_ONLY) {
+        return Err(errors::log_only(spec.name));
     }
     let limit = ctx.config().maxmemory();
     if limit > 0 && eviction::over(ctx.server, limit) {
@@ -112,7 +118,7 @@ pub(super) fn admit(ctx: &mut Ctx, spec: &CommandSpec, request: Request) -> CmdR
         && !ctx.reply.is_resp3()
         && !pubsub::allowed_when_subscribed(spec.name)
     {
-        return Err(pubsub::refusal(spec.name));
+        return Err(errors::pubsub_refusal(spec.name));
     }
     admit_in_multi(ctx, spec)
 }
@@ -122,7 +128,7 @@ pub(super) fn admit(ctx: &mut Ctx, spec: &CommandSpec, request: Request) -> CmdR
 /// transaction.
 fn admit_in_multi(ctx: &Ctx, spec: &CommandSpec) -> CmdResult {
     if ctx.session.transaction.is_some() && spec.flags.contains(Flags::NO_MULTI) {
-        return Err(NOT_IN_MULTI.into());
+        return Err(errors::NOT_IN_MULTI.into());
     }
     Ok(())
 }
@@ -140,7 +146,7 @@ fn queue_in_multi(ctx: &mut Ctx, index: usize, request: Request) -> Option<Outco
         ctx.reply.simple("QUEUED");
         Some(Outcome::Queued)
     } else {
-        ctx.reply.error(QUEUE_TOO_LARGE);
+        ctx.reply.error(errors::QUEUE_TOO_LARGE);
         Some(Outcome::Rejected(index))
     }
 }
@@ -228,7 +234,7 @@ pub fn replay(ctx: &mut Ctx, request: Request) -> CmdResult {
     let spec = lookup(request.arg(0))
         .map(|index| &COMMANDS[index])
         .filter(|spec| spec.writes())
-        .ok_or_else(|| CmdError::from("ERR not a write command"))?;
+        .ok_or_else(|| CmdError::from(errors::NOT_A_WRITE_COMMAND))?;
     if !spec.arity_fits(request.len()) {
         return Err(CmdError::arity(spec.name));
     }
@@ -252,12 +258,5 @@ fn unknown_command(request: Request) -> String {
         args.push_str(&String::from_utf8_lossy(&arg[..arg.len().min(room)]));
         args.push_str("' ");
     }
-    format!(
-        "ERR unknown command '{}', with args beginning with: {args}",
-        String::from_utf8_lossy(&name[..name.len().min(128)])
-    )
+    errors::unknown_command(&name[..name.len().min(128)], &args)
 }
-
-const NOT_IN_MULTI: &str = "ERR Command not allowed inside a transaction";
-
-const QUEUE_TOO_LARGE: &str = "ERR transaction too large: more than 512 MiB of queued arguments";

@@ -227,20 +227,6 @@ fn create_filter<F: Filter>(options: F::Options, limit_bytes: u64) -> Result<F, 
     }
 }
 
-/// The per-filter limit in force for a `max-filter-memory` of `configured`: that many bytes, or
-/// for 0 (the default) `maxmemory` when it is set, else half the machine's physical memory.
-/// A fixed default either refused what users reserve for crawler-sized sets (10^9 URLs at 0.01%
-/// is 2.2 GiB) on large machines or let one filter reserve more than a small machine has; a
-/// filter's pages are only taken as its bits are set, so the limit is about what a filter could
-/// grow to hold, and half leaves room for the rest of the keyspace.
-pub(super) fn per_filter_limit(configured: u64, maxmemory: u64) -> u64 {
-    match (configured, maxmemory) {
-        (0, 0) => crate::memory::physical_bytes() / 2,
-        (0, maxmemory) => maxmemory,
-        (configured, _) => configured,
-    }
-}
-
 pub(super) fn default_options<F: Filter>(ctx: &Ctx) -> F::Options {
     F::default_options(&ctx.config().settings())
 }
@@ -638,18 +624,4 @@ pub(super) fn loadchunk<F: Dumped>(ctx: &mut Ctx, request: Request) -> CmdResult
     }
     ctx.reply.ok();
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_default_limit_follows_the_machine() {
-        assert_eq!(per_filter_limit(4096, 1 << 30), 4096);
-        assert_eq!(per_filter_limit(0, 1 << 30), 1 << 30);
-        let physical = crate::memory::physical_bytes();
-        assert!(physical >= 64 << 20, "{physical} bytes of memory");
-        assert_eq!(per_filter_limit(0, 0), physical / 2);
-    }
 }

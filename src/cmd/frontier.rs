@@ -17,8 +17,9 @@ use super::frontier_requests::{Dead, Host, HostSet, Ids, Lease, Nack, Pop, Push,
 use super::spec::{command_table, CommandSpec};
 use super::Ctx;
 use crate::filter::FilterError;
+use crate::frontier::{Frontier, FrontierOptions, Leased, Nacked, Rules};
 use crate::protocol::{Reply, Request};
-use crate::store::{Frontier, FrontierOptions, Leased, Nacked, Rules, Value};
+use crate::store::Value;
 use std::time::Duration;
 
 fn of(value: &Value) -> Option<&Frontier> {
@@ -547,7 +548,7 @@ pub(super) const SPECS: &[CommandSpec] = &command_table! { Bloom:
     "fq.reserve", -4, [WRITE, DENYOOM], FILTER_KEY, [WRITE, FAST, BLOOM], reserve, docs::RESERVE;
     "fq.push", -3, [WRITE, DENYOOM], FILTER_KEY, [WRITE, BLOOM], push, docs::PUSH;
     "fq.pop", -2, [WRITE], FILTER_KEY, [WRITE, BLOOM], pop, docs::POP;
-    "fq.lease", -3, [WRITE], FILTER_KEY, [WRITE, BLOOM], lease, docs::LEASE;
+    "fq.lease", -3, [WRITE, LOG_ONLY], FILTER_KEY, [WRITE, BLOOM], lease, docs::LEASE;
     "fq.ack", -3, [WRITE, FAST], FILTER_KEY, [WRITE, BLOOM], ack, docs::ACK;
     "fq.nack", -3, [WRITE, FAST], FILTER_KEY, [WRITE, BLOOM], nack, docs::NACK;
     "fq.seen", -3, [READONLY, FAST], READ_ACCESS_KEY, [READ, BLOOM], seen, docs::SEEN;

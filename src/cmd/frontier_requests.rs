@@ -5,8 +5,8 @@
 use super::args::{int_in, keyword, Args, Items};
 use super::errors::*;
 use super::filter_options::{reserve_capacity, reserve_error_rate};
+use crate::frontier::{group_of, HostChange, Rules, MAX_URL_LEN};
 use crate::protocol::Request;
-use crate::store::{group_of, HostChange, Rules, MAX_URL_LEN};
 
 /// The longest lease, delay or pause, in milliseconds: about 31 years, far from overflowing
 /// when added to any time.

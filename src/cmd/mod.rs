@@ -10,6 +10,7 @@ mod bitfield;
 mod bits;
 mod bloom;
 mod client_info;
+mod cms;
 mod collection;
 mod command;
 mod connection;
@@ -21,30 +22,41 @@ mod diagnostics;
 mod dispatch;
 pub mod errors;
 mod eviction;
-mod extended;
 mod filter_options;
 mod filter_specs;
 mod filters;
 mod frontier;
 mod frontier_requests;
 mod hashes;
+mod json;
+mod key_specs;
 mod keys;
 mod lists;
+mod long_double;
 mod merge;
 mod migration;
 mod module;
+mod module_list;
 pub(crate) mod prefetch;
 mod pubsub;
+mod random;
+#[cfg(test)]
+mod reference;
 mod replication;
 mod runs;
 mod scripting;
 mod sets;
+mod sketches;
 mod spec;
+mod string_limits;
 mod strings;
+mod tdigest;
 #[cfg(test)]
 mod tests;
+mod topk;
 mod transaction;
 mod windowed;
+mod zset_ranges;
 mod zsets;
 
 pub use client_info::{ClientFilter, ClientInfo, ClientKind, ClientType};
@@ -54,7 +66,8 @@ pub use context::{
 };
 pub(crate) use dispatch::execute_found;
 pub use dispatch::{execute, replay};
-pub(crate) use runs::{execute_run, Run, MAX_RUN};
+pub(crate) use prefetch::MAX_RUN;
+pub(crate) use runs::{execute_run, Run};
 pub use scripting::Scripts;
 pub use spec::CommandSpec;
 pub use transaction::runs_exclusively;
@@ -68,8 +81,12 @@ const FAMILIES: &[&[CommandSpec]] = &[
     bloom::SPECS,
     counting::SPECS,
     cuckoo::SPECS,
+    cms::SPECS,
+    topk::SPECS,
+    tdigest::SPECS,
     windowed::SPECS,
     frontier::SPECS,
+    json::SPECS,
     connection::SPECS,
     command::SPECS,
     admin::SPECS,

@@ -1,13 +1,15 @@
 //! MODULE: what a server with RedisBloom loaded answers, so that tools which look for RedisBloom
 //! by its module name `bf` (RedisInsight, client libraries, redis-py's test suite) find it. sieved
 //! loads no modules: the BF.* and CF.* commands are its own, so MODULE LIST names `bf` at the
-//! RedisBloom version whose behaviour they follow, and LOAD and UNLOAD refuse, saying why.
+//! RedisBloom version whose behaviour they follow (and `ReJSON` for the JSON.* commands, at
+//! RedisJSON's), and LOAD and UNLOAD refuse, saying why.
 
 use super::args::{keyword, Args};
 use super::errors::*;
+use super::module_list::{write_module_list, BLOOM_MODULE, JSON_MODULE};
 use super::spec::{block, command_table, find_subcommand, string, CommandSpec, Docs};
 use super::Ctx;
-use crate::protocol::{Reply, Request};
+use crate::protocol::Request;
 
 enum Subcommand {
     List,
@@ -39,25 +41,6 @@ const HELP: &[&str] = &[
     "    Prints this help.",
 ];
 
-/// The module RedisBloom registers, as Redis describes a loaded module.
-const BLOOM_MODULE: &str = "bf";
-
-/// The loaded modules as MODULE LIST and HELLO describe them, in Redis's shape: one map per
-/// module (a flat array in RESP2) of its name, version, the `path` it was loaded from and its
-/// load arguments (none).
-pub(super) fn write_module_list(reply: &mut Reply, path: &[u8]) {
-    reply.array(1);
-    reply.map(4);
-    reply.bulk(b"name");
-    reply.bulk(BLOOM_MODULE.as_bytes());
-    reply.bulk(b"ver");
-    reply.int(crate::BLOOM_MODULE_VERSION);
-    reply.bulk(b"path");
-    reply.bulk(path);
-    reply.bulk(b"args");
-    reply.array(0);
-}
-
 /// MODULE LIST | LOAD path [arg ...] | LOADEX path ... | UNLOAD name | HELP
 #[derive(Clone, Copy)]
 enum Module {
@@ -76,8 +59,11 @@ impl Module {
             Subcommand::Load => Module::Load,
             Subcommand::Unload => {
                 let name = Args::new(request, 2).required()?;
-                keyword(name, &[(BLOOM_MODULE, Module::UnloadBuiltIn)])
-                    .unwrap_or(Module::UnloadUnknown)
+                let built_in = [
+                    (BLOOM_MODULE, Module::UnloadBuiltIn),
+                    (JSON_MODULE, Module::UnloadBuiltIn),
+                ];
+                keyword(name, &built_in).unwrap_or(Module::UnloadUnknown)
             }
             Subcommand::Help => Module::Help,
         })

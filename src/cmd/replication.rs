@@ -86,7 +86,7 @@ fn replconf(ctx: &mut Ctx, request: Request) -> CmdResult {
             handshake.announced_ip = Some(String::from_utf8_lossy(value).into_owned());
         } else if is(option, "sieved") {
             if value == ctx.server.run_id().as_bytes() {
-                result = Err("ERR a server cannot replicate from itself".into());
+                result = Err(REPLICATE_FROM_ITSELF.into());
                 break;
             }
         } else if is(option, "capa") || is(option, "ack") || is(option, "getack") {
@@ -97,10 +97,7 @@ fn replconf(ctx: &mut Ctx, request: Request) -> CmdResult {
                 return Ok(());
             }
         } else {
-            result = Err(CmdError::Owned(format!(
-                "ERR Unrecognized REPLCONF option: {}",
-                String::from_utf8_lossy(option)
-            )));
+            result = Err(unrecognized_replconf_option(option));
             break;
         }
     }

@@ -95,6 +95,10 @@ impl Flags {
     /// Not a Redis flag and never reported: runs while no other connection runs anything (EXEC
     /// inside MULTI, a script; see `transaction::runs_exclusively`).
     pub const EXCLUSIVE: Flags = Flags(1 << 30);
+    /// Not a Redis flag and never reported: a command that only the write log and the
+    /// replication stream hold (FQ.LEASE, the form a pop is logged in). Replay and a primary's
+    /// link apply it; every client is refused it (`errors::log_only`), inside MULTI too.
+    pub const LOG_ONLY: Flags = Flags(1 << 29);
 }
 
 bit_set! {
@@ -121,7 +125,13 @@ bit_set! {
         BLOOM = 10 => "@bloom",
         /// RedisBloom's category of its cuckoo filter commands.
         CUCKOO = 17 => "@cuckoo",
-        SCRIPTING = 19 => "@scripting",
+        /// The category Redis 8's bundled JSON declares for JSON.* (RedisJSON 2.8 has none).
+        JSON = 19 => "@json",
+        /// RedisBloom's categories of its Count-Min sketch, Top-K and t-digest commands.
+        CMS = 20 => "@cms",
+        TOPK = 21 => "@topk",
+        TDIGEST = 22 => "@tdigest",
+        SCRIPTING = 23 => "@scripting",
     }
 }
 
@@ -261,6 +271,8 @@ pub enum Group {
     Scripting,
     /// A command RedisBloom would provide (module `bf`): BF.*, and sieved's CBF.* and SIEVED.*.
     Bloom,
+    /// A command RedisJSON provides (module `ReJSON`): JSON.*.
+    Json,
 }
 
 impl Group {
@@ -278,13 +290,14 @@ impl Group {
             Group::SortedSet => "sorted-set",
             Group::Hash => "hash",
             Group::Scripting => "scripting",
-            Group::Bloom => "module",
+            Group::Bloom | Group::Json => "module",
         }
     }
 
     pub fn module(self) -> Option<&'static str> {
         match self {
             Group::Bloom => Some("bf"),
+            Group::Json => Some("ReJSON"),
             _ => None,
         }
     }

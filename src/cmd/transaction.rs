@@ -27,7 +27,7 @@ pub fn runs_exclusively(session: &Session, index: Option<usize>) -> bool {
 
 pub(super) fn multi(ctx: &mut Ctx, _request: Request) -> CmdResult {
     if ctx.session.transaction.is_some() {
-        return Err("ERR MULTI calls can not be nested".into());
+        return Err(MULTI_NESTED.into());
     }
     ctx.session.transaction = Some(Transaction::default());
     ctx.reply.ok();
@@ -38,21 +38,17 @@ pub(super) fn discard(ctx: &mut Ctx, _request: Request) -> CmdResult {
     ctx.session
         .transaction
         .take()
-        .ok_or("ERR DISCARD without MULTI")?;
+        .ok_or(DISCARD_WITHOUT_MULTI)?;
     ctx.session.watched.clear();
     ctx.reply.ok();
     Ok(())
 }
 
 pub(super) fn exec(ctx: &mut Ctx, _request: Request) -> CmdResult {
-    let transaction = ctx
-        .session
-        .transaction
-        .take()
-        .ok_or("ERR EXEC without MULTI")?;
+    let transaction = ctx.session.transaction.take().ok_or(EXEC_WITHOUT_MULTI)?;
     let watched = std::mem::take(&mut ctx.session.watched);
     if transaction.failed {
-        return Err("EXECABORT Transaction discarded because of previous errors.".into());
+        return Err(EXECABORT.into());
     }
     let store = &ctx.store;
     if !watched
@@ -94,7 +90,7 @@ fn run_queued(ctx: &mut Ctx, queued: &RequestList) {
 
 pub(super) fn watch(ctx: &mut Ctx, request: Request) -> CmdResult {
     if ctx.session.transaction.is_some() {
-        return Err("ERR WATCH inside MULTI is not allowed".into());
+        return Err(WATCH_IN_MULTI.into());
     }
     let db = ctx.session.db;
     for key in request.args().skip(1) {

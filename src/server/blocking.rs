@@ -19,6 +19,7 @@
 //! ended while its command runs is ended once the command parks again.
 
 use super::{outcomes, Shared};
+use crate::cmd::errors::{NOW_REPLICA, UNBLOCKED};
 use crate::cmd::{self, After, BlockOn, Ctx, Session};
 use crate::observe::{Call, Tally};
 use crate::protocol::{Reply, RequestList};
@@ -27,13 +28,6 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::oneshot;
-
-/// CLIENT UNBLOCK ... ERROR's reply, as Redis words it.
-const UNBLOCKED: &str = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
-
-/// What a parked client gets, before its connection closes, when the server becomes a replica.
-const NOW_REPLICA: &str =
-    "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)";
 
 /// What a parked connection gets back when its wait ends.
 pub(super) struct Parked {

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod async_client;
+pub mod proxy;
 pub mod redisbloom;
 pub mod tls;
 

@@ -59,7 +59,8 @@ where
         port: handshake.listening_port,
         state: "wait_bgsave",
         acked: 0,
-        last_ack_ms: now_ms(),
+        last_ack_ms: None,
+        since_ms: now_ms(),
     };
     // PSYNC names the next byte it wants, counting from 1.
     let wanted = u64::try_from(offset.saturating_sub(1)).unwrap_or(0);
@@ -69,11 +70,12 @@ where
         && replication.stream.add_reader(id, wanted).is_ok();
     let served = if continues {
         replication.sync_partial_ok.fetch_add(1, Ordering::Relaxed);
+        // Counted for WAIT from its first ACK, which it sends at once: what it holds is what
+        // its own log holds, which the ACK (not PSYNC's offset) answers for.
         replication.add_follower(
             id,
             Follower {
                 state: "online",
-                acked: wanted,
                 ..follower
             },
         );
@@ -137,11 +139,9 @@ where
         seconds = started.elapsed().as_secs_f64(),
         "snapshot sent to replica"
     );
-    replication.update_follower(id, |f| {
-        f.state = "online";
-        f.acked = offset;
-        f.last_ack_ms = now_ms();
-    });
+    // Online, but counted by WAIT and min-replicas-to-write only from its first ACK: what was
+    // sent may still be in flight, and the replica holds it only once it has loaded it.
+    replication.update_follower(id, |f| f.state = "online");
     feed(shared, stream, client, offset, input).await
 }
 
@@ -218,7 +218,7 @@ where
                 pieces,
                 piece: Vec::with_capacity(SEND_CHUNK),
             };
-            let written = snapshot::write_to(out, &copy, 0, Expired::Keep);
+            let written = snapshot::write_to(out, &copy, 0, Expired::Keep, None);
             // Freeing a large copy takes a while: here, off the runtime.
             drop(copy);
             written.map(|(_, bytes)| bytes)
@@ -339,6 +339,8 @@ where
             return Ok(());
         }
         if !out.is_empty() {
+            #[cfg(debug_assertions)]
+            crate::server::panics::test_panic("feed", &out);
             send(shared, stream, client, &out).await?;
             at += out.len() as u64;
             continue;
