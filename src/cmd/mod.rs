@@ -44,6 +44,8 @@ mod random;
 mod reference;
 mod replication;
 mod runs;
+mod script_engines;
+mod script_replies;
 mod scripting;
 mod sets;
 mod sketches;
@@ -68,7 +70,7 @@ pub(crate) use dispatch::execute_found;
 pub use dispatch::{execute, replay};
 pub(crate) use prefetch::MAX_RUN;
 pub(crate) use runs::{execute_run, Run};
-pub use scripting::Scripts;
+pub use script_engines::Scripts;
 pub use spec::CommandSpec;
 pub use transaction::runs_exclusively;
 

@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 
 use mlua::{ffi, Lua};
 
+use super::run_slot::with_runner;
+
 /// Redis's `LUA_MASKCOUNT` period for the script hook.
 pub(crate) const HOOK_INSTRUCTIONS: c_int = 100_000;
 
@@ -216,7 +218,7 @@ pub(crate) unsafe extern "C-unwind" fn count_hook(
         let lua = Lua::get_or_init_from_ptr(state);
         let verdict = verdict(lua);
         if matches!(verdict, Verdict::Continue) {
-            super::vm::run_slow_notice(lua);
+            run_slow_notice(lua);
         }
         verdict
     };
@@ -255,4 +257,20 @@ pub(crate) fn remove(lua: &Lua) {
             ffi::lua_sethook(state, None, 0, 0);
         })
     };
+}
+
+/// Called by the hook when the script runs on: tells the runner once that it passed the busy
+/// threshold.
+fn run_slow_notice(lua: &Lua) {
+    let elapsed = {
+        let Some(mut hook) = lua.app_data_mut::<HookState>() else {
+            return;
+        };
+        if !hook.notice_due {
+            return;
+        }
+        hook.notice_due = false;
+        hook.started.elapsed()
+    };
+    with_runner(lua, |runner, _| runner.on_slow_script(elapsed));
 }
