@@ -1,13 +1,14 @@
 //! Harnesses for the fuzz targets in `fuzz/` and for their regression tests: each takes
 //! arbitrary bytes and must neither panic nor allocate without bound, whatever the bytes are.
 
-use crate::cmd::{self, Ctx, Session};
+use crate::cmd::{self, After, Ctx, Session};
 use crate::config::Config;
 use crate::filter::{BloomChain, CountingChain, CuckooFilter, Retired, WindowedFilter};
 use crate::persist::{aof, snapshot};
 use crate::protocol::{peek_request, Limits, Protocol, Reply, RequestParser};
+use crate::rdb;
 use crate::server::Shared;
-use crate::store::{now_ms, rdb, Store};
+use crate::store::{now_ms, Store};
 use std::sync::Arc;
 
 /// Small enough that the fuzzer reaches the limits, large enough for real requests.
@@ -107,7 +108,8 @@ pub fn commands(data: &[u8]) {
                 };
                 cmd::execute(&mut ctx, request);
                 reply.clear();
-                if session.close {
+                // What a connection would do after it (park, wait, stream) is left undone.
+                if let Some(After::Close) = session.after.take() {
                     return;
                 }
             }

@@ -14,14 +14,13 @@
 //! standard error every second for files that take longer than that.
 
 use crate::persist::fs;
-use crate::persist::redis_rdb::{self, Entry};
 use crate::persist::snapshot;
 use crate::protocol::encode_request;
-use crate::store::rdb::{self, Decoded, Limits};
+use crate::rdb::file::Entry;
+use crate::rdb::{self, Decoded, Limits};
 use crate::store::{now_ms, Store, Value};
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use std::collections::{BTreeMap, BTreeSet};
-use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
@@ -34,8 +33,13 @@ const PIPELINE: usize = 64;
 /// The shards of the keyspace built for a snapshot; its file does not depend on them.
 const SHARDS: usize = 64;
 
-fn command() -> Command {
-    Command::new("sieved import-rdb")
+/// The subcommand's name, which `sieved` takes as the subcommand rather than as a
+/// configuration file.
+pub const NAME: &str = "import-rdb";
+
+/// The subcommand's arguments, for `sieved`'s command line.
+pub fn command() -> Command {
+    Command::new(NAME)
         .about(
             "Imports a Redis RDB file (or a Redis 7 AOF manifest's base file): RedisBloom \
              filters, strings, lists, sets, sorted sets and hashes, with TTLs and databases",
@@ -107,20 +111,9 @@ impl Options {
     }
 }
 
-/// Runs the subcommand with its arguments (its own name first).
-pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
-    let matches = match command().try_get_matches_from(args) {
-        Ok(matches) => matches,
-        Err(error) => {
-            let _ = error.print();
-            return if error.use_stderr() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::SUCCESS
-            };
-        }
-    };
-    match import(&Options::from(&matches)) {
+/// Runs the subcommand with the arguments `command` parsed.
+pub fn run(matches: &ArgMatches) -> ExitCode {
+    match import(&Options::from(matches)) {
         Ok(report) => {
             print!("{report}");
             ExitCode::SUCCESS
@@ -257,8 +250,8 @@ fn mebibytes(bytes: u64) -> f64 {
 }
 
 fn import(options: &Options) -> Result<String, String> {
-    let path = if redis_rdb::is_manifest(&options.file) {
-        redis_rdb::manifest_base(&options.file)?
+    let path = if rdb::file::is_manifest(&options.file) {
+        rdb::file::manifest_base(&options.file)?
     } else {
         options.file.clone()
     };
@@ -293,7 +286,7 @@ fn import(options: &Options) -> Result<String, String> {
         }
     };
     let summary =
-        redis_rdb::read_file(&path, options.databases, &Limits::NONE, progress, |entry| {
+        rdb::file::read_file(&path, options.databases, &Limits::NONE, progress, |entry| {
             keys_seen += 1;
             let Entry {
                 db,

@@ -1,6 +1,9 @@
 //! The sieved binary: read settings, start logging, serve until told to stop.
 
+use clap::parser::ValueSource;
+use clap::ArgMatches;
 use sieved::config::{self, Config};
+use sieved::import_rdb;
 use sieved::notify;
 use sieved::open_files;
 use sieved::server::Server;
@@ -12,13 +15,20 @@ use std::process::ExitCode;
 static ALLOCATOR: sieved::memory::CountingAllocator = sieved::memory::CountingAllocator;
 
 fn main() -> ExitCode {
-    if std::env::args_os()
-        .nth(1)
-        .is_some_and(|arg| arg == "import-rdb")
-    {
-        return sieved::import_rdb::main(std::env::args_os().skip(1));
+    // A known subcommand's name is the subcommand; any other first argument is the
+    // configuration file (`sieved /etc/sieved/sieved.conf`).
+    let matches = config::command()
+        .subcommand(import_rdb::command())
+        .disable_help_subcommand(true)
+        .get_matches();
+    if let Some((name, arguments)) = matches.subcommand() {
+        if let Some(flag) = server_flag_given(&matches) {
+            eprintln!("sieved: {flag} is the server's; {name} does not take it");
+            return ExitCode::from(2);
+        }
+        return import_rdb::run(arguments);
     }
-    let config = match Config::from_matches(&config::command().get_matches()) {
+    let config = match Config::from_matches(&matches) {
         Ok(config) => config,
         Err(error) => {
             eprintln!("sieved: {error}");
@@ -59,6 +69,15 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The first of the server's own arguments given on the command line, which a subcommand would
+/// otherwise pass over in silence.
+fn server_flag_given(matches: &ArgMatches) -> Option<String> {
+    matches
+        .ids()
+        .find(|id| matches.value_source(id.as_str()) == Some(ValueSource::CommandLine))
+        .map(|id| format!("--{id}"))
 }
 
 /// Makes room for `maxclients` connections, as Redis does; a shortfall only warns, since the

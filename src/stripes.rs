@@ -75,10 +75,11 @@ impl Counter {
     }
 }
 
-/// Lock acquisitions that found the lock held and had to wait, counted in test builds for the
-/// scaling measurement (`server::scaling`): the keyspace's shard and value locks, the isolation
-/// stripes, and the append-only file's lock, which also sums how long writes held it.
-#[cfg(test)]
+/// Lock acquisitions that found the lock held and had to wait, counted only for the scaling
+/// measurement (benches/scaling.rs, feature `scaling-bench`): the keyspace's shard and value
+/// locks, the isolation stripes, and the append-only file's lock, which also sums how long
+/// writes held it.
+#[cfg(feature = "scaling-bench")]
 pub(crate) mod lock_waits {
     use super::Counter;
     use std::sync::{LazyLock, TryLockError, TryLockResult};

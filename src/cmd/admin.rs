@@ -4,7 +4,7 @@
 use super::args::{is, Cursor};
 use super::errors::*;
 use super::spec::{bits, block, one_of, pure_token, string, CommandSpec, Docs, Group};
-use super::{Ctx, ExitSave, SaveError};
+use super::{After, Ctx, ExitSave, SaveError};
 use crate::protocol::Request;
 
 /// Every section, in the order INFO prints them, and whether a plain INFO includes it: those
@@ -125,7 +125,7 @@ pub(super) fn shutdown(ctx: &mut Ctx, request: Request) -> CmdResult {
     let mut force = false;
     for option in request.args().skip(1) {
         if is(option, "ABORT") {
-            return Err("ERR No shutdown in progress.".into());
+            return Err(NO_SHUTDOWN_IN_PROGRESS.into());
         } else if is(option, "NOSAVE") {
             exit_save = ExitSave::NoSave;
         } else if is(option, "SAVE") {
@@ -140,12 +140,9 @@ pub(super) fn shutdown(ctx: &mut Ctx, request: Request) -> CmdResult {
         client = ctx.session.client.id,
         "SHUTDOWN requested by a client"
     );
-    ctx.session.shutdown_asked = Some(ctx.server.shutdown(exit_save, force));
-    ctx.session.close = true;
+    ctx.session.after = Some(After::Shutdown(ctx.server.shutdown(exit_save, force)));
     Ok(())
 }
-
-const SAVE_IN_PROGRESS: &str = "ERR Background save already in progress";
 
 /// SAVE: blocks this connection (and only it) until the snapshot is on disk.
 pub(super) fn save(ctx: &mut Ctx, _request: Request) -> CmdResult {
@@ -156,9 +153,7 @@ pub(super) fn save(ctx: &mut Ctx, _request: Request) -> CmdResult {
             Ok(())
         }
         Err(SaveError::InProgress) => Err(SAVE_IN_PROGRESS.into()),
-        Err(SaveError::Failed(error)) => {
-            Err(CmdError::Owned(format!("ERR snapshot failed: {error}")))
-        }
+        Err(SaveError::Failed(error)) => Err(snapshot_failed(&error)),
     }
 }
 

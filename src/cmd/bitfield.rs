@@ -1,17 +1,14 @@
 //! BITFIELD and BITFIELD_RO: integers of 1 to 64 bits at any bit offset of a string, read,
 //! written and incremented with Redis's overflow rules (WRAP, SAT, FAIL).
 
-use super::args::{is, parse_i64};
-use super::bits::{bit_offset, bytes_for_bit};
+use super::args::{keyword, parse_i64, Args};
 use super::errors::*;
-use super::spec::{bits, block, key, one_of, pure_token, string, CommandSpec, Group, KeySpec};
-use super::strings::Limits;
+use super::key_specs::RO_ACCESS;
+use super::spec::{bits, command_table, CommandSpec, KeySpec};
+use super::string_limits::{bit_offset, bytes_for_bit, Limits};
 use super::Ctx;
 use crate::protocol::Request;
 use crate::store::Value;
-
-const BAD_TYPE: &str =
-    "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.";
 
 #[derive(Clone, Copy, PartialEq)]
 enum Overflow {
@@ -45,67 +42,89 @@ fn field_type(arg: &[u8]) -> Result<(bool, u32), CmdError> {
     let (signed, digits) = match arg {
         [b'i', rest @ ..] => (true, rest),
         [b'u', rest @ ..] => (false, rest),
-        _ => return Err(BAD_TYPE.into()),
+        _ => return Err(BITFIELD_BAD_TYPE.into()),
     };
     let max = if signed { 64 } else { 63 };
     match parse_i64(digits) {
         Some(width) if (1..=max).contains(&width) => Ok((signed, width as u32)),
-        _ => Err(BAD_TYPE.into()),
+        _ => Err(BITFIELD_BAD_TYPE.into()),
     }
 }
 
-/// The operations in order, each with the overflow mode in force where it stands.
-fn parse(request: &Request, limits: Limits) -> Result<Vec<Op>, CmdError> {
-    let mut ops = Vec::new();
-    let mut overflow = Overflow::Wrap;
-    let mut at = 2;
-    while at < request.len() {
-        let name = request.arg(at);
-        let remaining = request.len() - at - 1;
-        let takes_value = if is(name, "GET") && remaining >= 2 {
-            false
-        } else if (is(name, "SET") || is(name, "INCRBY")) && remaining >= 3 {
-            true
-        } else if is(name, "OVERFLOW") && remaining >= 1 {
-            let mode = request.arg(at + 1);
-            overflow = [
-                ("WRAP", Overflow::Wrap),
-                ("SAT", Overflow::Sat),
-                ("FAIL", Overflow::Fail),
-            ]
-            .into_iter()
-            .find(|(known, _)| is(mode, known))
-            .map(|(_, mode)| mode)
-            .ok_or("ERR Invalid OVERFLOW type specified")?;
-            at += 2;
-            continue;
-        } else {
-            return Err(SYNTAX.into());
-        };
-        let (signed, width) = field_type(request.arg(at + 1))?;
-        let offset = bit_offset(request.arg(at + 2), Some(width), limits)?;
-        let action = if takes_value {
-            let value = parse_i64(request.arg(at + 3)).ok_or(NOT_INTEGER)?;
-            if is(name, "SET") {
-                Action::Set(value)
-            } else {
-                Action::IncrBy(value)
-            }
-        } else {
-            Action::Get
-        };
-        ops.push(Op {
-            action,
-            field: Field {
-                signed,
-                width,
-                offset,
-            },
-            overflow,
-        });
-        at += if takes_value { 4 } else { 3 };
+/// A subcommand of BITFIELD, by its keyword.
+#[derive(Clone, Copy)]
+enum Subcommand {
+    Get,
+    Set,
+    IncrBy,
+    Overflow,
+}
+
+impl Subcommand {
+    const KEYWORDS: &[(&str, Subcommand)] = &[
+        ("GET", Subcommand::Get),
+        ("SET", Subcommand::Set),
+        ("INCRBY", Subcommand::IncrBy),
+        ("OVERFLOW", Subcommand::Overflow),
+    ];
+
+    /// The words it takes after its keyword: fewer left is a syntax error.
+    fn words(self) -> usize {
+        match self {
+            Subcommand::Get => 2,
+            Subcommand::Set | Subcommand::IncrBy => 3,
+            Subcommand::Overflow => 1,
+        }
     }
-    Ok(ops)
+}
+
+/// BITFIELD key [GET type offset | SET type offset value | INCRBY type offset increment |
+/// OVERFLOW WRAP|SAT|FAIL] ...: the operations in order, each with the overflow mode in force
+/// where it stands.
+struct BitField<'a> {
+    key: &'a [u8],
+    ops: Vec<Op>,
+}
+
+impl<'a> BitField<'a> {
+    /// Offsets within `limits`.
+    fn parse(request: Request<'a>, limits: Limits) -> Result<Self, CmdError> {
+        const OVERFLOWS: &[(&str, Overflow)] = &[
+            ("WRAP", Overflow::Wrap),
+            ("SAT", Overflow::Sat),
+            ("FAIL", Overflow::Fail),
+        ];
+        let mut args = Args::new(request, 1);
+        let key = args.required()?;
+        let mut ops = Vec::new();
+        let mut overflow = Overflow::Wrap;
+        while let Some(name) = args.next() {
+            let subcommand = keyword(name, Subcommand::KEYWORDS)
+                .filter(|subcommand| args.remaining() >= subcommand.words())
+                .ok_or(SYNTAX)?;
+            if let Subcommand::Overflow = subcommand {
+                overflow = args.one_of(OVERFLOWS).ok_or(BITFIELD_BAD_OVERFLOW)?;
+                continue;
+            }
+            let (signed, width) = field_type(args.required()?)?;
+            let offset = bit_offset(args.required()?, Some(width), limits)?;
+            let action = match subcommand {
+                Subcommand::Set => Action::Set(args.int(NOT_INTEGER)?),
+                Subcommand::IncrBy => Action::IncrBy(args.int(NOT_INTEGER)?),
+                _ => Action::Get,
+            };
+            ops.push(Op {
+                action,
+                field: Field {
+                    signed,
+                    width,
+                    offset,
+                },
+                overflow,
+            });
+        }
+        Ok(BitField { key, ops })
+    }
 }
 
 /// The field's bits as an unsigned number; bits past the end of the string read as zeros.
@@ -209,8 +228,7 @@ fn apply(bytes: &mut [u8], op: &Op) -> Option<i64> {
 
 fn run(ctx: &mut Ctx, request: Request, read_only: bool) -> CmdResult {
     let limits = Limits::of(ctx);
-    let ops = parse(&request, limits)?;
-    let key = request.arg(1);
+    let BitField { key, ops } = BitField::parse(request, limits)?;
     let last_written = ops
         .iter()
         .filter(|op| op.action != Action::Get)
@@ -225,7 +243,7 @@ fn run(ctx: &mut Ctx, request: Request, read_only: bool) -> CmdResult {
             None => Ok(ops.iter().map(|_| Some(0)).collect()),
         })?,
         Some(_) if read_only => {
-            return Err("ERR BITFIELD_RO only supports the GET subcommand".into());
+            return Err(BITFIELD_RO_WRITES.into());
         }
         Some(last) => {
             let len = bytes_for_bit(last)?;
@@ -249,97 +267,92 @@ fn run(ctx: &mut Ctx, request: Request, read_only: bool) -> CmdResult {
     Ok(())
 }
 
-pub(super) fn bitfield(ctx: &mut Ctx, request: Request) -> CmdResult {
+fn bitfield(ctx: &mut Ctx, request: Request) -> CmdResult {
     run(ctx, request, false)
 }
 
-pub(super) fn bitfield_ro(ctx: &mut Ctx, request: Request) -> CmdResult {
+fn bitfield_ro(ctx: &mut Ctx, request: Request) -> CmdResult {
     run(ctx, request, true)
 }
 
-const GET_BLOCK: crate::cmd::spec::Arg = block(
-    "get-block",
-    &[string("encoding"), crate::cmd::spec::integer("offset")],
-)
-.token("GET");
-
 /// BITFIELD and BITFIELD_RO as Redis 7 declares them.
-pub(super) const SPECS: &[CommandSpec] = &[
-    CommandSpec::new(
-        "bitfield",
-        -2,
-        Group::Bitmap,
-        "Performs arbitrary bitfield integer operations on strings.",
-        bitfield,
-    )
-    .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(&[
+pub(super) const SPECS: &[CommandSpec] = &command_table! { Bitmap:
+    // name, arity, [flags], key specs, [ACL categories], handler, docs[, more]
+    "bitfield", -2, [WRITE, DENYOOM], BITFIELD_KEY, [BITMAP], bitfield,
+        docs::BITFIELD;
+    "bitfield_ro", -2, [READONLY, FAST], RO_ACCESS, [BITMAP], bitfield_ro, docs::BITFIELD_RO;
+};
+
+/// BITFIELD's key, which its GET subcommand reads.
+const BITFIELD_KEY: &[KeySpec] =
+    &[
         KeySpec::range(bits![KeyFlags: RW, ACCESS, UPDATE, VARIABLE_FLAGS], 1, 0, 1)
             .notes("This command allows both access and modification of the key"),
-    ])
-    .acl(bits![Acl: BITMAP])
-    .since("3.2.0")
-    .complexity("O(1) for each subcommand specified")
-    .args(&[
-        key("key"),
-        one_of(
-            "operation",
-            &[
-                GET_BLOCK,
-                block(
-                    "write",
+    ];
+
+/// What COMMAND DOCS says of each, in Redis 8's words.
+mod docs {
+    use super::super::spec::{block, integer, key, one_of, pure_token, string, Arg, Docs};
+
+    pub(super) const BITFIELD: Docs =
+        Docs::new("Performs arbitrary bitfield integer operations on strings.")
+            .since("3.2.0")
+            .complexity("O(1) for each subcommand specified")
+            .args(&[
+                key("key"),
+                one_of(
+                    "operation",
                     &[
-                        one_of(
-                            "overflow-block",
+                        GET_BLOCK,
+                        block(
+                            "write",
                             &[
-                                pure_token("wrap", "WRAP"),
-                                pure_token("sat", "SAT"),
-                                pure_token("fail", "FAIL"),
-                            ],
-                        )
-                        .token("OVERFLOW")
-                        .optional(),
-                        one_of(
-                            "write-operation",
-                            &[
-                                block(
-                                    "set-block",
+                                one_of(
+                                    "overflow-block",
                                     &[
-                                        string("encoding"),
-                                        crate::cmd::spec::integer("offset"),
-                                        crate::cmd::spec::integer("value"),
+                                        pure_token("wrap", "WRAP"),
+                                        pure_token("sat", "SAT"),
+                                        pure_token("fail", "FAIL"),
                                     ],
                                 )
-                                .token("SET"),
-                                block(
-                                    "incrby-block",
+                                .token("OVERFLOW")
+                                .optional(),
+                                one_of(
+                                    "write-operation",
                                     &[
-                                        string("encoding"),
-                                        crate::cmd::spec::integer("offset"),
-                                        crate::cmd::spec::integer("increment"),
+                                        block(
+                                            "set-block",
+                                            &[
+                                                string("encoding"),
+                                                crate::cmd::spec::integer("offset"),
+                                                crate::cmd::spec::integer("value"),
+                                            ],
+                                        )
+                                        .token("SET"),
+                                        block(
+                                            "incrby-block",
+                                            &[
+                                                string("encoding"),
+                                                crate::cmd::spec::integer("offset"),
+                                                crate::cmd::spec::integer("increment"),
+                                            ],
+                                        )
+                                        .token("INCRBY"),
                                     ],
-                                )
-                                .token("INCRBY"),
+                                ),
                             ],
                         ),
                     ],
-                ),
-            ],
-        )
-        .optional()
-        .multiple(),
-    ]),
-    CommandSpec::new(
-        "bitfield_ro",
-        -2,
-        Group::Bitmap,
-        "Performs arbitrary read-only bitfield integer operations on strings.",
-        bitfield_ro,
-    )
-    .flags(bits![Flags: READONLY, FAST])
-    .key_specs(&[KeySpec::range(bits![KeyFlags: RO, ACCESS], 1, 0, 1)])
-    .acl(bits![Acl: BITMAP])
-    .since("6.0.0")
-    .complexity("O(1) for each subcommand specified")
-    .args(&[key("key"), GET_BLOCK.optional().multiple_token()]),
-];
+                )
+                .optional()
+                .multiple(),
+            ]);
+    pub(super) const BITFIELD_RO: Docs =
+        Docs::new("Performs arbitrary read-only bitfield integer operations on strings.")
+            .since("6.0.0")
+            .complexity("O(1) for each subcommand specified")
+            .args(&[key("key"), GET_BLOCK.optional().multiple_token()]);
+
+    const GET_BLOCK: Arg =
+        block("get-block", &[string("encoding"), integer("offset")]).token("GET");
+}

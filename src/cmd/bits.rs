@@ -2,36 +2,14 @@
 //! (bit 0 is the most significant bit of the first byte; a missing key reads as zeros). The
 //! BITFIELD family is in `bitfield.rs`.
 
-use super::args::{is, parse_i64};
+use super::args::{int, keyword, Args, Items};
 use super::errors::*;
-use super::spec::{bits, block, integer, key, one_of, pure_token, CommandSpec, Group, KeySpec};
-use super::strings::Limits;
+use super::key_specs::*;
+use super::spec::{bits, command_table, CommandSpec, KeySpec};
+use super::string_limits::{bit_offset, bytes_for_bit, Limits};
 use super::Ctx;
 use crate::protocol::Request;
 use crate::store::Value;
-
-/// A bit offset as Redis reads one: a non-negative integer (with `#`, when `width` is given,
-/// a count of fields of that width) whose byte lies within `proto-max-bulk-len`.
-pub(super) fn bit_offset(arg: &[u8], width: Option<u32>, limits: Limits) -> Result<u64, CmdError> {
-    let (counted, digits) = match (arg, width) {
-        ([b'#', rest @ ..], Some(width)) => (Some(width), rest),
-        _ => (None, arg),
-    };
-    let offset = parse_i64(digits).ok_or(BIT_OFFSET)?;
-    let offset = match counted {
-        Some(width) => offset.checked_mul(i64::from(width)).ok_or(BIT_OFFSET)?,
-        None => offset,
-    };
-    match u64::try_from(offset) {
-        Ok(offset) if (offset >> 3) < limits.max_len => Ok(offset),
-        _ => Err(BIT_OFFSET.into()),
-    }
-}
-
-/// The length in bytes that holds bit `offset`, as a usize (offsets are below 2^63).
-pub(super) fn bytes_for_bit(offset: u64) -> Result<usize, CmdError> {
-    usize::try_from((offset >> 3) + 1).map_err(|_| CmdError::from(STRING_TOO_LONG))
-}
 
 fn bit_at(bytes: &[u8], offset: u64) -> bool {
     let mask = 0x80 >> (offset & 7);
@@ -41,41 +19,68 @@ fn bit_at(bytes: &[u8], offset: u64) -> bool {
         .is_some_and(|byte| byte & mask != 0)
 }
 
+/// GETBIT key offset, and SETBIT's first words.
+struct BitAt<'a> {
+    key: &'a [u8],
+    offset: u64,
+}
+
+impl<'a> BitAt<'a> {
+    fn parse(args: &mut Args<'a>, limits: Limits) -> Result<Self, CmdError> {
+        Ok(BitAt {
+            key: args.required()?,
+            offset: bit_offset(args.required()?, None, limits)?,
+        })
+    }
+}
+
+/// SETBIT key offset value
+struct SetBit<'a> {
+    at: BitAt<'a>,
+    on: bool,
+}
+
+impl<'a> SetBit<'a> {
+    fn parse(request: Request<'a>, limits: Limits) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        Ok(SetBit {
+            at: BitAt::parse(&mut args, limits)?,
+            on: args.int_in(0..=1, BIT_VALUE)? == 1,
+        })
+    }
+}
+
 /// SETBIT key offset value: the bit's old value. The string grows zero-filled to hold it.
-pub(super) fn setbit(ctx: &mut Ctx, request: Request) -> CmdResult {
+fn setbit(ctx: &mut Ctx, request: Request) -> CmdResult {
     let limits = Limits::of(ctx);
-    let offset = bit_offset(request.arg(2), None, limits)?;
-    let on = match parse_i64(request.arg(3)) {
-        Some(0) => false,
-        Some(1) => true,
-        _ => return Err(BIT_VALUE.into()),
-    };
+    let SetBit {
+        at: BitAt { key, offset },
+        on,
+    } = SetBit::parse(request, limits)?;
     let len = bytes_for_bit(offset)?;
     let create = || limits.zeroed(len).map(Value::String);
-    let old = ctx
-        .db()
-        .get_or_create(request.arg(1), ctx.now, create, |value, _| {
-            let Value::String(bytes) = value else {
-                return Err(CmdError::from(WRONGTYPE));
-            };
-            limits.grow_zeroed(bytes, len)?;
-            let mask = 0x80 >> (offset & 7);
-            let byte = &mut bytes[len - 1];
-            let old = *byte & mask != 0;
-            if on {
-                *byte |= mask;
-            } else {
-                *byte &= !mask;
-            }
-            Ok(old)
-        })??;
+    let old = ctx.db().get_or_create(key, ctx.now, create, |value, _| {
+        let Value::String(bytes) = value else {
+            return Err(CmdError::from(WRONGTYPE));
+        };
+        limits.grow_zeroed(bytes, len)?;
+        let mask = 0x80 >> (offset & 7);
+        let byte = &mut bytes[len - 1];
+        let old = *byte & mask != 0;
+        if on {
+            *byte |= mask;
+        } else {
+            *byte &= !mask;
+        }
+        Ok(old)
+    })??;
     ctx.reply.int(i64::from(old));
     Ok(())
 }
 
-pub(super) fn getbit(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let offset = bit_offset(request.arg(2), None, Limits::of(ctx))?;
-    let bit = ctx.db().get(request.arg(1), ctx.now, |value| match value {
+fn getbit(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let BitAt { key, offset } = BitAt::parse(&mut Args::new(request, 1), Limits::of(ctx))?;
+    let bit = ctx.db().get(key, ctx.now, |value| match value {
         Some(Value::String(bytes)) => Ok(bit_at(bytes, offset)),
         Some(_) => Err(CmdError::from(WRONGTYPE)),
         None => Ok(false),
@@ -84,15 +89,9 @@ pub(super) fn getbit(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-/// BYTE or BIT, the unit of a range.
+/// BYTE or BIT, the unit of a range: whether it is BIT.
 fn unit_is_bit(arg: &[u8]) -> Result<bool, CmdError> {
-    if is(arg, "BIT") {
-        Ok(true)
-    } else if is(arg, "BYTE") {
-        Ok(false)
-    } else {
-        Err(SYNTAX.into())
-    }
+    keyword(arg, &[("BIT", true), ("BYTE", false)]).ok_or_else(|| SYNTAX.into())
 }
 
 /// A range of a string's bits, first and last included, once negative indexes are resolved
@@ -143,18 +142,33 @@ fn count_ones(bytes: &[u8], first: u64, last: u64) -> u64 {
 
 /// BITCOUNT key [start end [BYTE | BIT]]. Redis 8 checks the arguments before the key (7.0
 /// answers 0 for a missing key whatever follows it).
-pub(super) fn bitcount(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let range = match request.len() {
-        2 => None,
-        4 | 5 => {
-            let start = parse_i64(request.arg(2)).ok_or(NOT_INTEGER)?;
-            let end = parse_i64(request.arg(3)).ok_or(NOT_INTEGER)?;
-            let in_bits = request.len() == 5 && unit_is_bit(request.arg(4))?;
-            Some((start, end, in_bits))
-        }
-        _ => return Err(SYNTAX.into()),
-    };
-    let count = ctx.db().get(request.arg(1), ctx.now, |value| {
+struct BitCount<'a> {
+    key: &'a [u8],
+    /// Start, end, and whether they count bits.
+    range: Option<(i64, i64, bool)>,
+}
+
+impl<'a> BitCount<'a> {
+    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        let key = args.required()?;
+        let range = match args.remaining() {
+            0 => None,
+            2 | 3 => {
+                let start = args.int(NOT_INTEGER)?;
+                let end = args.int(NOT_INTEGER)?;
+                let in_bits = args.next().map(unit_is_bit).transpose()?;
+                Some((start, end, in_bits.unwrap_or(false)))
+            }
+            _ => return Err(SYNTAX.into()),
+        };
+        Ok(BitCount { key, range })
+    }
+}
+
+fn bitcount(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let BitCount { key, range } = BitCount::parse(request)?;
+    let count = ctx.db().get(key, ctx.now, |value| {
         let bytes = match value {
             Some(Value::String(bytes)) => bytes,
             Some(_) => return Err(CmdError::from(WRONGTYPE)),
@@ -197,27 +211,52 @@ fn find_bit(bytes: &[u8], first: u64, last: u64, bit: bool) -> Option<u64> {
     None
 }
 
+/// BITPOS key bit [start [end [BYTE | BIT]]]. Redis reads the unit before the end.
+struct BitPos<'a> {
+    key: &'a [u8],
+    bit: bool,
+    start: i64,
+    end: Option<i64>,
+    in_bits: bool,
+}
+
+impl<'a> BitPos<'a> {
+    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        let key = args.required()?;
+        let bit = match args.int(NOT_INTEGER)? {
+            0 => false,
+            1 => true,
+            _ => return Err(BITPOS_BIT.into()),
+        };
+        if args.remaining() > 3 {
+            return Err(SYNTAX.into());
+        }
+        let (start, end, unit) = (args.next(), args.next(), args.next());
+        let start = start.map_or(Ok(0), |start| int(start, NOT_INTEGER))?;
+        let in_bits = unit.map(unit_is_bit).transpose()?.unwrap_or(false);
+        let end = end.map(|end| int(end, NOT_INTEGER)).transpose()?;
+        Ok(BitPos {
+            key,
+            bit,
+            start,
+            end,
+            in_bits,
+        })
+    }
+}
+
 /// BITPOS key bit [start [end [BYTE | BIT]]]: the first bit set (or clear) in the range; -1
 /// if none. Without an end, a string is followed by clear bits, so a clear bit is always found.
-pub(super) fn bitpos(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let bit = match parse_i64(request.arg(2)).ok_or(NOT_INTEGER)? {
-        0 => false,
-        1 => true,
-        _ => return Err("ERR The bit argument must be 1 or 0.".into()),
-    };
-    if request.len() > 6 {
-        return Err(SYNTAX.into());
-    }
-    let start = match request.len() {
-        3 => 0,
-        _ => parse_i64(request.arg(3)).ok_or(NOT_INTEGER)?,
-    };
-    let in_bits = request.len() == 6 && unit_is_bit(request.arg(5))?;
-    let end = match request.len() {
-        5 | 6 => Some(parse_i64(request.arg(4)).ok_or(NOT_INTEGER)?),
-        _ => None,
-    };
-    let found = ctx.db().get(request.arg(1), ctx.now, |value| {
+fn bitpos(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let BitPos {
+        key,
+        bit,
+        start,
+        end,
+        in_bits,
+    } = BitPos::parse(request)?;
+    let found = ctx.db().get(key, ctx.now, |value| {
         let bytes = match value {
             Some(Value::String(bytes)) => bytes,
             Some(_) => return Err(CmdError::from(WRONGTYPE)),
@@ -262,28 +301,48 @@ fn combine(op: BitOp, result: &mut [u8], source: &[u8]) {
     }
 }
 
+/// BITOP AND | OR | XOR | NOT destkey key...
+struct BitOpRequest<'a> {
+    op: BitOp,
+    destination: &'a [u8],
+    sources: Items<'a>,
+}
+
+impl<'a> BitOpRequest<'a> {
+    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+        const OPERATIONS: &[(&str, BitOp)] = &[
+            ("AND", BitOp::And),
+            ("OR", BitOp::Or),
+            ("XOR", BitOp::Xor),
+            ("NOT", BitOp::Not),
+        ];
+        let mut args = Args::new(request, 1);
+        let op = keyword(args.required()?, OPERATIONS).ok_or(SYNTAX)?;
+        let destination = args.required()?;
+        let sources = args.items();
+        if op == BitOp::Not && sources.len() != 1 {
+            return Err(BITOP_NOT_ONE_SOURCE.into());
+        }
+        Ok(BitOpRequest {
+            op,
+            destination,
+            sources,
+        })
+    }
+}
+
 /// BITOP AND | OR | XOR | NOT destkey key...: stores the result (as long as the longest
 /// source, shorter ones read as zeros) and returns its length; an empty result deletes the
 /// destination. Redis 7.0's operations; Redis 8.2's DIFF, DIFF1, ANDOR and ONE are not here.
-pub(super) fn bitop(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let name = request.arg(1);
-    let op = [
-        ("AND", BitOp::And),
-        ("OR", BitOp::Or),
-        ("XOR", BitOp::Xor),
-        ("NOT", BitOp::Not),
-    ]
-    .into_iter()
-    .find(|(known, _)| is(name, known))
-    .map(|(_, op)| op)
-    .ok_or(SYNTAX)?;
-    if op == BitOp::Not && request.len() != 4 {
-        return Err("ERR BITOP NOT must be called with a single source key.".into());
-    }
+fn bitop(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let BitOpRequest {
+        op,
+        destination,
+        sources,
+    } = BitOpRequest::parse(request)?;
     let db = ctx.db();
-    let sources = || request.args().skip(3);
     let mut longest = 0;
-    for source in sources() {
+    for source in sources.iter() {
         let len = db.get(source, ctx.now, |value| match value {
             Some(Value::String(bytes)) => Ok(bytes.len()),
             Some(_) => Err(CmdError::from(WRONGTYPE)),
@@ -291,7 +350,6 @@ pub(super) fn bitop(ctx: &mut Ctx, request: Request) -> CmdResult {
         })?;
         longest = longest.max(len);
     }
-    let destination = request.arg(2);
     if longest == 0 {
         db.remove(destination, ctx.now);
         ctx.reply.int(0);
@@ -299,7 +357,7 @@ pub(super) fn bitop(ctx: &mut Ctx, request: Request) -> CmdResult {
     }
     // Each source is read under its own lock, straight into the result: none is copied whole.
     let mut result = Limits::of(ctx).zeroed(longest)?;
-    for (index, source) in sources().enumerate() {
+    for (index, source) in sources.iter().enumerate() {
         let op = match (index, op) {
             (0, BitOp::Not) => BitOp::Not,
             (0, _) => BitOp::Or,
@@ -316,113 +374,82 @@ pub(super) fn bitop(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-const RANGE_UNIT: crate::cmd::spec::Arg = one_of(
-    "unit",
-    &[pure_token("byte", "BYTE"), pure_token("bit", "BIT")],
-)
-.since("7.0.0")
-.optional();
-
 /// Bit commands as Redis 7 declares them.
-pub(super) const SPECS: &[CommandSpec] = &[
-    CommandSpec::new(
-        "setbit",
-        4,
-        Group::Bitmap,
-        "Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist.",
-        setbit,
-    )
-    .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(&[KeySpec::range(bits![KeyFlags: RW, ACCESS, UPDATE], 1, 0, 1)])
-    .acl(bits![Acl: BITMAP])
-    .since("2.2.0")
-    .complexity("O(1)")
-    .args(&[key("key"), integer("offset"), integer("value")]),
-    CommandSpec::new(
-        "getbit",
-        3,
-        Group::Bitmap,
-        "Returns a bit value by offset.",
-        getbit,
-    )
-    .flags(bits![Flags: READONLY, FAST])
-    .key_specs(&[KeySpec::range(bits![KeyFlags: RO, ACCESS], 1, 0, 1)])
-    .acl(bits![Acl: BITMAP])
-    .since("2.2.0")
-    .complexity("O(1)")
-    .args(&[key("key"), integer("offset")]),
-    CommandSpec::new(
-        "bitcount",
-        -2,
-        Group::Bitmap,
-        "Counts the number of set bits (population counting) in a string.",
-        bitcount,
-    )
-    .flags(bits![Flags: READONLY])
-    .key_specs(&[KeySpec::range(bits![KeyFlags: RO, ACCESS], 1, 0, 1)])
-    .acl(bits![Acl: BITMAP])
-    .since("2.6.0")
-    .complexity("O(N)")
-    .history(&[
-        ("7.0.0", "Added the `BYTE|BIT` option."),
-    ])
-    .args(&[
-        key("key"),
-        block("range", &[integer("start"), integer("end"), RANGE_UNIT]).optional(),
-    ]),
-    CommandSpec::new(
-        "bitpos",
-        -3,
-        Group::Bitmap,
-        "Finds the first set (1) or clear (0) bit in a string.",
-        bitpos,
-    )
-    .flags(bits![Flags: READONLY])
-    .key_specs(&[KeySpec::range(bits![KeyFlags: RO, ACCESS], 1, 0, 1)])
-    .acl(bits![Acl: BITMAP])
-    .since("2.8.7")
-    .complexity("O(N)")
-    .history(&[
-        ("7.0.0", "Added the `BYTE|BIT` option."),
-    ])
-    .args(&[
-        key("key"),
-        integer("bit"),
-        block(
-            "range",
-            &[
-                integer("start"),
-                block("end-unit-block", &[integer("end"), RANGE_UNIT]).optional(),
-            ],
-        )
-        .optional(),
-    ]),
-    CommandSpec::new(
-        "bitop",
-        -4,
-        Group::Bitmap,
-        "Performs bitwise operations on multiple strings, and stores the result.",
-        bitop,
-    )
-    .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(&[
-        KeySpec::range(bits![KeyFlags: OW, UPDATE], 2, 0, 1),
-        KeySpec::range(bits![KeyFlags: RO, ACCESS], 3, -1, 1),
-    ])
-    .acl(bits![Acl: BITMAP])
-    .since("2.6.0")
-    .complexity("O(N)")
-    .args(&[
-        one_of(
-            "operation",
-            &[
-                pure_token("and", "AND"),
-                pure_token("or", "OR"),
-                pure_token("xor", "XOR"),
-                pure_token("not", "NOT"),
-            ],
-        ),
-        key("destkey"),
-        key("key").key_spec(1).multiple(),
-    ]),
+pub(super) const SPECS: &[CommandSpec] = &command_table! { Bitmap:
+    // name, arity, [flags], key specs, [ACL categories], handler, docs[, more]
+    "setbit", 4, [WRITE, DENYOOM], RW_ACCESS_UPDATE, [BITMAP], setbit, docs::SETBIT;
+    "getbit", 3, [READONLY, FAST], RO_ACCESS, [BITMAP], getbit, docs::GETBIT;
+    "bitcount", -2, [READONLY], RO_ACCESS, [BITMAP], bitcount, docs::BITCOUNT;
+    "bitpos", -3, [READONLY], RO_ACCESS, [BITMAP], bitpos, docs::BITPOS;
+    "bitop", -4, [WRITE, DENYOOM], BITOP_KEYS, [BITMAP], bitop, docs::BITOP;
+};
+
+/// BITOP's destination, then its sources.
+const BITOP_KEYS: &[KeySpec] = &[
+    KeySpec::range(bits![KeyFlags: OW, UPDATE], 2, 0, 1),
+    KeySpec::range(bits![KeyFlags: RO, ACCESS], 3, -1, 1),
 ];
+
+/// What COMMAND DOCS says of each, in Redis 8's words.
+mod docs {
+    use super::super::spec::{block, integer, key, one_of, pure_token, Arg, Docs};
+
+    pub(super) const SETBIT: Docs = Docs::new("Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist.")
+        .since("2.2.0")
+        .complexity("O(1)")
+        .args(&[key("key"), integer("offset"), integer("value")]);
+    pub(super) const GETBIT: Docs = Docs::new("Returns a bit value by offset.")
+        .since("2.2.0")
+        .complexity("O(1)")
+        .args(&[key("key"), integer("offset")]);
+    pub(super) const BITCOUNT: Docs =
+        Docs::new("Counts the number of set bits (population counting) in a string.")
+            .since("2.6.0")
+            .complexity("O(N)")
+            .history(&[("7.0.0", "Added the `BYTE|BIT` option.")])
+            .args(&[
+                key("key"),
+                block("range", &[integer("start"), integer("end"), RANGE_UNIT]).optional(),
+            ]);
+    pub(super) const BITPOS: Docs =
+        Docs::new("Finds the first set (1) or clear (0) bit in a string.")
+            .since("2.8.7")
+            .complexity("O(N)")
+            .history(&[("7.0.0", "Added the `BYTE|BIT` option.")])
+            .args(&[
+                key("key"),
+                integer("bit"),
+                block(
+                    "range",
+                    &[
+                        integer("start"),
+                        block("end-unit-block", &[integer("end"), RANGE_UNIT]).optional(),
+                    ],
+                )
+                .optional(),
+            ]);
+    pub(super) const BITOP: Docs =
+        Docs::new("Performs bitwise operations on multiple strings, and stores the result.")
+            .since("2.6.0")
+            .complexity("O(N)")
+            .args(&[
+                one_of(
+                    "operation",
+                    &[
+                        pure_token("and", "AND"),
+                        pure_token("or", "OR"),
+                        pure_token("xor", "XOR"),
+                        pure_token("not", "NOT"),
+                    ],
+                ),
+                key("destkey"),
+                key("key").key_spec(1).multiple(),
+            ]);
+
+    const RANGE_UNIT: Arg = one_of(
+        "unit",
+        &[pure_token("byte", "BYTE"), pure_token("bit", "BIT")],
+    )
+    .since("7.0.0")
+    .optional();
+}

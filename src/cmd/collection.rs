@@ -2,30 +2,12 @@
 //! the right type, removing a collection its command emptied, rank ranges, the *SCAN options,
 //! and Redis's way of writing scores.
 
-use super::args::{is, parse_i64, Cursor};
+use super::args::{int, keyword, Args, Items};
 use super::errors::*;
-use super::spec::{bits, KeySpec};
 use super::Ctx;
 use crate::protocol::{Reply, Request};
 use crate::store::Value;
 use std::time::Duration;
-
-pub(super) const RO: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RO], 1, 0, 1)];
-pub(super) const RO_ACCESS: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RO, ACCESS], 1, 0, 1)];
-pub(super) const RW_INSERT: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RW, INSERT], 1, 0, 1)];
-pub(super) const RW_UPDATE: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RW, UPDATE], 1, 0, 1)];
-pub(super) const RW_DELETE: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RW, DELETE], 1, 0, 1)];
-pub(super) const RW_ACCESS_DELETE: &[KeySpec] =
-    &[KeySpec::range(bits![KeyFlags: RW, ACCESS, DELETE], 1, 0, 1)];
-pub(super) const RW_ACCESS_UPDATE: &[KeySpec] =
-    &[KeySpec::range(bits![KeyFlags: RW, ACCESS, UPDATE], 1, 0, 1)];
-/// Every argument but the last (a blocking pop's timeout) is a key.
-pub(super) const RW_ACCESS_DELETE_ALL_BUT_LAST: &[KeySpec] = &[KeySpec::range(
-    bits![KeyFlags: RW, ACCESS, DELETE],
-    1,
-    -2,
-    1,
-)];
 
 /// A blocking command's timeout in seconds, as Redis reads it (a float, rounded up to whole
 /// milliseconds); None for 0, which waits for as long as it takes. A timeout that rounds to 0
@@ -35,13 +17,13 @@ fn parse_timeout(arg: &[u8], now: u64) -> Result<Option<Duration>, CmdError> {
         .ok()
         .and_then(|text| text.parse::<f64>().ok())
         .filter(|seconds| !seconds.is_nan())
-        .ok_or("ERR timeout is not a float or out of range")?;
+        .ok_or(TIMEOUT_NOT_FLOAT)?;
     let millis = (seconds * 1000.0).ceil();
     if millis > i64::MAX as f64 {
         return Err(TIMEOUT_RANGE.into());
     }
     if millis < 0.0 {
-        return Err("ERR timeout is negative".into());
+        return Err(TIMEOUT_NEGATIVE.into());
     }
     let millis = millis as u64;
     if millis > (i64::MAX as u64).saturating_sub(now) {
@@ -50,9 +32,25 @@ fn parse_timeout(arg: &[u8], now: u64) -> Result<Option<Duration>, CmdError> {
     Ok((millis > 0).then(|| Duration::from_millis(millis)))
 }
 
-const TIMEOUT_RANGE: &str = "ERR timeout is out of range";
+/// BLPOP, BRPOP, BZPOPMIN and BZPOPMAX: `key [key ...] timeout`.
+struct BlockingPop<'a> {
+    keys: Items<'a>,
+    timeout: Option<Duration>,
+}
 
-/// BLPOP, BRPOP, BZPOPMIN and BZPOPMAX: `key [key ...] timeout`. `pop` tries each key in turn
+impl<'a> BlockingPop<'a> {
+    /// A timeout from `now`.
+    fn parse(request: Request<'a>, now: u64) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        let keys = args.items_but_last(1);
+        Ok(BlockingPop {
+            keys,
+            timeout: parse_timeout(args.required()?, now)?,
+        })
+    }
+}
+
+/// A blocking pop (`BlockingPop`): `pop` tries each key in turn
 /// and, at the first that had something, writes the reply and says so; that pop is logged as
 /// `logged_as` on its key, so that the log and replicas never see a pop wait. With nothing to
 /// pop, the client waits for a value that `serves` (inside EXEC: a null reply at once), and
@@ -64,9 +62,8 @@ pub(super) fn pop_or_block(
     serves: fn(&Value) -> bool,
     mut pop: impl FnMut(&mut Ctx, &[u8]) -> Result<bool, CmdError>,
 ) -> CmdResult {
-    let timeout = parse_timeout(request.arg(request.len() - 1), ctx.now)?;
-    let keys = 1..request.len() - 1;
-    for key in keys.clone().map(|at| request.arg(at)) {
+    let BlockingPop { keys, timeout } = BlockingPop::parse(request, ctx.now)?;
+    for key in keys.iter() {
         if pop(ctx, key)? {
             ctx.note_effect([logged_as, key]);
             ctx.log_effects_only();
@@ -75,7 +72,7 @@ pub(super) fn pop_or_block(
     }
     ctx.log_effects_only();
     if ctx.may_block() {
-        let keys = keys.map(|at| request.arg(at).to_vec()).collect();
+        let keys = keys.iter().map(<[u8]>::to_vec).collect();
         ctx.block_on(&request, keys, timeout, serves, Reply::null_array);
     } else {
         ctx.reply.null_array();
@@ -140,26 +137,33 @@ pub(super) fn rank_range(start: i64, stop: i64, len: usize) -> Option<(usize, us
     (start <= stop && start < len).then_some((start as usize, stop as usize))
 }
 
-pub(super) fn parse_rank(arg: &[u8]) -> Result<i64, CmdError> {
-    parse_i64(arg).ok_or_else(|| NOT_INTEGER.into())
+/// SPOP, SRANDMEMBER, ZPOPMIN and ZPOPMAX key [count]: `count` read as each reads it; more
+/// words are a syntax error.
+pub(super) struct KeyCount<'a, T> {
+    pub(super) key: &'a [u8],
+    pub(super) count: Option<T>,
+}
+
+impl<'a, T> KeyCount<'a, T> {
+    pub(super) fn parse(
+        request: Request<'a>,
+        count: impl FnOnce(&[u8]) -> Result<T, CmdError>,
+    ) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        let key = args.required()?;
+        let count = match args.remaining() {
+            0 => None,
+            1 => Some(count(args.required()?)?),
+            _ => return Err(SYNTAX.into()),
+        };
+        Ok(KeyCount { key, count })
+    }
 }
 
 /// A count that must not be negative, as LPOP, SPOP and ZPOPMIN read it.
 pub(super) fn parse_count(arg: &[u8]) -> Result<usize, CmdError> {
-    let count = parse_i64(arg).ok_or(NOT_POSITIVE)?;
+    let count = int(arg, NOT_POSITIVE)?;
     usize::try_from(count).map_err(|_| NOT_POSITIVE.into())
-}
-
-/// SSCAN, HSCAN and ZSCAN read their cursor first, then look the key up, then read the options
-/// (`scan_options`), as Redis does. A small collection, packed as Redis's listpacks and intsets
-/// are, is answered in one page (cursor 0); a larger one a page of about COUNT elements at a
-/// time, with Redis's promise that an element present throughout is returned at least once
-/// (see `store/dense.rs`).
-pub(super) fn parse_cursor(request: Request) -> Result<u64, CmdError> {
-    let cursor = std::str::from_utf8(request.arg(2))
-        .ok()
-        .and_then(|text| text.parse::<u64>().ok());
-    cursor.ok_or_else(|| "ERR invalid cursor".into())
 }
 
 /// What a collection scan's options ask for.
@@ -181,39 +185,80 @@ pub(super) enum Scanned {
 /// Redis's COUNT when none is given.
 const SCAN_COUNT: usize = 10;
 
-pub(super) fn scan_options(request: Request, scanned: Scanned) -> Result<ScanOptions, CmdError> {
+#[derive(Clone, Copy)]
+enum ScanOption {
+    NoValues,
+    NoScores,
+    Match,
+    Count,
+}
+
+/// SSCAN, HSCAN and ZSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES | NOSCORES]. A
+/// small collection, packed as Redis's listpacks and intsets are, is answered in one page
+/// (cursor 0); a larger one a page of about COUNT elements at a time, with Redis's promise that
+/// an element present throughout is returned at least once (see `store/dense.rs`).
+pub(super) struct Scan<'a> {
+    pub(super) key: &'a [u8],
+    pub(super) cursor: u64,
+    /// Redis reads the cursor, then looks the key up, then reads the options: their error is
+    /// given only for a collection of the right type.
+    pub(super) options: Result<ScanOptions<'a>, CmdError>,
+}
+
+impl<'a> Scan<'a> {
+    pub(super) fn parse(request: Request<'a>, scanned: Scanned) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        let key = args.required()?;
+        let cursor = std::str::from_utf8(args.required()?)
+            .ok()
+            .and_then(|text| text.parse::<u64>().ok())
+            .ok_or(INVALID_CURSOR)?;
+        Ok(Scan {
+            key,
+            cursor,
+            options: scan_options(args, scanned),
+        })
+    }
+}
+
+fn scan_options(mut args: Args, scanned: Scanned) -> Result<ScanOptions, CmdError> {
+    const OPTIONS: &[(&str, ScanOption)] = &[
+        ("NOVALUES", ScanOption::NoValues),
+        ("NOSCORES", ScanOption::NoScores),
+        ("MATCH", ScanOption::Match),
+        ("COUNT", ScanOption::Count),
+    ];
     let mut options = ScanOptions {
         pattern: None,
         count: SCAN_COUNT,
         members_only: false,
     };
-    let mut words = Cursor::new(request, 3);
-    while let Some(option) = words.next() {
-        if is(option, "NOVALUES") {
-            if scanned != Scanned::Hash {
-                return Err("ERR NOVALUES option can only be used in HSCAN".into());
+    while let Some(word) = args.next() {
+        let option = keyword(word, OPTIONS);
+        match option {
+            Some(ScanOption::NoValues) if scanned != Scanned::Hash => {
+                return Err(NOVALUES_NOT_HSCAN.into())
             }
-            options.members_only = true;
-            continue;
+            Some(ScanOption::NoScores) if scanned != Scanned::ZSet => {
+                return Err(NOSCORES_NOT_ZSCAN.into())
+            }
+            Some(ScanOption::NoValues | ScanOption::NoScores) => {
+                options.members_only = true;
+                continue;
+            }
+            _ => {}
         }
-        if is(option, "NOSCORES") {
-            if scanned != Scanned::ZSet {
-                return Err("ERR NOSCORES option can only be used in ZSCAN".into());
+        let value = args.next_or(SYNTAX)?;
+        match option {
+            Some(ScanOption::Match) => options.pattern = Some(value).filter(|p| *p != b"*"),
+            Some(ScanOption::Count) => {
+                let count = int(value, NOT_INTEGER)?;
+                if count < 1 {
+                    return Err(SYNTAX.into());
+                }
+                options.count = usize::try_from(count).unwrap_or(usize::MAX);
             }
-            options.members_only = true;
-            continue;
-        }
-        let value = words.next_or(SYNTAX)?;
-        if is(option, "MATCH") {
-            options.pattern = Some(value).filter(|p| *p != b"*");
-        } else if is(option, "COUNT") {
-            let count = parse_i64(value).ok_or(NOT_INTEGER)?;
-            if count < 1 {
-                return Err(SYNTAX.into());
-            }
-            options.count = usize::try_from(count).unwrap_or(usize::MAX);
-        } else {
-            return Err(SYNTAX.into());
+            _ => return Err(SYNTAX.into()),
         }
     }
     Ok(options)

@@ -234,20 +234,17 @@ impl Filter<'_> {
 fn write_keys(reply: &mut Reply, request: Request, with_flags: bool) -> CmdResult {
     let spec = lookup(request.arg(2))
         .map(|index| &COMMANDS[index])
-        .ok_or("ERR Invalid command specified")?;
+        .ok_or(GETKEYS_INVALID_COMMAND)?;
     if spec.key_specs.is_empty() {
-        return Err("ERR The command has no key arguments".into());
+        return Err(GETKEYS_NO_KEYS.into());
     }
     let argc = request.len() - 2;
     if !spec.arity_fits(argc) {
-        return Err("ERR Invalid number of arguments specified for command".into());
+        return Err(GETKEYS_BAD_ARITY.into());
     }
     let mut count = 0;
     for key in spec.key_specs {
-        count += key
-            .positions(argc)
-            .ok_or("ERR Invalid arguments specified for command")?
-            .count();
+        count += key.positions(argc).ok_or(GETKEYS_BAD_ARGUMENTS)?.count();
     }
     reply.array(count);
     for key in spec.key_specs {

@@ -3,7 +3,7 @@
 use super::args::{is, parse_i64, Cursor};
 use super::errors::*;
 use super::spec::{bits, block, integer, one_of, pure_token, string, CommandSpec, Docs, Group};
-use super::{ClientFilter, ClientType, Ctx};
+use super::{After, ClientFilter, ClientType, Ctx};
 use crate::protocol::{Protocol, Request};
 
 pub(super) fn ping(ctx: &mut Ctx, request: Request) -> CmdResult {
@@ -67,12 +67,7 @@ pub(super) fn hello(ctx: &mut Ctx, request: Request) -> CmdResult {
     }
     let mut name = None;
     while let Some(option) = cursor.next() {
-        let syntax = || {
-            CmdError::Owned(format!(
-                "ERR Syntax error in HELLO option '{}'",
-                String::from_utf8_lossy(option)
-            ))
-        };
+        let syntax = || hello_option_syntax(option);
         if is(option, "AUTH") && cursor.remaining() >= 2 {
             let (username, password) = (cursor.next().unwrap(), cursor.next().unwrap());
             check_credentials(ctx, username, password)?;
@@ -109,7 +104,7 @@ pub(super) fn hello(ctx: &mut Ctx, request: Request) -> CmdResult {
     reply.bulk(b"role");
     reply.bulk(b"master");
     reply.bulk(b"modules");
-    super::module::write_module_list(reply, b"sieved");
+    super::module_list::write_module_list(reply, b"sieved");
     Ok(())
 }
 
@@ -125,7 +120,7 @@ pub(super) fn select(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 pub(super) fn quit(ctx: &mut Ctx, _request: Request) -> CmdResult {
-    ctx.session.close = true;
+    ctx.session.after = Some(After::Close);
     ctx.reply.ok();
     Ok(())
 }
@@ -134,7 +129,7 @@ pub(super) fn reset(ctx: &mut Ctx, _request: Request) -> CmdResult {
     ctx.session.authenticated = !ctx.config().requires_password();
     ctx.session.transaction = None;
     ctx.session.watched.clear();
-    super::pubsub::leave_all(ctx);
+    ctx.leave_all_channels();
     ctx.session.db = 0;
     ctx.session.client.set_db(0);
     ctx.session.client.clear_name();
@@ -215,20 +210,14 @@ pub(super) fn client(ctx: &mut Ctx, request: Request) -> CmdResult {
         arity(4, "setinfo")?;
         let (attribute, value) = (request.arg(2), request.arg(3));
         if !valid_client_name(value) && !value.is_empty() {
-            return Err(CmdError::Owned(format!(
-                "ERR {} cannot contain spaces, newlines or special characters.",
-                String::from_utf8_lossy(attribute).to_ascii_uppercase()
-            )));
+            return Err(client_info_characters(attribute));
         }
         if is(attribute, "LIB-NAME") {
             ctx.session.client.set_lib_name(value);
         } else if is(attribute, "LIB-VER") {
             ctx.session.client.set_lib_version(value);
         } else {
-            return Err(CmdError::Owned(format!(
-                "ERR Unrecognized option '{}'",
-                String::from_utf8_lossy(attribute)
-            )));
+            return Err(unrecognized_option(attribute));
         }
         ctx.reply.ok();
     } else if is(sub, "INFO") {
@@ -246,7 +235,7 @@ pub(super) fn client(ctx: &mut Ctx, request: Request) -> CmdResult {
                     .rest()
                     .map(|id| parse_i64(id).map(|id| id.max(0) as u64))
                     .collect();
-                filter.ids = Some(list.ok_or("ERR Invalid client ID")?);
+                filter.ids = Some(list.ok_or(INVALID_CLIENT_ID)?);
             } else {
                 return Err(SYNTAX.into());
             }
@@ -261,15 +250,12 @@ pub(super) fn client(ctx: &mut Ctx, request: Request) -> CmdResult {
         }
         if request.len() > 4 {
             // As Redis words a subcommand whose own arity check fails.
-            return Err(CmdError::Owned(format!(
-                "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
-                String::from_utf8_lossy(sub)
-            )));
+            return Err(subcommand_arity(sub, "CLIENT"));
         }
         let error = match request.len() {
             4 if is(request.arg(3), "TIMEOUT") => false,
             4 if is(request.arg(3), "ERROR") => true,
-            4 => return Err("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR".into()),
+            4 => return Err(UNBLOCK_REASON.into()),
             _ => false,
         };
         let id = parse_i64(request.arg(2)).ok_or(NOT_INTEGER)?;
@@ -287,12 +273,7 @@ pub(super) fn client(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 fn client_type(name: &[u8]) -> Result<ClientType, CmdError> {
-    ClientType::from_name(name).ok_or_else(|| {
-        CmdError::Owned(format!(
-            "ERR Unknown client type '{}'",
-            String::from_utf8_lossy(name)
-        ))
-    })
+    ClientType::from_name(name).ok_or_else(|| unknown_client_type(name))
 }
 
 /// CLIENT KILL in Redis's two forms. `CLIENT KILL ip:port` answers OK or an error, and may name
@@ -315,7 +296,7 @@ fn client_kill(ctx: &mut Ctx, request: Request) -> CmdResult {
         if is(option, "ID") {
             let id = parse_i64(value)
                 .filter(|&id| id > 0)
-                .ok_or("ERR client-id should be greater than 0")?;
+                .ok_or(CLIENT_ID_NOT_POSITIVE)?;
             filter.ids = Some(vec![id as u64]);
         } else if is(option, "TYPE") {
             filter.client_type = Some(client_type(value)?);
@@ -326,15 +307,12 @@ fn client_kill(ctx: &mut Ctx, request: Request) -> CmdResult {
         } else if is(option, "USER") {
             // `default` is the only user, and every client is authenticated as it.
             if value != b"default" {
-                return Err(CmdError::Owned(format!(
-                    "ERR No such user '{}'",
-                    String::from_utf8_lossy(value)
-                )));
+                return Err(no_such_user(value));
             }
         } else if is(option, "MAXAGE") {
-            let max_age = parse_i64(value).ok_or("ERR maxage is not an integer or out of range")?;
+            let max_age = parse_i64(value).ok_or(MAXAGE_NOT_INTEGER)?;
             if max_age <= 0 {
-                return Err("ERR maxage should be greater than 0".into());
+                return Err(MAXAGE_NOT_POSITIVE.into());
             }
             filter.min_age_secs = Some(max_age as u64);
         } else if is(option, "SKIPME") && (is(value, "yes") || is(value, "no")) {
@@ -347,9 +325,11 @@ fn client_kill(ctx: &mut Ctx, request: Request) -> CmdResult {
     let kills_caller = !skip_me && filter.matches(caller, ctx.now);
     let killed = ctx.server.kill_clients(&filter, caller.id, ctx.now) + kills_caller as usize;
     // Closed like QUIT, so the reply still goes out, as Redis's close-after-reply.
-    ctx.session.close |= kills_caller;
+    if kills_caller {
+        ctx.session.after = Some(After::Close);
+    }
     match (old_form, killed) {
-        (true, 0) => return Err("ERR No such client".into()),
+        (true, 0) => return Err(NO_SUCH_CLIENT.into()),
         (true, _) => ctx.reply.ok(),
         (false, _) => ctx.reply.int(killed as i64),
     }

@@ -4,14 +4,63 @@
 //! (replicas, new background work) without commands changing.
 
 use super::client_info::{ClientFilter, ClientInfo};
+use super::errors::CmdError;
 use super::prefetch::HashedAhead;
-use super::transaction::Transaction;
-use super::{errors::CmdError, Outcome};
 use crate::config::Config;
 use crate::protocol::{Reply, Request, RequestList};
 use crate::store::{Db, Store, Value, WatchToken};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// How one request ended, as `execute` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Not a command this server knows: counted nowhere per command, as in Redis.
+    Unknown,
+    /// Refused before running (wrong number of arguments, not authenticated, out of memory).
+    Rejected(usize),
+    Succeeded(usize),
+    /// Ran and replied with an error.
+    Failed(usize),
+    /// Queued inside MULTI: counted when EXEC runs it.
+    Queued,
+    /// Parked (see `BlockOn`): counted when it is served, times out or is unblocked, as in
+    /// Redis.
+    Blocked,
+}
+
+/// Queued arguments are copied (the read buffer moves on); past this many bytes the
+/// transaction is refused rather than allowed to grow without bound.
+const MAX_QUEUED_BYTES: usize = 512 * 1024 * 1024;
+
+/// Between MULTI and EXEC or DISCARD: the commands queued, to run when EXEC comes.
+#[derive(Default)]
+pub struct Transaction {
+    pub(super) queued: RequestList,
+    /// A queued command was refused: EXEC will answer EXECABORT.
+    pub(super) failed: bool,
+}
+
+impl Transaction {
+    /// Queues a command; false (and the transaction marked failed) if it would exceed the cap.
+    pub(super) fn queue(&mut self, request: Request) -> bool {
+        let size: usize = request.args().map(<[u8]>::len).sum();
+        if self.queued.arg_bytes() + size > MAX_QUEUED_BYTES {
+            self.failed = true;
+            return false;
+        }
+        self.queued.push(0, &request);
+        true
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.queued.len()
+    }
+
+    pub(super) fn fail(&mut self) {
+        self.failed = true;
+    }
+}
 
 /// Whether to write a snapshot on the way out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,11 +71,12 @@ pub enum ExitSave {
     NoSave = 2,
 }
 
-/// Why a SAVE, BGSAVE or BGREWRITEAOF did not start or did not finish.
+/// Why a SAVE, BGSAVE or BGREWRITEAOF did not start or did not finish: the server's saver
+/// gives it, and the commands answer from it.
 #[derive(Debug)]
 pub enum SaveError {
     InProgress,
-    Failed(String),
+    Failed(std::io::Error),
 }
 
 /// Where a logged write stands: the append-only file position its reply waits for (see
@@ -107,14 +157,40 @@ pub enum Replicating {
     Already,
 }
 
-/// What a replica said of itself before its PSYNC (REPLCONF), and the PSYNC itself.
+/// What a replica said of itself before its PSYNC (REPLCONF): the connection's state until
+/// PSYNC takes it along (`Psync`).
 #[derive(Debug, Clone, Default)]
 pub struct ReplicaHandshake {
     pub listening_port: u16,
     pub announced_ip: Option<String>,
-    /// PSYNC's replication ID and offset, once asked: the connection then becomes the
-    /// replica's stream.
-    pub psync: Option<(String, i64)>,
+}
+
+/// A replica's PSYNC: the history and offset it asks to continue from, and what it said of
+/// itself before (REPLCONF).
+#[derive(Debug)]
+pub struct Psync {
+    pub replid: String,
+    pub offset: i64,
+    pub handshake: ReplicaHandshake,
+}
+
+/// What a command hands back to its connection: something only the connection can do, once the
+/// replies before it are ready. Set in `Session::after`; the batch stops there, and nothing
+/// after the command runs until the connection has acted on it, one case each.
+pub enum After {
+    /// Close once the replies so far are written: QUIT, or CLIENT KILL of the caller itself.
+    /// The connection asks it of itself on a protocol error, or when the server stops.
+    Close,
+    /// SHUTDOWN, with its request's number (`Server::shutdown`): the connection waits for the
+    /// answer, then closes or (refused: the exit snapshot failed) replies with an error and
+    /// goes on.
+    Shutdown(u64),
+    /// WAIT: the connection waits for replicas, without holding the batch's locks, and replies.
+    Wait(WaitForReplicas),
+    /// A blocking command found nothing: the connection parks the client (see `BlockOn`).
+    Block(Box<BlockOn>),
+    /// PSYNC: once the replies so far are written, the connection carries the replica's stream.
+    BecomeReplicaStream(Box<Psync>),
 }
 
 /// A WAIT to carry out once the replies before it are written.
@@ -216,11 +292,9 @@ pub trait Server: Send + Sync {
 pub struct Session {
     pub db: usize,
     pub client: Arc<ClientInfo>,
-    /// Set by QUIT: close once the replies so far are written.
-    pub close: bool,
-    /// Set by SHUTDOWN with its request's number: once the replies so far are written, the
-    /// connection waits for the answer, and closes or (refused) replies with an error.
-    pub shutdown_asked: Option<u64>,
+    /// What the connection is to do once the replies so far are ready (see `After`): set by a
+    /// command, it ends the batch.
+    pub after: Option<After>,
     /// Reused by commands that gather results before replying, so they need not allocate.
     pub scratch: Vec<Result<bool, CmdError>>,
     /// Write commands run since the connection last reported them (for snapshot scheduling).
@@ -252,13 +326,8 @@ pub struct Session {
     /// The running command is logged as its `effects` alone (a RESERVE, whose effect is all
     /// in the filter it created).
     pub(super) effects_only: bool,
-    /// A replica's handshake on this connection (REPLCONF, PSYNC).
+    /// What a replica said of itself on this connection (REPLCONF), for its PSYNC.
     pub replica_handshake: Option<Box<ReplicaHandshake>>,
-    /// Set by WAIT: once the replies so far are written, the connection waits for replicas.
-    pub wait_asked: Option<WaitForReplicas>,
-    /// Set by a blocking command that found nothing (see `Ctx::block_on`): once the replies so
-    /// far are written, the client is parked.
-    pub block_asked: Option<Box<BlockOn>>,
     /// Running a write read back from the log or received from a primary: it was admitted
     /// when it first ran, so no limit refuses it now.
     pub replaying: bool,
@@ -277,13 +346,6 @@ impl Session {
         }
     }
 
-    /// Whether a replica asked PSYNC on this connection, which then becomes its stream.
-    pub fn psync_asked(&self) -> bool {
-        self.replica_handshake
-            .as_ref()
-            .is_some_and(|handshake| handshake.psync.is_some())
-    }
-
     /// Whether the client must still authenticate. Like Redis, a password is asked for only while
     /// one is set: clearing `requirepass` lets in the connections that never gave it.
     pub fn must_authenticate(&self, config: &Config) -> bool {
@@ -294,8 +356,7 @@ impl Session {
         Session {
             db: 0,
             client,
-            close: false,
-            shutdown_asked: None,
+            after: None,
             scratch: Vec::new(),
             writes: 0,
             transaction: None,
@@ -309,8 +370,6 @@ impl Session {
             effects: RequestList::default(),
             effects_only: false,
             replica_handshake: None,
-            wait_asked: None,
-            block_asked: None,
             replaying: false,
             hashed_ahead: HashedAhead::default(),
         }
@@ -351,14 +410,14 @@ impl Ctx<'_> {
     ) {
         let mut copy = RequestList::default();
         copy.push(self.session.db, request);
-        self.session.block_asked = Some(Box::new(BlockOn {
+        self.session.after = Some(After::Block(Box::new(BlockOn {
             keys,
             timeout,
             serves,
             timed_out,
             request: copy,
             wake_at_ms: None,
-        }));
+        })));
         self.session.effects.clear();
         self.log_effects_only();
     }
@@ -386,7 +445,7 @@ impl Ctx<'_> {
     /// For a command that just parked its client (`block_on`): run it again at `at_ms` too,
     /// whether or not a write signals one of its keys by then.
     pub fn wake_blocked_at(&mut self, at_ms: Option<u64>) {
-        if let Some(block) = self.session.block_asked.as_mut() {
+        if let Some(After::Block(block)) = self.session.after.as_mut() {
             block.wake_at_ms = at_ms;
         }
     }
@@ -395,15 +454,55 @@ impl Ctx<'_> {
         self.server.config()
     }
 
+    /// Leaves every channel and pattern without a word, as Redis's RESET does.
+    pub(super) fn leave_all_channels(&mut self) {
+        let id = self.session.client.id;
+        let pubsub = self.server.pubsub();
+        for kind in [SubscriptionKind::Channel, SubscriptionKind::Pattern] {
+            for name in pubsub.subscriptions(id, kind) {
+                pubsub.unsubscribe(id, kind, &name);
+            }
+        }
+        self.session.client.set_subscriptions(0, 0);
+    }
+
     /// The largest filter a command may create or grow to: `max-filter-memory` (by default
-    /// derived from the machine, `filters::per_filter_limit`), except on replay, which applies
+    /// derived from the machine, `per_filter_limit`), except on replay, which applies
     /// what was logged whatever the limit is now (as Redis loads whatever it logged).
     pub fn filter_memory_limit(&self) -> u64 {
         if self.session.replaying {
             u64::MAX
         } else {
             let configured = self.config().max_filter_memory();
-            super::filters::per_filter_limit(configured, self.config().maxmemory())
+            per_filter_limit(configured, self.config().maxmemory())
         }
+    }
+}
+
+/// The per-filter limit in force for a `max-filter-memory` of `configured`: that many bytes, or
+/// for 0 (the default) `maxmemory` when it is set, else half the machine's physical memory.
+/// A fixed default either refused what users reserve for crawler-sized sets (10^9 URLs at 0.01%
+/// is 2.2 GiB) on large machines or let one filter reserve more than a small machine has; a
+/// filter's pages are only taken as its bits are set, so the limit is about what a filter could
+/// grow to hold, and half leaves room for the rest of the keyspace.
+fn per_filter_limit(configured: u64, maxmemory: u64) -> u64 {
+    match (configured, maxmemory) {
+        (0, 0) => crate::memory::physical_bytes() / 2,
+        (0, maxmemory) => maxmemory,
+        (configured, _) => configured,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_limit_follows_the_machine() {
+        assert_eq!(per_filter_limit(4096, 1 << 30), 4096);
+        assert_eq!(per_filter_limit(0, 1 << 30), 1 << 30);
+        let physical = crate::memory::physical_bytes();
+        assert!(physical >= 64 << 20, "{physical} bytes of memory");
+        assert_eq!(per_filter_limit(0, 0), physical / 2);
     }
 }

@@ -1,9 +1,10 @@
 //! Strings as counters: INCR, DECR, INCRBY, DECRBY and INCRBYFLOAT, in place (an expiry stays).
 
-use super::args::parse_i64;
+use super::args::{parse_i64, Args, Key};
 use super::errors::*;
-use super::extended::{Extended, Parsed};
-use super::spec::{bits, double, integer, key, CommandSpec, Group, KeySpec};
+use super::key_specs::RW_ACCESS_UPDATE;
+use super::long_double::{format_float, parse_float, Extended, Parsed};
+use super::spec::{command_table, CommandSpec};
 use super::Ctx;
 use crate::protocol::Request;
 use crate::store::Value;
@@ -43,51 +44,68 @@ fn incr_by(ctx: &mut Ctx, key: &[u8], by: i64) -> CmdResult {
     Ok(())
 }
 
-pub(super) fn incr(ctx: &mut Ctx, request: Request) -> CmdResult {
-    incr_by(ctx, request.arg(1), 1)
+/// INCRBY key increment, DECRBY key decrement: the amount to add, a decrement negated.
+struct By<'a> {
+    key: &'a [u8],
+    by: i64,
 }
 
-pub(super) fn decr(ctx: &mut Ctx, request: Request) -> CmdResult {
-    incr_by(ctx, request.arg(1), -1)
-}
-
-pub(super) fn incrby(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let by = parse_i64(request.arg(2)).ok_or(NOT_INTEGER)?;
-    incr_by(ctx, request.arg(1), by)
-}
-
-pub(super) fn decrby(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let by = parse_i64(request.arg(2)).ok_or(NOT_INTEGER)?;
-    let by = by.checked_neg().ok_or(DECR_OVERFLOW)?;
-    incr_by(ctx, request.arg(1), by)
-}
-
-/// A float as Redis's `string2ld` reads one: `strtold` over the whole text, shorter than
-/// 5 KB. None when not a valid float.
-pub(super) fn parse_float(text: &[u8]) -> Option<Parsed> {
-    const MAX_LONG_DOUBLE_CHARS: usize = 5 * 1024;
-    (text.len() < MAX_LONG_DOUBLE_CHARS)
-        .then(|| Extended::parse(text))
-        .flatten()
-}
-
-/// Redis's human format for a long double: `%.17Lf`, trailing zeros and point dropped, and
-/// "-0" written "0".
-pub(super) fn format_float(value: Extended) -> Vec<u8> {
-    let mut text = value.to_fixed17();
-    let kept = text.trim_end_matches('0').trim_end_matches('.').len();
-    text.truncate(kept);
-    if text == "-0" {
-        text = "0".into();
+impl<'a> By<'a> {
+    fn parse(request: Request<'a>, decrement: bool) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        let key = args.required()?;
+        let by = args.int(NOT_INTEGER)?;
+        let by = match decrement {
+            true => by.checked_neg().ok_or(DECR_OVERFLOW)?,
+            false => by,
+        };
+        Ok(By { key, by })
     }
-    text.into_bytes()
 }
 
-/// INCRBYFLOAT key increment, in long double as Redis computes it (see `extended.rs`). Logged
-/// as `SET key result KEEPTTL`, as Redis propagates it, so that replay repeats no arithmetic.
-pub(super) fn incrbyfloat(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let key = request.arg(1);
-    let Some(Parsed::Finite(by)) = parse_float(request.arg(2)) else {
+fn incr(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let Key { key } = Key::parse(request)?;
+    incr_by(ctx, key, 1)
+}
+
+fn decr(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let Key { key } = Key::parse(request)?;
+    incr_by(ctx, key, -1)
+}
+
+fn incrby(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let By { key, by } = By::parse(request, false)?;
+    incr_by(ctx, key, by)
+}
+
+fn decrby(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let By { key, by } = By::parse(request, true)?;
+    incr_by(ctx, key, by)
+}
+
+/// INCRBYFLOAT key increment: the increment read as `strtold` reads it, None if it is not a
+/// float; what that is an error of depends on the key (see `incrbyfloat`).
+struct IncrByFloat<'a> {
+    key: &'a [u8],
+    by: Option<Parsed>,
+}
+
+impl<'a> IncrByFloat<'a> {
+    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        Ok(IncrByFloat {
+            key: args.required()?,
+            by: parse_float(args.required()?),
+        })
+    }
+}
+
+/// INCRBYFLOAT key increment, in long double as Redis computes it (see `long_double.rs`).
+/// Logged as `SET key result KEEPTTL`, as Redis propagates it, so that replay repeats no
+/// arithmetic.
+fn incrbyfloat(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let IncrByFloat { key, by } = IncrByFloat::parse(request)?;
+    let Some(Parsed::Finite(by)) = by else {
         // Fails whatever the key holds (an infinite sum, or no number); Redis reports the
         // key's type, then its value, first.
         let current = ctx.db().get(key, ctx.now, |value| match value {
@@ -95,7 +113,7 @@ pub(super) fn incrbyfloat(ctx: &mut Ctx, request: Request) -> CmdResult {
             Some(_) => Err(CmdError::from(WRONGTYPE)),
             None => Ok(true),
         })?;
-        return Err(match (current, parse_float(request.arg(2))) {
+        return Err(match (current, by) {
             (true, Some(_)) => FLOAT_NAN_OR_INF.into(),
             _ => NOT_FLOAT.into(),
         });
@@ -117,69 +135,34 @@ pub(super) fn incrbyfloat(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-const COUNTER_KEY: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RW, ACCESS, UPDATE], 1, 0, 1)];
-
 /// Counter commands as Redis 7 declares them.
-pub(super) const SPECS: &[CommandSpec] = &[
-    CommandSpec::new(
-        "incr",
-        2,
-        Group::String,
-        "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.",
-        incr,
-    )
-    .flags(bits![Flags: WRITE, DENYOOM, FAST])
-    .key_specs(COUNTER_KEY)
-    .acl(bits![Acl: STRING])
-    .complexity("O(1)")
-    .args(&[key("key")]),
-    CommandSpec::new(
-        "decr",
-        2,
-        Group::String,
-        "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.",
-        decr,
-    )
-    .flags(bits![Flags: WRITE, DENYOOM, FAST])
-    .key_specs(COUNTER_KEY)
-    .acl(bits![Acl: STRING])
-    .complexity("O(1)")
-    .args(&[key("key")]),
-    CommandSpec::new(
-        "incrby",
-        3,
-        Group::String,
-        "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.",
-        incrby,
-    )
-    .flags(bits![Flags: WRITE, DENYOOM, FAST])
-    .key_specs(COUNTER_KEY)
-    .acl(bits![Acl: STRING])
-    .complexity("O(1)")
-    .args(&[key("key"), integer("increment")]),
-    CommandSpec::new(
-        "decrby",
-        3,
-        Group::String,
-        "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.",
-        decrby,
-    )
-    .flags(bits![Flags: WRITE, DENYOOM, FAST])
-    .key_specs(COUNTER_KEY)
-    .acl(bits![Acl: STRING])
-    .complexity("O(1)")
-    .args(&[key("key"), integer("decrement")]),
-    CommandSpec::new(
-        "incrbyfloat",
-        3,
-        Group::String,
-        "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.",
-        incrbyfloat,
-    )
-    .flags(bits![Flags: WRITE, DENYOOM, FAST])
-    .key_specs(COUNTER_KEY)
-    .acl(bits![Acl: STRING])
-    .since("2.6.0")
-    .complexity("O(1)")
-    .args(&[key("key"), double("increment")]),
-];
+pub(super) const SPECS: &[CommandSpec] = &command_table! { String:
+    // name, arity, [flags], key specs, [ACL categories], handler, docs[, more]
+    "incr", 2, [WRITE, DENYOOM, FAST], RW_ACCESS_UPDATE, [STRING], incr, docs::INCR;
+    "decr", 2, [WRITE, DENYOOM, FAST], RW_ACCESS_UPDATE, [STRING], decr, docs::DECR;
+    "incrby", 3, [WRITE, DENYOOM, FAST], RW_ACCESS_UPDATE, [STRING], incrby, docs::INCRBY;
+    "decrby", 3, [WRITE, DENYOOM, FAST], RW_ACCESS_UPDATE, [STRING], decrby, docs::DECRBY;
+    "incrbyfloat", 3, [WRITE, DENYOOM, FAST], RW_ACCESS_UPDATE, [STRING], incrbyfloat, docs::INCRBYFLOAT;
+};
+
+/// What COMMAND DOCS says of each, in Redis 8's words.
+mod docs {
+    use super::super::spec::{double, integer, key, Docs};
+
+    pub(super) const INCR: Docs = Docs::new("Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.")
+        .complexity("O(1)")
+        .args(&[key("key")]);
+    pub(super) const DECR: Docs = Docs::new("Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.")
+        .complexity("O(1)")
+        .args(&[key("key")]);
+    pub(super) const INCRBY: Docs = Docs::new("Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.")
+        .complexity("O(1)")
+        .args(&[key("key"), integer("increment")]);
+    pub(super) const DECRBY: Docs = Docs::new("Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.")
+        .complexity("O(1)")
+        .args(&[key("key"), integer("decrement")]);
+    pub(super) const INCRBYFLOAT: Docs = Docs::new("Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.")
+        .since("2.6.0")
+        .complexity("O(1)")
+        .args(&[key("key"), double("increment")]);
+}

@@ -8,11 +8,11 @@
 //! moment) is logged as the CF.LOADCHUNK of its header, so replay builds the same shape whatever
 //! the settings are by then.
 
-use super::args::{is, parse_i64};
-use super::bloom::{FILTER_KEY, KEY_ITEM, KEY_ITEMS, READ_KEY, WRITE_KEY};
+use super::args::{int, int_in, within, Args, Items, Key, KeyItem, KeyItems};
 use super::errors::*;
+use super::filter_specs::*;
 use super::filters;
-use super::spec::{bits, block, integer, key, pure_token, string, Arg, CommandSpec, Group};
+use super::spec::{command_table, CommandSpec, Docs};
 use super::Ctx;
 use crate::filter::{
     CuckooFilter, CuckooOptions, FilterError, Insertion, BUCKET_SIZE_RANGE, CUCKOO_HEADER_LEN,
@@ -59,72 +59,83 @@ fn creation_error(error: FilterError) -> CmdError {
     }
 }
 
-/// The value after one of CF.RESERVE's keywords, found anywhere among the arguments as
-/// RedisBloom finds it; `default` when the keyword is absent.
-fn reserve_option(
-    request: Request,
-    keyword: &str,
-    default: u16,
-    range: (u16, u16),
-    unparsable: &'static str,
-    out_of_range: &'static str,
-) -> Result<u16, CmdError> {
-    let Some(at) = (1..request.len()).find(|&i| is(request.arg(i), keyword)) else {
-        return Ok(default);
-    };
-    let value = request
-        .args()
-        .nth(at + 1)
-        .and_then(parse_i64)
-        .ok_or(unparsable)?;
-    u16::try_from(value)
-        .ok()
-        .filter(|value| (range.0..=range.1).contains(value))
-        .ok_or(out_of_range.into())
+/// CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e]: the arguments come
+/// in pairs; the options are checked before the capacity, in RedisBloom's order, each found
+/// anywhere among the arguments as RedisBloom finds it.
+struct Reserve<'a> {
+    key: &'a [u8],
+    options: CuckooOptions,
 }
 
-/// CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e]: the arguments come
-/// in pairs; the options are checked before the capacity, in RedisBloom's order.
+impl<'a> Reserve<'a> {
+    /// `defaults` are the `cf-*` settings, for the options not given.
+    fn parse(request: Request<'a>, defaults: CuckooOptions) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        if args.word_count() % 2 == 0 {
+            return Err(args.arity_error());
+        }
+        let anywhere = Args::new(request, 1);
+        let option = |keyword, default, (min, max): (u16, u16), unparsable, out_of_range| {
+            let Some(mut value) = anywhere.after(keyword) else {
+                return Ok(default);
+            };
+            let value = int(value.next_or(unparsable)?, unparsable)?;
+            Ok::<u16, CmdError>(
+                within(value, i64::from(min)..=i64::from(max), out_of_range)? as u16,
+            )
+        };
+        let key = args.required()?;
+        let capacity = int(args.required()?, CF_BAD_CAPACITY)?;
+        let max_iterations = option(
+            "MAXITERATIONS",
+            defaults.max_iterations,
+            MAX_ITERATIONS_RANGE,
+            CF_BAD_MAX_ITERATIONS,
+            CF_MAX_ITERATIONS_RANGE,
+        )?;
+        let bucket_size = option(
+            "BUCKETSIZE",
+            defaults.bucket_size,
+            BUCKET_SIZE_RANGE,
+            CF_BAD_BUCKET_SIZE,
+            CF_BUCKET_SIZE_RANGE,
+        )?;
+        let expansion = option(
+            "EXPANSION",
+            defaults.expansion,
+            EXPANSION_RANGE,
+            CF_BAD_EXPANSION,
+            CF_EXPANSION_RANGE,
+        )?;
+        if i64::from(bucket_size) * 2 > capacity || capacity > MAX_CAPACITY {
+            return Err(CF_RESERVE_CAPACITY_RANGE.into());
+        }
+        Ok(Reserve {
+            key,
+            options: CuckooOptions {
+                capacity: capacity as u64,
+                bucket_size,
+                max_iterations,
+                expansion,
+            },
+        })
+    }
+}
+
+/// The `cf-*` settings: the shape of a filter made without options.
+fn default_options(ctx: &Ctx) -> CuckooOptions {
+    let settings = ctx.config().settings();
+    CuckooOptions {
+        capacity: settings.cf_initial_size,
+        bucket_size: settings.cf_bucket_size,
+        max_iterations: settings.cf_max_iterations,
+        expansion: settings.cf_expansion_factor,
+    }
+}
+
 fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
-    if request.len() % 2 == 0 {
-        return Err(CmdError::arity("cf.reserve"));
-    }
-    let capacity = parse_i64(request.arg(2)).ok_or(CF_BAD_CAPACITY)?;
-    let max_iterations = reserve_option(
-        request,
-        "MAXITERATIONS",
-        ctx.config().settings().cf_max_iterations,
-        MAX_ITERATIONS_RANGE,
-        CF_BAD_MAX_ITERATIONS,
-        CF_MAX_ITERATIONS_RANGE,
-    )?;
-    let bucket_size = reserve_option(
-        request,
-        "BUCKETSIZE",
-        ctx.config().settings().cf_bucket_size,
-        BUCKET_SIZE_RANGE,
-        CF_BAD_BUCKET_SIZE,
-        CF_BUCKET_SIZE_RANGE,
-    )?;
-    let expansion = reserve_option(
-        request,
-        "EXPANSION",
-        ctx.config().settings().cf_expansion_factor,
-        EXPANSION_RANGE,
-        CF_BAD_EXPANSION,
-        CF_EXPANSION_RANGE,
-    )?;
-    if i64::from(bucket_size) * 2 > capacity || capacity > MAX_CAPACITY {
-        return Err(CF_RESERVE_CAPACITY_RANGE.into());
-    }
-    let key = request.arg(1);
+    let Reserve { key, options } = Reserve::parse(request, default_options(ctx))?;
     filters::refuse_existing(ctx, key, |v| of(v).is_some())?;
-    let options = CuckooOptions {
-        capacity: capacity as u64,
-        bucket_size,
-        max_iterations,
-        expansion,
-    };
     let filter = CuckooFilter::new(options, ctx.filter_memory_limit()).map_err(creation_error)?;
     let header = filter.header();
     if !ctx
@@ -149,18 +160,75 @@ enum Shape {
     InsertNx,
 }
 
-/// Adds the request's words from `first_item` on to the filter at its key, creating it with
-/// `capacity` (and the `cf-*` settings) unless None, and writes the replies.
-fn add_items(
-    ctx: &mut Ctx,
-    request: Request,
-    first_item: usize,
+/// CF.ADD and CF.ADDNX key item; CF.INSERT and CF.INSERTNX key [CAPACITY c] [NOCREATE] ITEMS
+/// item..., where, as in RedisBloom, an option is known by its first letter alone.
+struct Add<'a> {
+    /// The command's name as sent, for the log.
+    name: &'a [u8],
+    key: &'a [u8],
+    /// The capacity of a filter the add creates, with the `cf-*` settings; None for NOCREATE.
     capacity: Option<u64>,
-    unique: bool,
-    shape: Shape,
-) -> CmdResult {
-    let key = request.arg(1);
-    let items = request.args().skip(first_item);
+    items: Items<'a>,
+}
+
+impl<'a> Add<'a> {
+    /// ADD and ADDNX: a missing key is created with `capacity`.
+    fn parse_single(request: Request<'a>, capacity: u64) -> Result<Self, CmdError> {
+        let KeyItems { key, items } = KeyItems::parse(request)?;
+        Ok(Add {
+            name: Args::new(request, 0).name(),
+            key,
+            capacity: Some(capacity),
+            items,
+        })
+    }
+
+    /// INSERT and INSERTNX: `capacity` unless CAPACITY says otherwise, which must be at least
+    /// `min_capacity` (twice the bucket size).
+    fn parse_insert(
+        request: Request<'a>,
+        capacity: u64,
+        min_capacity: i64,
+    ) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        let key = args.required()?;
+        let mut capacity = Some(capacity);
+        loop {
+            match args.required()?.first().map(u8::to_ascii_lowercase) {
+                Some(b'c') => {
+                    let value = int(args.required()?, CF_BAD_CAPACITY)?;
+                    let value =
+                        within(value, min_capacity..=MAX_CAPACITY, CF_INSERT_CAPACITY_RANGE)?;
+                    // NOCREATE before or after CAPACITY wins either way.
+                    capacity = capacity.map(|_| value as u64);
+                }
+                Some(b'i') => break,
+                Some(b'n') => capacity = None,
+                _ => return Err(BF_UNKNOWN_ARGUMENT.into()),
+            }
+        }
+        let items = args.items();
+        if items.is_empty() {
+            return Err(args.arity_error());
+        }
+        Ok(Add {
+            name: args.name(),
+            key,
+            capacity,
+            items,
+        })
+    }
+}
+
+/// Adds the items to the filter at the key, creating it with the capacity (and the `cf-*`
+/// settings) unless None, and writes the replies.
+fn add_items(ctx: &mut Ctx, command: &Add, unique: bool, shape: Shape) -> CmdResult {
+    let Add {
+        key,
+        capacity,
+        items,
+        ..
+    } = *command;
     let limit = ctx.filter_memory_limit();
     // A logged add passed this check when it ran; replay must not refuse it under other settings.
     let replaying = ctx.session.replaying;
@@ -176,7 +244,7 @@ fn add_items(
     };
     let scratch = &mut ctx.session.scratch;
     scratch.clear();
-    let apply = |value: &mut Value, created: bool| {
+    let mut apply = |value: &mut Value, created: bool| {
         let Some(filter) = of_mut(value) else {
             return (None, Err(CmdError::from(WRONGTYPE)));
         };
@@ -186,7 +254,7 @@ fn add_items(
         if filter.filter_count() >= max_filters && !replaying {
             return (header, Err(CF_MAX_EXPANSIONS.into()));
         }
-        for item in items {
+        for item in items.iter() {
             let insertion = match unique {
                 true => filter.insert_unique(item, limit),
                 false => filter.insert(item, limit),
@@ -213,7 +281,7 @@ fn add_items(
     }
     ran?;
     if shape != Shape::Single {
-        log_without_refused(ctx, request, first_item);
+        log_without_refused(ctx, command);
     }
     write_added(ctx, shape)
 }
@@ -221,21 +289,21 @@ fn add_items(
 /// Items refused for memory (`max-filter-memory`) changed nothing, but replay runs without that
 /// limit and would add them: such an insert is logged with only the other items, each of which
 /// leaves the filter as it did here.
-fn log_without_refused(ctx: &mut Ctx, request: Request, first_item: usize) {
+fn log_without_refused(ctx: &mut Ctx, command: &Add) {
     let refused = |result: &Result<bool, CmdError>| matches!(result, Err(error) if error.message() == CF_NO_MEMORY);
     let results = &ctx.session.scratch;
     if !ctx.logging() || !results.iter().any(refused) {
         return;
     }
-    let kept: Vec<&[u8]> = request
-        .args()
-        .skip(first_item)
+    let kept: Vec<&[u8]> = command
+        .items
+        .iter()
         .zip(results)
         .filter(|(_, result)| !refused(result))
         .map(|(item, _)| item)
         .collect();
     if !kept.is_empty() {
-        let head = [request.arg(0), request.arg(1), b"NOCREATE", b"ITEMS"];
+        let head = [command.name, command.key, b"NOCREATE", b"ITEMS"];
         ctx.note_effect(head.into_iter().chain(kept));
     }
     ctx.log_effects_only();
@@ -288,72 +356,34 @@ fn default_capacity(ctx: &Ctx) -> u64 {
 }
 
 fn add(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let capacity = default_capacity(ctx);
-    add_items(ctx, request, 2, Some(capacity), false, Shape::Single)
+    let command = Add::parse_single(request, default_capacity(ctx))?;
+    add_items(ctx, &command, false, Shape::Single)
 }
 
 fn addnx(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let capacity = default_capacity(ctx);
-    add_items(ctx, request, 2, Some(capacity), true, Shape::Single)
+    let command = Add::parse_single(request, default_capacity(ctx))?;
+    add_items(ctx, &command, true, Shape::Single)
 }
 
 fn insert(ctx: &mut Ctx, request: Request) -> CmdResult {
-    insert_with(ctx, request, "cf.insert", false)
+    let command = Add::parse_insert(request, default_capacity(ctx), min_capacity(ctx))?;
+    add_items(ctx, &command, false, Shape::Insert)
 }
 
 fn insertnx(ctx: &mut Ctx, request: Request) -> CmdResult {
-    insert_with(ctx, request, "cf.insertnx", true)
+    let command = Add::parse_insert(request, default_capacity(ctx), min_capacity(ctx))?;
+    add_items(ctx, &command, true, Shape::InsertNx)
 }
 
-/// CF.INSERT[NX] key [CAPACITY c] [NOCREATE] ITEMS item...: as RedisBloom, an option is known
-/// by its first letter alone.
-fn insert_with(ctx: &mut Ctx, request: Request, name: &str, unique: bool) -> CmdResult {
-    let arity = || CmdError::arity(name);
-    let mut capacity = Some(default_capacity(ctx));
-    let min_capacity = i64::from(ctx.config().settings().cf_bucket_size) * 2;
-    let mut at = 2;
-    let mut first_item = None;
-    while at < request.len() && first_item.is_none() {
-        match request.arg(at).first().map(u8::to_ascii_lowercase) {
-            Some(b'c') => {
-                at += 1;
-                if at == request.len() {
-                    return Err(arity());
-                }
-                let value = parse_i64(request.arg(at)).ok_or(CF_BAD_CAPACITY)?;
-                if !(min_capacity..=MAX_CAPACITY).contains(&value) {
-                    return Err(CF_INSERT_CAPACITY_RANGE.into());
-                }
-                // NOCREATE before or after CAPACITY wins either way.
-                capacity = capacity.map(|_| value as u64);
-                at += 1;
-            }
-            Some(b'i') => {
-                at += 1;
-                first_item = Some(at);
-            }
-            Some(b'n') => {
-                capacity = None;
-                at += 1;
-            }
-            _ => return Err(BF_UNKNOWN_ARGUMENT.into()),
-        }
-    }
-    let first_item = first_item
-        .filter(|&first| first < request.len())
-        .ok_or_else(arity)?;
-    let shape = if unique {
-        Shape::InsertNx
-    } else {
-        Shape::Insert
-    };
-    add_items(ctx, request, first_item, capacity, unique, shape)
+/// The smallest capacity an INSERT may give: two buckets of `cf-bucket-size`.
+fn min_capacity(ctx: &Ctx) -> i64 {
+    i64::from(ctx.config().settings().cf_bucket_size) * 2
 }
 
 /// CF.EXISTS: 0 for a missing key and for a key of another type, as RedisBloom.
 fn exists(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let item = request.arg(2);
-    let found = ctx.db().get(request.arg(1), ctx.now, |value| {
+    let KeyItem { key, item } = KeyItem::parse(request)?;
+    let found = ctx.db().get(key, ctx.now, |value| {
         value
             .and_then(of)
             .is_some_and(|filter| filter.contains(item))
@@ -363,12 +393,13 @@ fn exists(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 fn mexists(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let KeyItems { key, items } = KeyItems::parse(request)?;
     let reply = &mut *ctx.reply;
     let db = ctx.store.db(ctx.session.db);
-    db.get(request.arg(1), ctx.now, |value| {
+    db.get(key, ctx.now, |value| {
         let filter = value.and_then(of);
-        reply.array(request.len() - 2);
-        for item in request.args().skip(2) {
+        reply.array(items.len());
+        for item in items.iter() {
             reply.boolean(filter.is_some_and(|filter| filter.contains(item)));
         }
     });
@@ -377,8 +408,8 @@ fn mexists(ctx: &mut Ctx, request: Request) -> CmdResult {
 
 /// CF.COUNT: an integer under both protocols, 0 where CF.EXISTS says false.
 fn count(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let item = request.arg(2);
-    let count = ctx.db().get(request.arg(1), ctx.now, |value| {
+    let KeyItem { key, item } = KeyItem::parse(request)?;
+    let count = ctx.db().get(key, ctx.now, |value| {
         value.and_then(of).map_or(0, |filter| filter.count(item))
     });
     ctx.reply.int(count as i64);
@@ -387,8 +418,8 @@ fn count(ctx: &mut Ctx, request: Request) -> CmdResult {
 
 /// CF.DEL: `Not found` for a missing key and for a key of another type, as RedisBloom.
 fn del(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let item = request.arg(2);
-    let deleted = ctx.db().get_mut(request.arg(1), ctx.now, |value| {
+    let KeyItem { key, item } = KeyItem::parse(request)?;
+    let deleted = ctx.db().get_mut(key, ctx.now, |value| {
         value
             .and_then(of_mut)
             .map(|filter| filter.delete(item))
@@ -400,7 +431,8 @@ fn del(ctx: &mut Ctx, request: Request) -> CmdResult {
 
 /// CF.INFO: a map under RESP3, a flat array under RESP2; `Size` is RedisBloom's count.
 fn info(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let fields = with_filter(ctx, request.arg(1), |filter| {
+    let Key { key } = Key::parse(request)?;
+    let fields = with_filter(ctx, key, |filter| {
         [
             ("Size", filter.reported_size()),
             ("Number of buckets", filter.buckets()),
@@ -422,10 +454,8 @@ fn info(ctx: &mut Ctx, request: Request) -> CmdResult {
 
 /// CF.COMPACT key; declared with any arity, as RedisBloom, and checked here.
 fn compact(ctx: &mut Ctx, request: Request) -> CmdResult {
-    if request.len() != 2 {
-        return Err(CmdError::arity("cf.compact"));
-    }
-    ctx.db().get_mut(request.arg(1), ctx.now, |value| {
+    let Key { key } = Key::parse_alone(request)?;
+    ctx.db().get_mut(key, ctx.now, |value| {
         value
             .and_then(of_mut)
             .map(CuckooFilter::compact)
@@ -435,11 +465,10 @@ fn compact(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
+/// CF.DEBUG key; declared with any arity, as RedisBloom, and checked here.
 fn debug(ctx: &mut Ctx, request: Request) -> CmdResult {
-    if request.len() != 2 {
-        return Err(CmdError::arity("cf.debug"));
-    }
-    let text = with_filter(ctx, request.arg(1), |filter| {
+    let Key { key } = Key::parse_alone(request)?;
+    let text = with_filter(ctx, key, |filter| {
         format!(
             "bktsize:{} buckets:{} items:{} deletes:{} filters:{} max_iterations:{} expansion:{}",
             filter.bucket_size(),
@@ -458,12 +487,12 @@ fn debug(ctx: &mut Ctx, request: Request) -> CmdResult {
 /// CF.SCANDUMP key iterator: the header at 0, then the sub-filters' slots; `0` and a null once
 /// done, and at once for a filter holding no items.
 fn scandump(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let iterator = parse_i64(request.arg(2))
-        .filter(|iterator| *iterator >= 0)
-        .ok_or(CF_INVALID_POSITION)?;
+    let mut args = Args::new(request, 1);
+    let key = args.required()?;
+    let iterator = int_in(args.required()?, 0..=i64::MAX, CF_INVALID_POSITION)?;
     let reply = &mut *ctx.reply;
     let db = ctx.store.db(ctx.session.db);
-    db.get(request.arg(1), ctx.now, |value| {
+    db.get(key, ctx.now, |value| {
         let filter = match value {
             Some(value) => of(value).ok_or(CmdError::from(WRONGTYPE))?,
             None => return Err(BF_NOT_FOUND.into()),
@@ -489,10 +518,13 @@ fn scandump(ctx: &mut Ctx, request: Request) -> CmdResult {
 /// CF.LOADCHUNK key iterator data: iterator 1 creates the filter from a header, any other puts
 /// a chunk back where CF.SCANDUMP took it from.
 fn loadchunk(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let iterator = parse_i64(request.arg(2))
-        .filter(|iterator| *iterator != 0)
-        .ok_or(CF_INVALID_POSITION)?;
-    let (key, data) = (request.arg(1), request.arg(3));
+    let mut args = Args::new(request, 1);
+    let key = args.required()?;
+    let iterator = int(args.required()?, CF_INVALID_POSITION)?;
+    if iterator == 0 {
+        return Err(CF_INVALID_POSITION.into());
+    }
+    let data = args.required()?;
     if iterator == 1 {
         filters::refuse_existing(ctx, key, |v| of(v).is_some())?;
         if data.len() != CUCKOO_HEADER_LEN {
@@ -523,195 +555,110 @@ fn loadchunk(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-const ADD_COMPLEXITY: &str =
-    "O(k + i), where k is the number of sub-filters and i is maxIterations";
-const INSERT_COMPLEXITY: &str = "O(n * (k + i)), where n is the number of items, k is the number \
-                                 of sub-filters and i is maxIterations";
-const LOOKUP_COMPLEXITY: &str = "O(k), where k is the number of sub-filters";
-/// As RedisBloom 8.8 declares them, for CF.INSERTNX too: the CAPACITY block holds its token as
-/// a pure token rather than carrying it.
-const INSERT_ARGS: &[Arg] = &[
-    key("key"),
-    block(
-        "capacity",
-        &[pure_token("capacity", "CAPACITY"), integer("capacity")],
-    )
-    .optional(),
-    pure_token("nocreate", "NOCREATE").optional(),
-    pure_token("items", "ITEMS"),
-    string("item").multiple(),
-];
-
 /// CF.* as RedisBloom 8.8 declares them (module `bf`, category @cuckoo), except CF.COMPACT,
 /// which RedisBloom flags read-only although it moves fingerprints: here it is a write, so that
-/// the log and replicas see it.
-pub(super) const SPECS: &[CommandSpec] = &[
-    CommandSpec::new(
-        "cf.reserve",
-        -3,
-        Group::Bloom,
-        "Creates a new Cuckoo Filter",
-        reserve,
-    )
-    .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(WRITE_KEY)
-    .acl(bits![Acl: WRITE, FAST, CUCKOO])
-    .complexity("O(1)")
-    .args(&[
-        key("key"),
-        integer("capacity"),
-        block("bucketsize", &[integer("bucketsize")])
-            .token("BUCKETSIZE")
-            .optional(),
-        block("maxiterations", &[integer("maxiterations")])
-            .token("MAXITERATIONS")
-            .optional(),
-        block("expansion", &[integer("expansion")])
-            .token("EXPANSION")
-            .optional(),
-    ]),
-    CommandSpec::new(
-        "cf.add",
-        3,
-        Group::Bloom,
-        "Adds an item to a Cuckoo Filter",
-        add,
-    )
-    .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(WRITE_KEY)
-    .acl(bits![Acl: WRITE, CUCKOO])
-    .complexity(ADD_COMPLEXITY)
-    .args(KEY_ITEM),
-    CommandSpec::new(
-        "cf.addnx",
-        3,
-        Group::Bloom,
-        "Adds an item to a Cuckoo Filter if the item did not exist previously.",
-        addnx,
-    )
-    .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(WRITE_KEY)
-    .acl(bits![Acl: WRITE, CUCKOO])
-    .complexity(ADD_COMPLEXITY)
-    .args(KEY_ITEM),
-    CommandSpec::new(
-        "cf.insert",
-        -4,
-        Group::Bloom,
+/// the log and replicas see it. RedisBloom documents neither CF.COMPACT nor CF.DEBUG: COMMAND DOCS
+/// has only their group and module.
+pub(super) const SPECS: &[CommandSpec] = &command_table! { Bloom:
+    // name, arity, [flags], key specs, [ACL categories], handler, docs[, more]
+    "cf.reserve", -3, [WRITE, DENYOOM], WRITE_KEY, [WRITE, FAST, CUCKOO], reserve, docs::RESERVE;
+    "cf.add", 3, [WRITE, DENYOOM], WRITE_KEY, [WRITE, CUCKOO], add, docs::ADD;
+    "cf.addnx", 3, [WRITE, DENYOOM], WRITE_KEY, [WRITE, CUCKOO], addnx, docs::ADDNX;
+    "cf.insert", -4, [WRITE, DENYOOM], WRITE_KEY, [WRITE, CUCKOO], insert, docs::INSERT;
+    "cf.insertnx", -4, [WRITE, DENYOOM], WRITE_KEY, [WRITE, CUCKOO], insertnx, docs::INSERTNX;
+    "cf.exists", 3, [READONLY, FAST], READ_KEY, [READ, CUCKOO], exists, docs::EXISTS;
+    "cf.mexists", -3, [READONLY, FAST], READ_KEY, [READ, CUCKOO], mexists, docs::MEXISTS;
+    "cf.del", 3, [WRITE, FAST], WRITE_KEY, [WRITE, CUCKOO], del, docs::DEL;
+    "cf.count", 3, [READONLY, FAST], READ_KEY, [READ, CUCKOO], count, docs::COUNT;
+    "cf.info", 2, [READONLY, FAST], READ_KEY, [READ, FAST, CUCKOO], info, docs::INFO;
+    "cf.compact", -1, [WRITE, FAST], FILTER_KEY, [WRITE, CUCKOO], compact, Docs::undocumented();
+    "cf.debug", -1, [READONLY, FAST], FILTER_KEY, [READ, CUCKOO], debug, Docs::undocumented();
+    "cf.scandump", 3, [READONLY, FAST], WRITE_KEY, [READ, CUCKOO], scandump, docs::SCANDUMP;
+    "cf.loadchunk", 4, [WRITE, DENYOOM], WRITE_KEY, [WRITE, CUCKOO], loadchunk, docs::LOADCHUNK;
+};
+
+/// What COMMAND DOCS says of each, in RedisBloom 8.8's words.
+mod docs {
+    use super::super::filter_specs::*;
+    use super::super::spec::{block, integer, key, pure_token, string, Arg, Docs};
+
+    pub(super) const RESERVE: Docs = Docs::new("Creates a new Cuckoo Filter")
+        .complexity("O(1)")
+        .args(&[
+            key("key"),
+            integer("capacity"),
+            block("bucketsize", &[integer("bucketsize")])
+                .token("BUCKETSIZE")
+                .optional(),
+            block("maxiterations", &[integer("maxiterations")])
+                .token("MAXITERATIONS")
+                .optional(),
+            block("expansion", &[integer("expansion")])
+                .token("EXPANSION")
+                .optional(),
+        ]);
+    pub(super) const ADD: Docs = Docs::new("Adds an item to a Cuckoo Filter")
+        .complexity(ADD_COMPLEXITY)
+        .args(KEY_ITEM);
+    pub(super) const ADDNX: Docs =
+        Docs::new("Adds an item to a Cuckoo Filter if the item did not exist previously.")
+            .complexity(ADD_COMPLEXITY)
+            .args(KEY_ITEM);
+    pub(super) const INSERT: Docs = Docs::new(
         "Adds one or more items to a Cuckoo Filter. A filter will be created if it does not exist",
-        insert,
     )
-    .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(WRITE_KEY)
-    .acl(bits![Acl: WRITE, CUCKOO])
     .complexity(INSERT_COMPLEXITY)
-    .args(INSERT_ARGS),
-    CommandSpec::new(
-        "cf.insertnx",
-        -4,
-        Group::Bloom,
+    .args(INSERT_ARGS);
+    pub(super) const INSERTNX: Docs = Docs::new(
         "Adds one or more items to a Cuckoo Filter if the items did not exist previously. A \
          filter will be created if it does not exist",
-        insertnx,
     )
-    .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(WRITE_KEY)
-    .acl(bits![Acl: WRITE, CUCKOO])
     .complexity(INSERT_COMPLEXITY)
-    .args(INSERT_ARGS),
-    CommandSpec::new(
-        "cf.exists",
-        3,
-        Group::Bloom,
-        "Checks whether one or more items exist in a Cuckoo Filter",
-        exists,
-    )
-    .flags(bits![Flags: READONLY, FAST])
-    .key_specs(READ_KEY)
-    .acl(bits![Acl: READ, CUCKOO])
-    .complexity(LOOKUP_COMPLEXITY)
-    .args(KEY_ITEM),
-    CommandSpec::new(
-        "cf.mexists",
-        -3,
-        Group::Bloom,
-        "Checks whether one or more items exist in a Cuckoo Filter",
-        mexists,
-    )
-    .flags(bits![Flags: READONLY, FAST])
-    .key_specs(READ_KEY)
-    .acl(bits![Acl: READ, CUCKOO])
-    .complexity("O(k * n), where k is the number of sub-filters and n is the number of items")
-    .args(KEY_ITEMS),
-    CommandSpec::new(
-        "cf.del",
-        3,
-        Group::Bloom,
-        "Deletes an item from a Cuckoo Filter",
-        del,
-    )
-    .flags(bits![Flags: WRITE, FAST])
-    .key_specs(WRITE_KEY)
-    .acl(bits![Acl: WRITE, CUCKOO])
-    .complexity(LOOKUP_COMPLEXITY)
-    .args(KEY_ITEM),
-    CommandSpec::new(
-        "cf.count",
-        3,
-        Group::Bloom,
-        "Return the number of times an item might be in a Cuckoo Filter",
-        count,
-    )
-    .flags(bits![Flags: READONLY, FAST])
-    .key_specs(READ_KEY)
-    .acl(bits![Acl: READ, CUCKOO])
-    .complexity(LOOKUP_COMPLEXITY)
-    .args(KEY_ITEM),
-    CommandSpec::new(
-        "cf.info",
-        2,
-        Group::Bloom,
-        "Returns information about a Cuckoo Filter",
-        info,
-    )
-    .flags(bits![Flags: READONLY, FAST])
-    .key_specs(READ_KEY)
-    .acl(bits![Acl: READ, FAST, CUCKOO])
-    .complexity("O(1)")
-    .args(&[key("key")]),
-    // RedisBloom documents neither: COMMAND DOCS has only their group and module.
-    CommandSpec::new("cf.compact", -1, Group::Bloom, "", compact)
-        .flags(bits![Flags: WRITE, FAST])
-        .key_specs(FILTER_KEY)
-        .acl(bits![Acl: WRITE, CUCKOO])
-        .undocumented(),
-    CommandSpec::new("cf.debug", -1, Group::Bloom, "", debug)
-        .flags(bits![Flags: READONLY, FAST])
-        .key_specs(FILTER_KEY)
-        .acl(bits![Acl: READ, CUCKOO])
-        .undocumented(),
-    CommandSpec::new(
-        "cf.scandump",
-        3,
-        Group::Bloom,
-        "Begins an incremental save of the bloom filter",
-        scandump,
-    )
-    .flags(bits![Flags: READONLY, FAST])
-    .key_specs(WRITE_KEY)
-    .acl(bits![Acl: READ, CUCKOO])
-    .complexity("O(n), where n is the capacity")
-    .args(&[key("key"), integer("iterator")]),
-    CommandSpec::new(
-        "cf.loadchunk",
-        4,
-        Group::Bloom,
-        "Restores a filter previously saved using SCANDUMP",
-        loadchunk,
-    )
-    .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(WRITE_KEY)
-    .acl(bits![Acl: WRITE, CUCKOO])
-    .complexity("O(n), where n is the capacity")
-    .args(&[key("key"), integer("iterator"), string("data")]),
-];
+    .args(INSERT_ARGS);
+    pub(super) const EXISTS: Docs =
+        Docs::new("Checks whether one or more items exist in a Cuckoo Filter")
+            .complexity(LOOKUP_COMPLEXITY)
+            .args(KEY_ITEM);
+    pub(super) const MEXISTS: Docs =
+        Docs::new("Checks whether one or more items exist in a Cuckoo Filter")
+            .complexity(
+                "O(k * n), where k is the number of sub-filters and n is the number of items",
+            )
+            .args(KEY_ITEMS);
+    pub(super) const DEL: Docs = Docs::new("Deletes an item from a Cuckoo Filter")
+        .complexity(LOOKUP_COMPLEXITY)
+        .args(KEY_ITEM);
+    pub(super) const COUNT: Docs =
+        Docs::new("Return the number of times an item might be in a Cuckoo Filter")
+            .complexity(LOOKUP_COMPLEXITY)
+            .args(KEY_ITEM);
+    pub(super) const INFO: Docs = Docs::new("Returns information about a Cuckoo Filter")
+        .complexity("O(1)")
+        .args(&[key("key")]);
+    pub(super) const SCANDUMP: Docs = Docs::new("Begins an incremental save of the bloom filter")
+        .complexity(DUMP_COMPLEXITY)
+        .args(KEY_ITERATOR);
+    pub(super) const LOADCHUNK: Docs =
+        Docs::new("Restores a filter previously saved using SCANDUMP")
+            .complexity(DUMP_COMPLEXITY)
+            .args(KEY_ITERATOR_DATA);
+
+    const ADD_COMPLEXITY: &str =
+        "O(k + i), where k is the number of sub-filters and i is maxIterations";
+    const INSERT_COMPLEXITY: &str = "O(n * (k + i)), where n is the number of items, k is the \
+                                     number of sub-filters and i is maxIterations";
+    const LOOKUP_COMPLEXITY: &str = "O(k), where k is the number of sub-filters";
+    /// As RedisBloom 8.8 declares them, for CF.INSERTNX too: the CAPACITY block holds its token
+    /// as a pure token rather than carrying it.
+    const INSERT_ARGS: &[Arg] = &[
+        key("key"),
+        block(
+            "capacity",
+            &[pure_token("capacity", "CAPACITY"), integer("capacity")],
+        )
+        .optional(),
+        pure_token("nocreate", "NOCREATE").optional(),
+        pure_token("items", "ITEMS"),
+        string("item").multiple(),
+    ];
+}

@@ -1,9 +1,9 @@
 //! Diagnostic commands: SLOWLOG, SIEVED.STATS and SIEVED.DIGEST.
 
-use super::args::{is, parse_i64};
-use super::bloom::FILTER_KEY;
+use super::args::{keyword, parse_i64, Args, Key};
 use super::errors::*;
-use super::spec::{bits, integer, key, CommandSpec, Docs, Group, KeySpec, FIRST_RELEASE};
+use super::filter_specs::FILTER_KEY;
+use super::spec::{bits, command_table, CommandSpec, KeySpec};
 use super::Ctx;
 use crate::filter::Health;
 use crate::protocol::Request;
@@ -54,8 +54,9 @@ fn key_digest(db: usize, key: &[u8], expires_at: u64, value: &ValueHandle) -> u1
 /// zeros when it is empty); with keys, the digest of each in the selected database (zeros for
 /// one that does not exist). Digests are combined by XOR, so the order keys sit in memory, which
 /// differs between nodes, does not matter.
-pub(super) fn sieved_digest(ctx: &mut Ctx, request: Request) -> CmdResult {
-    if request.len() == 1 {
+fn sieved_digest(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let keys = Args::new(request, 1).items();
+    if keys.is_empty() {
         let mut total = 0u128;
         for (index, db) in ctx.store.dbs().enumerate() {
             for shard in 0..db.shard_count() {
@@ -68,8 +69,8 @@ pub(super) fn sieved_digest(ctx: &mut Ctx, request: Request) -> CmdResult {
         return Ok(());
     }
     let db = ctx.store.db(ctx.session.db);
-    ctx.reply.array(request.len() - 1);
-    for key in request.args().skip(1) {
+    ctx.reply.array(keys.len());
+    for key in keys.iter() {
         let digest = db.entry(key, ctx.now).map_or(0, |(expires_at, value)| {
             key_digest(ctx.session.db, key, expires_at, &value)
         });
@@ -80,8 +81,9 @@ pub(super) fn sieved_digest(ctx: &mut Ctx, request: Request) -> CmdResult {
 
 /// SIEVED.STATS key: how full a filter is and what that does to its answers; see
 /// `filter/health.rs` for the estimate.
-pub(super) fn sieved_stats(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let (health, saturated) = ctx.db().get(request.arg(1), ctx.now, |value| match value {
+fn sieved_stats(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let Key { key } = Key::parse(request)?;
+    let (health, saturated) = ctx.db().get(key, ctx.now, |value| match value {
         None => Err(CmdError::from(BF_NOT_FOUND)),
         Some(Value::Bloom(chain)) => Ok((Health::of(chain), None)),
         Some(Value::Counting(chain)) => Ok((Health::of(chain), Some(chain.saturated_counters()))),
@@ -139,107 +141,129 @@ const SLOWLOG_HELP: &[&str] = &[
     "    Print this help.",
 ];
 
-pub(super) fn slowlog(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let sub = request.arg(1);
-    if is(sub, "GET") && request.len() <= 3 {
-        let count = match request.len() {
-            3 => match parse_i64(request.arg(2)) {
-                Some(-1) => usize::MAX,
-                Some(n) if n >= 0 => n as usize,
-                _ => return Err("ERR count should be greater than or equal to -1".into()),
-            },
-            _ => 10,
+/// SLOWLOG GET [count] | LEN | RESET | HELP
+#[derive(Clone, Copy)]
+enum Slowlog {
+    /// How many entries, most recent first.
+    Get(usize),
+    Len,
+    Reset,
+    Help,
+}
+
+impl Slowlog {
+    /// A known subcommand with more words than it takes is the arity error of
+    /// `slowlog|<subcommand>`; an unknown one, Redis's unknown subcommand error.
+    fn parse(request: Request) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        let sub = args.required()?;
+        let subcommands = [
+            ("GET", Slowlog::Get(10)),
+            ("LEN", Slowlog::Len),
+            ("RESET", Slowlog::Reset),
+            ("HELP", Slowlog::Help),
+        ];
+        let found = keyword(sub, &subcommands)
+            .ok_or_else(|| CmdError::unknown_subcommand(sub, "SLOWLOG"))?;
+        let most_words = match found {
+            Slowlog::Get(_) => 3,
+            _ => 2,
         };
-        ctx.server.slowlog_get(count, ctx.reply);
-    } else if is(sub, "LEN") && request.len() == 2 {
-        ctx.reply.int(ctx.server.slowlog_len() as i64);
-    } else if is(sub, "RESET") && request.len() == 2 {
-        ctx.server.slowlog_reset();
-        ctx.reply.ok();
-    } else if is(sub, "HELP") && request.len() == 2 {
-        ctx.reply.array(SLOWLOG_HELP.len());
-        SLOWLOG_HELP.iter().for_each(|line| ctx.reply.simple(line));
-    } else if ["GET", "LEN", "RESET", "HELP"].iter().any(|s| is(sub, s)) {
-        return Err(CmdError::arity(&format!(
-            "slowlog|{}",
-            String::from_utf8_lossy(sub).to_ascii_lowercase()
-        )));
-    } else {
-        return Err(CmdError::unknown_subcommand(sub, "SLOWLOG"));
+        if args.word_count() > most_words {
+            return Err(CmdError::arity(&format!(
+                "slowlog|{}",
+                String::from_utf8_lossy(sub).to_ascii_lowercase()
+            )));
+        }
+        let Some(count) = args.next() else {
+            return Ok(found);
+        };
+        match parse_i64(count) {
+            Some(-1) => Ok(Slowlog::Get(usize::MAX)),
+            Some(n) if n >= 0 => Ok(Slowlog::Get(n as usize)),
+            _ => Err(SLOWLOG_COUNT.into()),
+        }
+    }
+}
+
+fn slowlog(ctx: &mut Ctx, request: Request) -> CmdResult {
+    match Slowlog::parse(request)? {
+        Slowlog::Get(count) => ctx.server.slowlog_get(count, ctx.reply),
+        Slowlog::Len => ctx.reply.int(ctx.server.slowlog_len() as i64),
+        Slowlog::Reset => {
+            ctx.server.slowlog_reset();
+            ctx.reply.ok();
+        }
+        Slowlog::Help => {
+            ctx.reply.array(SLOWLOG_HELP.len());
+            SLOWLOG_HELP.iter().for_each(|line| ctx.reply.simple(line));
+        }
     }
     Ok(())
 }
 
-/// SLOWLOG as Redis 7 declares it (its subcommands are not listed apart), and SIEVED.STATS.
-pub(super) const SPECS: &[CommandSpec] = &[
-    CommandSpec::new(
-        "slowlog",
-        -2,
-        Group::Server,
-        "A container for slow log commands.",
-        slowlog,
+/// SLOWLOG as Redis 7 declares it (its subcommands are not listed apart), SIEVED.STATS and
+/// SIEVED.DIGEST.
+pub(super) const SPECS: &[CommandSpec] = &command_table! { Server:
+    // name, arity, [flags], key specs, [ACL categories], handler, docs[, more]
+    "slowlog", -2, [], &[], [], slowlog, docs::SLOWLOG, subcommands(docs::SLOWLOG_SUBCOMMANDS);
+    Bloom: "sieved.stats", 2, [READONLY], FILTER_KEY, [READ, BLOOM], sieved_stats, docs::STATS;
+    "sieved.digest", -1, [READONLY], EVERY_KEY_READ, [READ, KEYSPACE], sieved_digest, docs::DIGEST;
+};
+
+const EVERY_KEY_READ: &[KeySpec] = &[KeySpec::range(bits![KeyFlags: RO], 1, -1, 1)];
+
+/// What COMMAND DOCS says of each.
+mod docs {
+    use super::super::spec::{integer, key, Docs, FIRST_RELEASE};
+
+    pub(super) const SLOWLOG: Docs = Docs::new("A container for slow log commands.")
+        .since("2.2.12")
+        .complexity("Depends on subcommand.");
+    pub(super) const STATS: Docs = Docs::new(
+        "Reports how full a Bloom or counting Bloom filter is and its estimated false-positive \
+         rate",
     )
-    .since("2.2.12")
-    .complexity("Depends on subcommand.")
-    .subcommands(SLOWLOG_SUBCOMMANDS),
-    CommandSpec::new(
-        "sieved.stats",
-        2,
-        Group::Bloom,
-        "Reports how full a Bloom or counting Bloom filter is and its estimated \
-        false-positive rate",
-        sieved_stats,
-    )
-    .flags(bits![Flags: READONLY])
-    .key_specs(FILTER_KEY)
-    .acl(bits![Acl: READ, BLOOM])
     .since(FIRST_RELEASE)
     .complexity("O(f), where f is the number of sub-filters")
-    .args(&[key("key")]),
-    CommandSpec::new(
-        "sieved.digest",
-        -1,
-        Group::Server,
+    .args(&[key("key")]);
+    pub(super) const DIGEST: Docs = Docs::new(
         "Returns a digest of the whole data set, or of each key given, to compare two nodes",
-        sieved_digest,
     )
-    .flags(bits![Flags: READONLY])
-    .key_specs(&[KeySpec::range(bits![KeyFlags: RO], 1, -1, 1)])
-    .acl(bits![Acl: READ, KEYSPACE])
     .since(FIRST_RELEASE)
     .complexity("O(N) in the bytes of the data set, or of the keys given")
-    .args(&[key("key").optional().multiple()]),
-];
+    .args(&[key("key").optional().multiple()]);
 
-/// SLOWLOG's subcommands, as COMMAND DOCS lists them.
-const SLOWLOG_SUBCOMMANDS: &[(&str, Docs)] = &[
-    (
-        "slowlog|get",
-        Docs::new("Returns the slow log's entries.")
-            .since("2.2.12")
-            .complexity("O(N) where N is the number of entries returned")
-            .history(&[(
-                "4.0.0",
-                "Added client IP address, port and name to the reply.",
-            )])
-            .args(&[integer("count").optional()]),
-    ),
-    (
-        "slowlog|help",
-        Docs::new("Show helpful text about the different subcommands")
-            .since("6.2.0")
-            .complexity("O(1)"),
-    ),
-    (
-        "slowlog|len",
-        Docs::new("Returns the number of entries in the slow log.")
-            .since("2.2.12")
-            .complexity("O(1)"),
-    ),
-    (
-        "slowlog|reset",
-        Docs::new("Clears all entries from the slow log.")
-            .since("2.2.12")
-            .complexity("O(N) where N is the number of entries in the slowlog"),
-    ),
-];
+    /// SLOWLOG's subcommands, as COMMAND DOCS lists them.
+    pub(super) const SLOWLOG_SUBCOMMANDS: &[(&str, Docs)] = &[
+        (
+            "slowlog|get",
+            Docs::new("Returns the slow log's entries.")
+                .since("2.2.12")
+                .complexity("O(N) where N is the number of entries returned")
+                .history(&[(
+                    "4.0.0",
+                    "Added client IP address, port and name to the reply.",
+                )])
+                .args(&[integer("count").optional()]),
+        ),
+        (
+            "slowlog|help",
+            Docs::new("Show helpful text about the different subcommands")
+                .since("6.2.0")
+                .complexity("O(1)"),
+        ),
+        (
+            "slowlog|len",
+            Docs::new("Returns the number of entries in the slow log.")
+                .since("2.2.12")
+                .complexity("O(1)"),
+        ),
+        (
+            "slowlog|reset",
+            Docs::new("Clears all entries from the slow log.")
+                .since("2.2.12")
+                .complexity("O(N) where N is the number of entries in the slowlog"),
+        ),
+    ];
+}

@@ -5,7 +5,7 @@
 //! which replay and replicas must not repeat. Replicas themselves never evict (Redis's default
 //! `replica-ignore-maxmemory yes`): they delete what their primary evicted.
 
-use super::keys::next_random;
+use super::random::next_random;
 use super::{Ctx, Server};
 use crate::protocol::RequestList;
 use crate::store::EvictionPolicy;

@@ -1,13 +1,15 @@
 //! What the BF.* and CBF.* families have in common, written once for either filter type:
 //! creating, adding (creating a missing key with the defaults), checking, CARD and the dump
 //! commands, with RedisBloom's replies and errors. bloom.rs and counting.rs keep what is their
-//! own: option parsing, INFO fields, and (for counting filters) deletion and counts.
+//! own: option parsing (over `filter_options`), INFO fields, and (for counting filters) deletion
+//! and counts.
 
-use super::args::{is, parse_f64, parse_i64, Cursor};
+use super::args::{int, keyword, Args, Items, Key, KeyItem, KeyItems};
 use super::errors::*;
+use super::filter_options::Create;
 use super::prefetch::Hashed;
 use super::Ctx;
-use crate::config::{Settings, CAPACITY_CEILING, MAX_EXPANSION};
+use crate::config::Settings;
 use crate::filter::{
     BloomChain, ChainOptions, CounterBits, CountingChain, CountingOptions, DumpStep, FilterError,
     HashedChain, WindowedFilter,
@@ -85,8 +87,6 @@ pub(super) trait Filter: Dumped + HashedChain {
     fn link_count(&self) -> usize;
     fn expansion(&self) -> Option<u32>;
 
-    /// INFO, as its arity error names it.
-    const INFO: &'static str;
     /// How many of `INFO_FIELDS` this type reports, from the first.
     const INFO_FIELD_COUNT: usize = COMMON_INFO_FIELDS;
     /// Writes a field beyond the common ones.
@@ -107,16 +107,17 @@ pub(super) enum InfoField {
     Saturated,
 }
 
-/// Each field with the name a single-field INFO takes (in any case) and its key in the full reply.
-const INFO_FIELDS: [(InfoField, &str, &str); 8] = [
-    (InfoField::Capacity, "CAPACITY", "Capacity"),
-    (InfoField::Size, "SIZE", "Size"),
-    (InfoField::Filters, "FILTERS", "Number of filters"),
-    (InfoField::Items, "ITEMS", "Number of items inserted"),
-    (InfoField::Expansion, "EXPANSION", "Expansion rate"),
-    (InfoField::CounterBits, "COUNTERBITS", "Counter bits"),
-    (InfoField::ErrorRate, "ERROR", "Error rate"),
-    (InfoField::Saturated, "SATURATED", "Saturated counters"),
+/// Each field by the name a single-field INFO takes (in any case), with its key in the full
+/// reply.
+const INFO_FIELDS: [(&str, (InfoField, &str)); 8] = [
+    ("CAPACITY", (InfoField::Capacity, "Capacity")),
+    ("SIZE", (InfoField::Size, "Size")),
+    ("FILTERS", (InfoField::Filters, "Number of filters")),
+    ("ITEMS", (InfoField::Items, "Number of items inserted")),
+    ("EXPANSION", (InfoField::Expansion, "Expansion rate")),
+    ("COUNTERBITS", (InfoField::CounterBits, "Counter bits")),
+    ("ERROR", (InfoField::ErrorRate, "Error rate")),
+    ("SATURATED", (InfoField::Saturated, "Saturated counters")),
 ];
 
 /// The Bloom filter's fields, which every filter type has.
@@ -151,7 +152,6 @@ macro_rules! forward_filter_operations {
 
 impl Filter for BloomChain {
     type Options = ChainOptions;
-    const INFO: &'static str = "bf.info";
 
     fn default_options(settings: &Settings) -> ChainOptions {
         ChainOptions {
@@ -178,7 +178,6 @@ impl Filter for BloomChain {
 
 impl Filter for CountingChain {
     type Options = CountingOptions;
-    const INFO: &'static str = "cbf.info";
     const INFO_FIELD_COUNT: usize = INFO_FIELDS.len();
 
     fn write_own_info(&self, field: InfoField, reply: &mut Reply) {
@@ -228,20 +227,6 @@ fn create_filter<F: Filter>(options: F::Options, limit_bytes: u64) -> Result<F, 
     }
 }
 
-/// The per-filter limit in force for a `max-filter-memory` of `configured`: that many bytes, or
-/// for 0 (the default) `maxmemory` when it is set, else half the machine's physical memory.
-/// A fixed default either refused what users reserve for crawler-sized sets (10^9 URLs at 0.01%
-/// is 2.2 GiB) on large machines or let one filter reserve more than a small machine has; a
-/// filter's pages are only taken as its bits are set, so the limit is about what a filter could
-/// grow to hold, and half leaves room for the rest of the keyspace.
-pub(super) fn per_filter_limit(configured: u64, maxmemory: u64) -> u64 {
-    match (configured, maxmemory) {
-        (0, 0) => crate::memory::physical_bytes() / 2,
-        (0, maxmemory) => maxmemory,
-        (configured, _) => configured,
-    }
-}
-
 pub(super) fn default_options<F: Filter>(ctx: &Ctx) -> F::Options {
     F::default_options(&ctx.config().settings())
 }
@@ -278,21 +263,6 @@ pub(super) fn store_reserved<F: Dumped>(ctx: &mut Ctx, key: &[u8], filter: F) ->
     ctx.log_effects_only();
     ctx.reply.ok();
     Ok(())
-}
-
-/// Whether an add creates a missing key, and with which options.
-pub(super) enum Create<O> {
-    /// With the `bf-*` defaults, read only if the key is missing.
-    Defaults,
-    With(O),
-    /// A missing key is `ERR not found` (INSERT ... NOCREATE).
-    Never,
-}
-
-impl<O> From<Option<O>> for Create<O> {
-    fn from(options: Option<O>) -> Self {
-        options.map_or(Create::Never, Create::With)
-    }
 }
 
 /// Runs `add` on the filter at `key`, creating it as `create` says when missing. The settings
@@ -340,13 +310,12 @@ fn with_filter_for_add<F: Filter, R>(
 
 /// ADD key item, creating the key with the defaults.
 pub(super) fn add<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let item = request.arg(2);
+    let KeyItem { key, item } = KeyItem::parse(request)?;
     // Looked ahead: hashed already, and its memory on the way.
     let ahead = ctx.session.hashed_ahead.take(item);
-    let added =
-        with_filter_for_add::<F, _>(ctx, request.arg(1), Create::Defaults, |filter, _, limit| {
-            add_item(filter, ahead, item, limit)
-        })??;
+    let added = with_filter_for_add::<F, _>(ctx, key, Create::Defaults, |filter, _, limit| {
+        add_item(filter, ahead, item, limit)
+    })??;
     ctx.reply.boolean(added);
     Ok(())
 }
@@ -406,175 +375,22 @@ pub(super) fn add_run<F: Filter>(
     }
 }
 
-/// Adds items in order and replies with one element each; the first failure is the last element.
-/// An option of BF.INSERT and CBF.INSERT, once its keyword is recognised (each family matches
-/// keywords its own way).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum InsertOption {
-    Capacity,
-    Error,
-    Expansion,
-    CounterBits,
-    NoCreate,
-    NonScaling,
-    Items,
-}
-
-/// The value after an INSERT's CAPACITY keyword, at most `max`.
-fn parse_insert_capacity(arg: &[u8], max: u64) -> Result<u64, CmdError> {
-    parse_i64(arg)
-        .filter(|&capacity| capacity >= 1 && capacity as u64 <= max)
-        .map(|capacity| capacity as u64)
-        .ok_or(BF_INSERT_BAD_CAPACITY.into())
-}
-
-/// The largest capacity a RESERVE or INSERT may ask for: `bf-max-capacity`, except on replay,
-/// which applies what was logged whatever the setting is now.
-pub(super) fn max_capacity(ctx: &Ctx) -> u64 {
-    match ctx.session.replaying {
-        true => CAPACITY_CEILING,
-        false => ctx.config().bf_max_capacity(),
-    }
-}
-
-/// The value after an INSERT's ERROR keyword.
-fn parse_insert_error_rate(arg: &[u8]) -> Result<f64, CmdError> {
-    parse_f64(arg)
-        .filter(|rate| *rate > 0.0 && *rate < 1.0)
-        .ok_or(BF_INSERT_BAD_ERROR_RATE.into())
-}
-
-/// The value after an INSERT's EXPANSION keyword.
-fn parse_insert_expansion(arg: &[u8]) -> Result<u32, CmdError> {
-    parse_i64(arg)
-        .filter(|expansion| (0..=MAX_EXPANSION as i64).contains(expansion))
-        .map(|expansion| expansion as u32)
-        .ok_or(BF_INSERT_BAD_EXPANSION.into())
-}
-
-/// The options INSERT may set on a filter it creates.
-pub(super) trait InsertOptions: Copy {
-    /// Capacity, error rate and expansion, which every filter type has.
-    fn shape(&mut self) -> (&mut u64, &mut f64, &mut u32);
-
-    /// NONSCALING: by default an expansion of 0.
-    fn make_non_scaling(&mut self) {
-        *self.shape().2 = 0;
-    }
-
-    /// An option only some filter types have; unknown by default.
-    fn set_own(&mut self, _option: InsertOption, _value: &[u8]) -> CmdResult {
-        Err(BF_UNKNOWN_ARGUMENT.into())
-    }
-
-    /// Sets an option that takes a value; a capacity of at most `max_capacity`.
-    fn set(&mut self, option: InsertOption, value: &[u8], max_capacity: u64) -> CmdResult {
-        let (capacity, error_rate, expansion) = self.shape();
-        match option {
-            InsertOption::Capacity => *capacity = parse_insert_capacity(value, max_capacity)?,
-            InsertOption::Error => *error_rate = parse_insert_error_rate(value)?,
-            InsertOption::Expansion => *expansion = parse_insert_expansion(value)?,
-            _ => return self.set_own(option, value),
-        }
-        Ok(())
-    }
-}
-
-impl InsertOptions for ChainOptions {
-    fn shape(&mut self) -> (&mut u64, &mut f64, &mut u32) {
-        (
-            &mut self.capacity,
-            &mut self.error_rate,
-            &mut self.expansion,
-        )
-    }
-
-    /// The expansion stays, for RedisBloom's dump header.
-    fn make_non_scaling(&mut self) {
-        self.non_scaling = true;
-    }
-}
-
-impl InsertOptions for CountingOptions {
-    fn shape(&mut self) -> (&mut u64, &mut f64, &mut u32) {
-        (
-            &mut self.capacity,
-            &mut self.error_rate,
-            &mut self.expansion,
-        )
-    }
-
-    fn set_own(&mut self, option: InsertOption, value: &[u8]) -> CmdResult {
-        if option != InsertOption::CounterBits {
-            return Err(BF_UNKNOWN_ARGUMENT.into());
-        }
-        self.counter_bits = parse_i64(value)
-            .and_then(|bits| u64::try_from(bits).ok())
-            .and_then(CounterBits::from_bits)
-            .ok_or(CBF_INSERT_BAD_COUNTER_BITS)?;
-        Ok(())
-    }
-}
-
-/// INSERT key [options] ITEMS item...: adds the items, creating a missing key with the options
-/// given over the defaults, unless NOCREATE. `keyword` recognises the options; `name` is the
-/// command, as its arity error says it.
-pub(super) fn insert<F: Filter>(
-    ctx: &mut Ctx,
-    request: Request,
-    name: &str,
-    keyword: fn(&[u8]) -> Option<InsertOption>,
-) -> CmdResult
-where
-    F::Options: InsertOptions,
-{
-    let arity = || CmdError::arity(name);
-    let mut options = default_options::<F>(ctx);
-    let max_capacity = max_capacity(ctx);
-    let (mut no_create, mut non_scaling) = (false, false);
-    let mut cursor = Cursor::new(request, 2);
-    let mut first_item = None;
-    while let Some(arg) = cursor.next() {
-        match keyword(arg).ok_or(BF_UNKNOWN_ARGUMENT)? {
-            InsertOption::NoCreate => no_create = true,
-            InsertOption::NonScaling => non_scaling = true,
-            InsertOption::Items => {
-                if cursor.remaining() == 0 {
-                    return Err(arity());
-                }
-                first_item = Some(request.len() - cursor.remaining());
-                break;
-            }
-            option => options.set(option, cursor.next().ok_or_else(arity)?, max_capacity)?,
-        }
-    }
-    if non_scaling {
-        options.make_non_scaling();
-    }
-    let items = request.args().skip(first_item.ok_or_else(arity)?);
-    let create = (!no_create).then_some(options);
-    add_many::<F>(ctx, request.arg(1), create.into(), items)
-}
-
 /// MADD key item...: adds each item, creating the key with the defaults if it is missing.
 pub(super) fn madd<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
-    add_many::<F>(
-        ctx,
-        request.arg(1),
-        Create::Defaults,
-        request.args().skip(2),
-    )
+    let KeyItems { key, items } = KeyItems::parse(request)?;
+    add_many::<F>(ctx, key, Create::Defaults, items)
 }
 
-pub(super) fn add_many<'a, F: Filter>(
+/// Adds items in order and replies with one element each; the first failure is the last element.
+pub(super) fn add_many<F: Filter>(
     ctx: &mut Ctx,
     key: &[u8],
     create: Create<F::Options>,
-    items: impl Iterator<Item = &'a [u8]>,
+    items: Items,
 ) -> CmdResult {
     with_filter_for_add::<F, _>(ctx, key, create, |filter, results, limit| {
         results.clear();
-        filter.add_all(items, limit, |result| {
+        filter.add_all(items.iter(), limit, |result| {
             results.push(result.map_err(CmdError::from))
         });
     })?;
@@ -595,7 +411,8 @@ pub(super) fn write_results(reply: &mut Reply, results: &[Result<bool, CmdError>
 
 /// EXISTS answers 0 for a missing key and for a key of another type, as RedisBloom does.
 pub(super) fn exists<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
-    exists_run::<F>(ctx, request.arg(1), &[request.arg(2)], &mut |_| {});
+    let KeyItem { key, item } = KeyItem::parse(request)?;
+    exists_run::<F>(ctx, key, &[item], &mut |_| {});
     Ok(())
 }
 
@@ -625,15 +442,14 @@ pub(super) fn exists_run<F: Filter>(
 }
 
 pub(super) fn mexists<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let KeyItems { key, items } = KeyItems::parse(request)?;
     let reply = &mut *ctx.reply;
     let db = ctx.store.db(ctx.session.db);
-    db.get(request.arg(1), ctx.now, |value| {
-        reply.array(request.len() - 2);
+    db.get(key, ctx.now, |value| {
+        reply.array(items.len());
         match value.and_then(F::of) {
-            Some(filter) => {
-                filter.contains_all(request.args().skip(2), |found| reply.boolean(found))
-            }
-            None => (2..request.len()).for_each(|_| reply.boolean(false)),
+            Some(filter) => filter.contains_all(items.iter(), |found| reply.boolean(found)),
+            None => items.iter().for_each(|_| reply.boolean(false)),
         }
     });
     Ok(())
@@ -641,7 +457,8 @@ pub(super) fn mexists<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
 
 /// CARD: 0 for a missing key, WRONGTYPE for another type.
 pub(super) fn card<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let items = ctx.db().get(request.arg(1), ctx.now, |value| match value {
+    let Key { key } = Key::parse(request)?;
+    let items = ctx.db().get(key, ctx.now, |value| match value {
         Some(value) => F::of(value).map(F::items).ok_or(CmdError::from(WRONGTYPE)),
         None => Ok(0),
     })?;
@@ -662,17 +479,33 @@ pub(super) fn with_filter<F: Dumped, R>(
     })
 }
 
+/// INFO key [FIELD] of a filter (BF, CBF, TBF): the field is looked up once the filter is
+/// found, so that a missing key is `ERR not found` whatever the field.
+pub(super) struct Info<'a> {
+    pub(super) key: &'a [u8],
+    pub(super) field: Option<&'a [u8]>,
+}
+
+impl<'a> Info<'a> {
+    pub(super) fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        args.words_at_most(3)?;
+        Ok(Info {
+            key: args.required()?,
+            field: args.next(),
+        })
+    }
+}
+
 /// INFO key [FIELD]: every field as a map (a flat array under RESP2) with simple-string keys;
 /// one field as a one-element array under RESP2, a one-entry map under RESP3, as RedisBloom 8.
 pub(super) fn info<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
-    if request.len() > 3 {
-        return Err(CmdError::arity(F::INFO));
-    }
+    let command = Info::parse(request)?;
     let fields = &INFO_FIELDS[..F::INFO_FIELD_COUNT];
     let reply = &mut *ctx.reply;
     let db = ctx.store.db(ctx.session.db);
-    with_filter(db, ctx.now, request.arg(1), |filter: &F| {
-        write_info(reply, fields, request, |field, reply| {
+    with_filter(db, ctx.now, command.key, |filter: &F| {
+        write_info(reply, fields, command.field, |field, reply| {
             write_info_field(filter, field, reply)
         })
     })?
@@ -680,25 +513,22 @@ pub(super) fn info<F: Filter>(ctx: &mut Ctx, request: Request) -> CmdResult {
 
 /// The reply of an INFO key [FIELD] whose fields are `fields` (each with the name FIELD gives
 /// and its label), `write_field` writing a field's value: every field as a map, or the one
-/// FIELD names as RedisBloom 8 answers it.
+/// `asked` names as RedisBloom 8 answers it.
 pub(super) fn write_info<T: Copy>(
     reply: &mut Reply,
-    fields: &[(T, &str, &str)],
-    request: Request,
+    fields: &[(&str, (T, &str))],
+    asked: Option<&[u8]>,
     mut write_field: impl FnMut(T, &mut Reply),
 ) -> CmdResult {
-    if request.len() == 2 {
+    let Some(asked) = asked else {
         reply.map(fields.len());
-        for &(field, _, label) in fields {
+        for &(_, (field, label)) in fields {
             reply.simple(label);
             write_field(field, reply);
         }
         return Ok(());
-    }
-    let &(field, _, label) = fields
-        .iter()
-        .find(|(_, name, _)| is(request.arg(2), name))
-        .ok_or(BF_INVALID_INFO)?;
+    };
+    let (field, label) = keyword(asked, fields).ok_or(BF_INVALID_INFO)?;
     if reply.is_resp3() {
         reply.map(1);
         reply.simple(label);
@@ -723,9 +553,25 @@ fn write_info_field<F: Filter>(filter: &F, field: InfoField, reply: &mut Reply) 
     }
 }
 
+/// SCANDUMP key iterator, of a BF, CBF or TBF.
+struct Scandump<'a> {
+    key: &'a [u8],
+    iterator: i64,
+}
+
+impl<'a> Scandump<'a> {
+    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        Ok(Scandump {
+            key: args.required()?,
+            iterator: int(args.required()?, BF_SCANDUMP_NOT_NUMERIC)?,
+        })
+    }
+}
+
 pub(super) fn scandump<F: Dumped>(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let iterator = parse_i64(request.arg(2)).ok_or(BF_SCANDUMP_NOT_NUMERIC)?;
-    let step = with_filter(ctx.db(), ctx.now, request.arg(1), |filter: &F| {
+    let Scandump { key, iterator } = Scandump::parse(request)?;
+    let step = with_filter(ctx.db(), ctx.now, key, |filter: &F| {
         filter.dump_chunk(iterator)
     })?;
     ctx.reply.array(2);
@@ -734,11 +580,32 @@ pub(super) fn scandump<F: Dumped>(ctx: &mut Ctx, request: Request) -> CmdResult 
     Ok(())
 }
 
+/// LOADCHUNK key iterator data, of a BF, CBF or TBF.
+struct Loadchunk<'a> {
+    key: &'a [u8],
+    iterator: i64,
+    data: &'a [u8],
+}
+
+impl<'a> Loadchunk<'a> {
+    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        Ok(Loadchunk {
+            key: args.required()?,
+            iterator: int(args.required()?, BF_LOADCHUNK_NOT_NUMERIC)?,
+            data: args.required()?,
+        })
+    }
+}
+
 /// LOADCHUNK: iterator 1 on a missing key creates the filter from a header; any other chunk
 /// goes where SCANDUMP took it from.
 pub(super) fn loadchunk<F: Dumped>(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let iterator = parse_i64(request.arg(2)).ok_or(BF_LOADCHUNK_NOT_NUMERIC)?;
-    let (key, data) = (request.arg(1), request.arg(3));
+    let Loadchunk {
+        key,
+        iterator,
+        data,
+    } = Loadchunk::parse(request)?;
     let loaded = ctx.db().get_mut(key, ctx.now, |value| {
         value.map(|value| match F::of_mut(value) {
             Some(filter) => filter.load_chunk(iterator, data).map_err(CmdError::from),
@@ -757,18 +624,4 @@ pub(super) fn loadchunk<F: Dumped>(ctx: &mut Ctx, request: Request) -> CmdResult
     }
     ctx.reply.ok();
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_default_limit_follows_the_machine() {
-        assert_eq!(per_filter_limit(4096, 1 << 30), 4096);
-        assert_eq!(per_filter_limit(0, 1 << 30), 1 << 30);
-        let physical = crate::memory::physical_bytes();
-        assert!(physical >= 64 << 20, "{physical} bytes of memory");
-        assert_eq!(per_filter_limit(0, 0), physical / 2);
-    }
 }

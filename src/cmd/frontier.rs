@@ -1,6 +1,6 @@
 //! The FQ.* family: the crawl frontier (store/frontier.rs), a seen-set and a queue of leased,
-//! retried, politely spaced items in one value. This file reads arguments, writes replies and
-//! says what the write log gets.
+//! retried, politely spaced items in one value. This file applies the requests
+//! (`frontier_requests.rs` reads them), writes replies and says what the write log gets.
 //!
 //! What the log gets never depends on the clock at replay: a pop is logged as its effect,
 //! `FQ.LEASE key time [group id deadline ...]` (the frontier's clock moved to `time`, then those
@@ -8,41 +8,19 @@
 //! (a lease that had ended takes nothing), a NACK's DELAY and a group's PAUSE as absolute times;
 //! a frontier made by FQ.PUSH as the FQ.RESERVE of the settings it was made with.
 
-use super::args::{is, parse_i64};
-use super::bloom::{parse_reserve_capacity, parse_reserve_error_rate, FILTER_KEY};
+use super::args::{Key, KeyItems};
 use super::errors::*;
+use super::filter_options::max_capacity;
+use super::filter_specs::{FILTER_KEY, READ_ACCESS_KEY};
 use super::filters;
-use super::spec::{
-    bits, block, integer, key, one_of, pure_token, string, unix_time, Arg, CommandSpec, Group,
-    FIRST_RELEASE,
-};
+use super::frontier_requests::{Dead, Host, HostSet, Ids, Lease, Nack, Pop, Push, Reserve};
+use super::spec::{command_table, CommandSpec};
 use super::Ctx;
 use crate::filter::FilterError;
+use crate::frontier::{Frontier, FrontierOptions, Leased, Nacked, Rules};
 use crate::protocol::{Reply, Request};
-use crate::store::{
-    group_of, Frontier, FrontierOptions, HostChange, Leased, Nacked, Rules, Value, MAX_URL_LEN,
-};
+use crate::store::Value;
 use std::time::Duration;
-
-/// The longest lease, delay or pause, in milliseconds: about 31 years, far from overflowing
-/// when added to any time.
-const MAX_MS: i64 = 1_000_000_000_000;
-/// The latest time an AT may name: the end of the year 9999.
-const MAX_TIME: i64 = 253_402_300_799_999;
-/// Most items one FQ.POP or FQ.DEAD returns.
-const MAX_COUNT: i64 = 100_000;
-const MAX_RETRIES: i64 = 1_000_000;
-const MAX_INFLIGHT: i64 = 1_000_000;
-/// FQ.DEAD without COUNT.
-const DEAD_COUNT: usize = 100;
-
-/// The rules FQ.RESERVE gives what it is not told.
-const RESERVE_RULES: Rules = Rules {
-    lease_ms: 300_000,
-    retries: 3,
-    delay_ms: 0,
-    inflight: 0,
-};
 
 fn of(value: &Value) -> Option<&Frontier> {
     match value {
@@ -56,17 +34,6 @@ fn of_mut(value: &mut Value) -> Option<&mut Frontier> {
         Value::Frontier(frontier) => Some(frontier),
         _ => None,
     }
-}
-
-/// An integer argument within `range`, else `error`.
-fn bounded(
-    arg: Option<&[u8]>,
-    range: std::ops::RangeInclusive<i64>,
-    error: &'static str,
-) -> Result<i64, CmdError> {
-    arg.and_then(parse_i64)
-        .filter(|value| range.contains(value))
-        .ok_or(error.into())
 }
 
 /// Runs `f` on the frontier at `key` for writing; `missing` when there is none.
@@ -142,26 +109,12 @@ fn note_created(ctx: &mut Ctx, key: &[u8], options: &FrontierOptions) {
 
 /// FQ.RESERVE key error_rate capacity [LEASE ms] [RETRIES n] [DELAY ms] [INFLIGHT n]
 fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let error_rate = parse_reserve_error_rate(request.arg(2))?;
-    let capacity = parse_reserve_capacity(request.arg(3), super::filters::max_capacity(ctx))?;
-    let mut rules = RESERVE_RULES;
-    let mut at = 4;
-    while at < request.len() {
-        let (keyword, value) = (request.arg(at), request.args().nth(at + 1));
-        if is(keyword, "LEASE") {
-            rules.lease_ms = bounded(value, 1..=MAX_MS, FQ_BAD_LEASE)? as u64;
-        } else if is(keyword, "RETRIES") {
-            rules.retries = bounded(value, 0..=MAX_RETRIES, FQ_BAD_RETRIES)? as u32;
-        } else if is(keyword, "DELAY") {
-            rules.delay_ms = bounded(value, 0..=MAX_MS, FQ_BAD_DELAY)? as u64;
-        } else if is(keyword, "INFLIGHT") {
-            rules.inflight = bounded(value, 0..=MAX_INFLIGHT, FQ_BAD_INFLIGHT)? as u32;
-        } else {
-            return Err(SYNTAX.into());
-        }
-        at += 2;
-    }
-    let key = request.arg(1);
+    let Reserve {
+        key,
+        error_rate,
+        capacity,
+        rules,
+    } = Reserve::parse(request, max_capacity(ctx))?;
     filters::refuse_existing(ctx, key, |v| of(v).is_some())?;
     let options = FrontierOptions {
         error_rate,
@@ -198,38 +151,13 @@ fn default_options(ctx: &Ctx) -> FrontierOptions {
 /// is now queued. A push the memory limit refuses ends the reply with its error, as BF.MADD's
 /// does, and the URLs after it are not looked at.
 fn push(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let (mut priority, mut due, mut force) = (0i64, None, false);
-    let mut first = 2;
-    while first < request.len() {
-        let arg = request.arg(first);
-        if is(arg, "PRIORITY") {
-            priority = bounded(
-                request.args().nth(first + 1),
-                i64::MIN..=i64::MAX,
-                FQ_BAD_PRIORITY,
-            )?;
-            first += 2;
-        } else if is(arg, "AT") {
-            due = Some(bounded(request.args().nth(first + 1), 0..=MAX_TIME, FQ_BAD_TIME)? as u64);
-            first += 2;
-        } else if is(arg, "FORCE") {
-            force = true;
-            first += 1;
-        } else {
-            break;
-        }
-    }
-    if first >= request.len() {
-        return Err(CmdError::arity("fq.push"));
-    }
-    if request
-        .args()
-        .skip(first)
-        .any(|url| url.len() > MAX_URL_LEN)
-    {
-        return Err(FQ_URL_TOO_LONG.into());
-    }
-    let key = request.arg(1);
+    let Push {
+        key,
+        priority,
+        due,
+        force,
+        urls,
+    } = Push::parse(request)?;
     let limit = ctx.filter_memory_limit();
     let options = default_options(ctx);
     let scratch = &mut ctx.session.scratch;
@@ -247,7 +175,7 @@ fn push(ctx: &mut Ctx, request: Request) -> CmdResult {
             let Some(frontier) = of_mut(value) else {
                 return Err(CmdError::from(WRONGTYPE));
             };
-            for url in request.args().skip(first) {
+            for url in urls.iter() {
                 match frontier.push(url, priority, due, force, limit) {
                     Ok(pushed) => scratch.push(Ok(pushed)),
                     Err(error) => {
@@ -266,8 +194,8 @@ fn push(ctx: &mut Ctx, request: Request) -> CmdResult {
     if refused {
         // Replay runs without the limit: it must get only the URLs that went in.
         let taken = ctx.session.scratch.len() - 1;
-        let mut words: Vec<&[u8]> = request.args().take(first).collect();
-        words.extend(request.args().skip(first).take(taken));
+        let mut words: Vec<&[u8]> = urls.head().collect();
+        words.extend(urls.iter().take(taken));
         if taken > 0 {
             ctx.note_effect(words);
         }
@@ -281,38 +209,8 @@ fn push(ctx: &mut Ctx, request: Request) -> CmdResult {
             Err(error) => reply.error(error.message()),
         }
     }
-    may_have_work(ctx, request.arg(1));
+    may_have_work(ctx, key);
     Ok(())
-}
-
-/// The options of FQ.POP.
-struct Pop {
-    count: usize,
-    lease_ms: Option<u64>,
-    block_ms: Option<u64>,
-}
-
-fn parse_pop(request: Request) -> Result<Pop, CmdError> {
-    let mut pop = Pop {
-        count: 1,
-        lease_ms: None,
-        block_ms: None,
-    };
-    let mut at = 2;
-    while at < request.len() {
-        let (keyword, value) = (request.arg(at), request.args().nth(at + 1));
-        if is(keyword, "COUNT") {
-            pop.count = bounded(value, 1..=MAX_COUNT, FQ_BAD_COUNT)? as usize;
-        } else if is(keyword, "LEASE") {
-            pop.lease_ms = Some(bounded(value, 1..=MAX_MS, FQ_BAD_LEASE)? as u64);
-        } else if is(keyword, "BLOCK") {
-            pop.block_ms = Some(bounded(value, 0..=MAX_MS, FQ_BAD_TIMEOUT)? as u64);
-        } else {
-            return Err(SYNTAX.into());
-        }
-        at += 2;
-    }
-    Ok(pop)
 }
 
 /// FQ.POP key [COUNT n] [LEASE ms] [BLOCK ms]: `[id, url]` pairs, best first. With BLOCK and
@@ -322,8 +220,8 @@ fn parse_pop(request: Request) -> Result<Pop, CmdError> {
 /// coming due, a host's wait ending); inside MULTI, or past the timeout, the answer is a null
 /// array, as BLPOP's.
 fn pop(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let options = parse_pop(request)?;
-    let key = request.arg(1);
+    let options = Pop::parse(request)?;
+    let key = options.key;
     let now = ctx.now;
     let mut leased = Vec::new();
     let (clock, next_event) = with_frontier_mut(
@@ -389,19 +287,10 @@ fn note_leases(ctx: &mut Ctx, key: &[u8], clock: u64, leased: &[Leased]) {
 /// FQ.LEASE key time [group id deadline ...]: what the log holds of a pop (and of the clock
 /// moving); a client has no use for it. Answers how many items it leased.
 fn lease(ctx: &mut Ctx, request: Request) -> CmdResult {
-    if (request.len() - 3) % 3 != 0 {
-        return Err(CmdError::arity("fq.lease"));
-    }
-    let time = bounded(Some(request.arg(2)), 0..=i64::MAX, FQ_BAD_TIME)? as u64;
-    let mut items = Vec::with_capacity((request.len() - 3) / 3);
-    for at in (3..request.len()).step_by(3) {
-        let id = bounded(Some(request.arg(at + 1)), 1..=i64::MAX, FQ_BAD_ID)? as u64;
-        let deadline = bounded(Some(request.arg(at + 2)), 0..=i64::MAX, FQ_BAD_TIME)? as u64;
-        items.push((request.arg(at), id, deadline));
-    }
+    let Lease { key, time, items } = Lease::parse(request)?;
     let leased = with_frontier_mut(
         ctx,
-        request.arg(1),
+        key,
         || Err(BF_NOT_FOUND.into()),
         |frontier| {
             frontier.advance(time);
@@ -417,20 +306,10 @@ fn lease(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-/// The ids after `first`, each checked before anything is done.
-fn parse_ids(request: Request, first: usize) -> Result<Vec<u64>, CmdError> {
-    request
-        .args()
-        .skip(first)
-        .map(|arg| bounded(Some(arg), 1..=i64::MAX, FQ_BAD_ID).map(|id| id as u64))
-        .collect()
-}
-
 /// FQ.ACK key id [id ...]: how many running leases it completed.
 fn ack(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let ids = parse_ids(request, 2)?;
+    let Ids { key, ids } = Ids::parse(request)?;
     let now = (!ctx.session.replaying).then_some(ctx.now);
-    let key = request.arg(1);
     let acked: Vec<u64> = with_frontier_mut(
         ctx,
         key,
@@ -466,23 +345,14 @@ fn finish_on_ids(ctx: &mut Ctx, command: &[u8], key: &[u8], ids: &[u64]) {
 /// FQ.NACK key id [DELAY ms | AT unix-ms]: 1 if the item was leased (it is queued again, or
 /// dead past its retries), 0 if not.
 fn nack(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let id = bounded(Some(request.arg(2)), 1..=i64::MAX, FQ_BAD_ID)? as u64;
-    let (mut delay, mut due) = (0u64, None);
-    let mut at = 3;
-    while at < request.len() {
-        let (keyword, value) = (request.arg(at), request.args().nth(at + 1));
-        if is(keyword, "DELAY") {
-            delay = bounded(value, 0..=MAX_MS, FQ_BAD_DELAY)? as u64;
-        } else if is(keyword, "AT") {
-            due = Some(bounded(value, 0..=MAX_TIME, FQ_BAD_TIME)? as u64);
-        } else {
-            return Err(SYNTAX.into());
-        }
-        at += 2;
-    }
+    let Nack {
+        key,
+        id,
+        delay,
+        due,
+    } = Nack::parse(request)?;
     let now = ctx.now;
     let replaying = ctx.session.replaying;
-    let key = request.arg(1);
     let nacked = with_frontier_mut(
         ctx,
         key,
@@ -508,42 +378,31 @@ fn nack(ctx: &mut Ctx, request: Request) -> CmdResult {
 
 /// FQ.SEEN key url [url ...]: 1 or 0 per URL, adding nothing.
 fn seen(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let KeyItems { key, items: urls } = KeyItems::parse(request)?;
     let reply = &mut *ctx.reply;
     let db = ctx.store.db(ctx.session.db);
-    db.get(request.arg(1), ctx.now, |value| match value {
+    db.get(key, ctx.now, |value| match value {
         Some(value) => {
             let frontier = of(value).ok_or(CmdError::from(WRONGTYPE))?;
-            reply.array(request.len() - 2);
-            for url in request.args().skip(2) {
+            reply.array(urls.len());
+            for url in urls.iter() {
                 reply.int(i64::from(frontier.seen(url)));
             }
             Ok(())
         }
         None => {
-            reply.array(request.len() - 2);
-            (2..request.len()).for_each(|_| reply.int(0));
+            reply.array(urls.len());
+            urls.iter().for_each(|_| reply.int(0));
             Ok(())
         }
     })
 }
 
-/// A group as a client names it, written as POP derives it: `HTTPS://Example.com/` is
-/// `https://example.com`; the empty name is every URL that is not absolute.
-fn parse_group(arg: &[u8]) -> Result<Vec<u8>, CmdError> {
-    let mut group = Vec::new();
-    group_of(arg, &mut group);
-    if group.is_empty() && !arg.is_empty() {
-        return Err(FQ_BAD_GROUP.into());
-    }
-    Ok(group)
-}
-
 /// FQ.HOST key group [DELAY ms] [INFLIGHT n] [PAUSE ms | PAUSEAT unix-ms]: sets the group's
 /// rules (OK), or without options reads them.
 fn host(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let group = parse_group(request.arg(2))?;
-    let key = request.arg(1);
-    if request.len() == 3 {
+    let Host { key, group, set } = Host::parse(request)?;
+    let Some(HostSet { mut change, pause }) = set else {
         let now = ctx.now;
         let rules = with_frontier(
             ctx,
@@ -566,25 +425,7 @@ fn host(ctx: &mut Ctx, request: Request) -> CmdResult {
             reply.int(value as i64);
         }
         return Ok(());
-    }
-    let mut change = HostChange::default();
-    let mut pause = None;
-    let mut at = 3;
-    while at < request.len() {
-        let (keyword, value) = (request.arg(at), request.args().nth(at + 1));
-        if is(keyword, "DELAY") {
-            change.delay_ms = Some(bounded(value, 0..=MAX_MS, FQ_BAD_DELAY)? as u64);
-        } else if is(keyword, "INFLIGHT") {
-            change.inflight = Some(bounded(value, 0..=MAX_INFLIGHT, FQ_BAD_INFLIGHT)? as u32);
-        } else if is(keyword, "PAUSE") {
-            pause = Some(bounded(value, 0..=MAX_MS, FQ_BAD_DELAY)? as u64);
-        } else if is(keyword, "PAUSEAT") {
-            change.paused_until = Some(bounded(value, 0..=MAX_TIME, FQ_BAD_TIME)? as u64);
-        } else {
-            return Err(SYNTAX.into());
-        }
-        at += 2;
-    }
+    };
     let now = ctx.now;
     let change = with_frontier_mut(
         ctx,
@@ -621,17 +462,11 @@ fn host(ctx: &mut Ctx, request: Request) -> CmdResult {
 
 /// FQ.DEAD key [COUNT n]: `[id, url, deliveries]` of the dead items, lowest id first.
 fn dead(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let count = match request.len() {
-        2 => DEAD_COUNT,
-        4 if is(request.arg(2), "COUNT") => {
-            bounded(Some(request.arg(3)), 1..=MAX_COUNT, FQ_BAD_COUNT)? as usize
-        }
-        _ => return Err(SYNTAX.into()),
-    };
+    let Dead { key, count } = Dead::parse(request)?;
     let now = ctx.now;
     let items = with_frontier(
         ctx,
-        request.arg(1),
+        key,
         || Ok(Vec::new()),
         |frontier| Ok(frontier.dead_items(now, count)),
     )?;
@@ -648,8 +483,7 @@ fn dead(ctx: &mut Ctx, request: Request) -> CmdResult {
 
 /// FQ.REQUEUE key id [id ...]: how many dead items went back to the queue.
 fn requeue(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let ids = parse_ids(request, 2)?;
-    let key = request.arg(1);
+    let Ids { key, ids } = Ids::parse(request)?;
     // Replay finds the clock moved by the FQ.LEASE logged before.
     let now = (!ctx.session.replaying).then_some(ctx.now);
     let (moved, requeued) = with_frontier_mut(
@@ -678,10 +512,11 @@ fn requeue(ctx: &mut Ctx, request: Request) -> CmdResult {
 
 /// FQ.INFO key: a map under RESP3, a flat array under RESP2, as BF.INFO.
 fn info(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let Key { key } = Key::parse(request)?;
     let now = ctx.now;
     let info = with_frontier(
         ctx,
-        request.arg(1),
+        key,
         || Err(BF_NOT_FOUND.into()),
         |frontier| Ok(frontier.info(now)),
     )?;
@@ -707,46 +542,51 @@ fn info(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-const FRONTIER_ACL: super::spec::Acl = bits![Acl: WRITE, BLOOM];
-
 /// FQ.*: sieved's own, in the module group as BF.* and CBF.* are.
-pub(super) const SPECS: &[CommandSpec] = &[
-    CommandSpec::new(
-        "fq.reserve",
-        -4,
-        Group::Bloom,
+pub(super) const SPECS: &[CommandSpec] = &command_table! { Bloom:
+    // name, arity, [flags], key specs, [ACL categories], handler, docs[, more]
+    "fq.reserve", -4, [WRITE, DENYOOM], FILTER_KEY, [WRITE, FAST, BLOOM], reserve, docs::RESERVE;
+    "fq.push", -3, [WRITE, DENYOOM], FILTER_KEY, [WRITE, BLOOM], push, docs::PUSH;
+    "fq.pop", -2, [WRITE], FILTER_KEY, [WRITE, BLOOM], pop, docs::POP;
+    "fq.lease", -3, [WRITE, LOG_ONLY], FILTER_KEY, [WRITE, BLOOM], lease, docs::LEASE;
+    "fq.ack", -3, [WRITE, FAST], FILTER_KEY, [WRITE, BLOOM], ack, docs::ACK;
+    "fq.nack", -3, [WRITE, FAST], FILTER_KEY, [WRITE, BLOOM], nack, docs::NACK;
+    "fq.seen", -3, [READONLY, FAST], READ_ACCESS_KEY, [READ, BLOOM], seen, docs::SEEN;
+    "fq.host", -3, [WRITE, FAST], FILTER_KEY, [WRITE, BLOOM], host, docs::HOST;
+    "fq.dead", -2, [READONLY], READ_ACCESS_KEY, [READ, BLOOM], dead, docs::DEAD;
+    "fq.requeue", -3, [WRITE, FAST], FILTER_KEY, [WRITE, BLOOM], requeue, docs::REQUEUE;
+    "fq.info", 2, [READONLY, FAST], READ_ACCESS_KEY, [READ, FAST, BLOOM], info, docs::INFO;
+};
+
+/// What COMMAND DOCS says of each.
+mod docs {
+    use super::super::spec::{
+        block, double, integer, key, one_of, pure_token, string, unix_time, Arg, Docs,
+        FIRST_RELEASE,
+    };
+
+    pub(super) const RESERVE: Docs = Docs::new(
         "Creates a crawl frontier: a seen-set for capacity URLs at error_rate, and a queue with \
          leases, retries and politeness per host",
-        reserve,
     )
-    .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(FILTER_KEY)
-    .acl(bits![Acl: WRITE, FAST, BLOOM])
     .since(FIRST_RELEASE)
     .complexity("O(1)")
     .args(&[
         key("key"),
-        super::spec::double("error_rate"),
+        double("error_rate"),
         integer("capacity"),
-        LEASE,
+        LEASE_MS,
         integer("retries")
             .token("RETRIES")
             .summary("Deliveries an item gets before it is dead-lettered; 0 never")
             .optional(),
         HOST_DELAY,
         HOST_INFLIGHT,
-    ]),
-    CommandSpec::new(
-        "fq.push",
-        -3,
-        Group::Bloom,
+    ]);
+    pub(super) const PUSH: Docs = Docs::new(
         "Queues each URL not seen before (or every URL, with FORCE); creates the frontier if it \
          does not exist",
-        push,
     )
-    .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(FILTER_KEY)
-    .acl(FRONTIER_ACL)
     .since(FIRST_RELEASE)
     .complexity(
         "O(n * (k + log h)), where n is the number of URLs, k the number of hash \
@@ -761,38 +601,25 @@ pub(super) const SPECS: &[CommandSpec] = &[
         DUE_AT.optional(),
         pure_token("force", "FORCE").optional(),
         string("url").multiple(),
-    ]),
-    CommandSpec::new(
-        "fq.pop",
-        -2,
-        Group::Bloom,
-        "Leases the best items that are due, from hosts that may be fetched now",
-        pop,
-    )
-    .flags(bits![Flags: WRITE])
-    .key_specs(FILTER_KEY)
-    .acl(FRONTIER_ACL)
-    .since(FIRST_RELEASE)
-    .complexity("O(n * log h), where n is the count and h the number of hosts")
-    .args(&[
-        key("key"),
-        integer("count").token("COUNT").optional(),
-        LEASE,
-        integer("timeout")
-            .token("BLOCK")
-            .summary("Milliseconds to wait for an item that may be popped; 0 waits for ever")
-            .optional(),
-    ]),
-    CommandSpec::new(
-        "fq.lease",
-        -3,
-        Group::Bloom,
+    ]);
+    pub(super) const POP: Docs =
+        Docs::new("Leases the best items that are due, from hosts that may be fetched now")
+            .since(FIRST_RELEASE)
+            .complexity("O(n * log h), where n is the count and h the number of hosts")
+            .args(&[
+                key("key"),
+                integer("count").token("COUNT").optional(),
+                LEASE_MS,
+                integer("timeout")
+                    .token("BLOCK")
+                    .summary(
+                        "Milliseconds to wait for an item that may be popped; 0 waits for ever",
+                    )
+                    .optional(),
+            ]);
+    pub(super) const LEASE: Docs = Docs::new(
         "Applies leases as FQ.POP made them (the form the write log and replicas receive)",
-        lease,
     )
-    .flags(bits![Flags: WRITE])
-    .key_specs(FILTER_KEY)
-    .acl(FRONTIER_ACL)
     .since(FIRST_RELEASE)
     .complexity("O(n * log h), where n is the number of items and h the number of hosts")
     .args(&[
@@ -804,74 +631,40 @@ pub(super) const SPECS: &[CommandSpec] = &[
         )
         .optional()
         .multiple(),
-    ]),
-    CommandSpec::new(
-        "fq.ack",
-        -3,
-        Group::Bloom,
-        "Completes leased items: they leave the frontier for good, their URLs stay seen",
-        ack,
-    )
-    .flags(bits![Flags: WRITE, FAST])
-    .key_specs(FILTER_KEY)
-    .acl(FRONTIER_ACL)
-    .since(FIRST_RELEASE)
-    .complexity("O(n * log h), where n is the number of ids and h the number of hosts")
-    .args(&[key("key"), integer("id").multiple()]),
-    CommandSpec::new(
-        "fq.nack",
-        -3,
-        Group::Bloom,
-        "Gives a leased item back: queued again (after DELAY) or dead past its retries",
-        nack,
-    )
-    .flags(bits![Flags: WRITE, FAST])
-    .key_specs(FILTER_KEY)
-    .acl(FRONTIER_ACL)
-    .since(FIRST_RELEASE)
-    .complexity("O(log n)")
-    .args(&[
-        key("key"),
-        integer("id"),
-        one_of(
-            "when",
-            &[
-                integer("delay")
-                    .token("DELAY")
-                    .summary("Milliseconds before the item is due again"),
-                DUE_AT,
-            ],
-        )
-        .optional(),
-    ]),
-    CommandSpec::new(
-        "fq.seen",
-        -3,
-        Group::Bloom,
-        "Checks whether URLs were seen by a frontier, adding nothing",
-        seen,
-    )
-    .flags(bits![Flags: READONLY, FAST])
-    .key_specs(&[super::spec::KeySpec::range(
-        bits![KeyFlags: RO, ACCESS],
-        1,
-        0,
-        1,
-    )])
-    .acl(bits![Acl: READ, BLOOM])
-    .since(FIRST_RELEASE)
-    .complexity("O(k * n), where k is the number of hash functions and n the number of URLs")
-    .args(&[key("key"), string("url").multiple()]),
-    CommandSpec::new(
-        "fq.host",
-        -3,
-        Group::Bloom,
+    ]);
+    pub(super) const ACK: Docs =
+        Docs::new("Completes leased items: they leave the frontier for good, their URLs stay seen")
+            .since(FIRST_RELEASE)
+            .complexity("O(n * log h), where n is the number of ids and h the number of hosts")
+            .args(KEY_IDS);
+    pub(super) const NACK: Docs =
+        Docs::new("Gives a leased item back: queued again (after DELAY) or dead past its retries")
+            .since(FIRST_RELEASE)
+            .complexity("O(log n)")
+            .args(&[
+                key("key"),
+                integer("id"),
+                one_of(
+                    "when",
+                    &[
+                        integer("delay")
+                            .token("DELAY")
+                            .summary("Milliseconds before the item is due again"),
+                        DUE_AT,
+                    ],
+                )
+                .optional(),
+            ]);
+    pub(super) const SEEN: Docs =
+        Docs::new("Checks whether URLs were seen by a frontier, adding nothing")
+            .since(FIRST_RELEASE)
+            .complexity(
+                "O(k * n), where k is the number of hash functions and n the number of URLs",
+            )
+            .args(&[key("key"), string("url").multiple()]);
+    pub(super) const HOST: Docs = Docs::new(
         "Sets or reads the politeness rules of one host (crawl delay, items in flight, pause)",
-        host,
     )
-    .flags(bits![Flags: WRITE, FAST])
-    .key_specs(FILTER_KEY)
-    .acl(FRONTIER_ACL)
     .since(FIRST_RELEASE)
     .complexity("O(log h), where h is the number of hosts")
     .args(&[
@@ -891,73 +684,39 @@ pub(super) const SPECS: &[CommandSpec] = &[
             ],
         )
         .optional(),
-    ]),
-    CommandSpec::new(
-        "fq.dead",
-        -2,
-        Group::Bloom,
-        "Lists dead-lettered items with their deliveries",
-        dead,
-    )
-    .flags(bits![Flags: READONLY])
-    .key_specs(&[super::spec::KeySpec::range(
-        bits![KeyFlags: RO, ACCESS],
-        1,
-        0,
-        1,
-    )])
-    .acl(bits![Acl: READ, BLOOM])
-    .since(FIRST_RELEASE)
-    .complexity("O(n + l), where n is the count and l the number of leased items")
-    .args(&[key("key"), integer("count").token("COUNT").optional()]),
-    CommandSpec::new(
-        "fq.requeue",
-        -3,
-        Group::Bloom,
-        "Puts dead-lettered items back in the queue",
-        requeue,
-    )
-    .flags(bits![Flags: WRITE, FAST])
-    .key_specs(FILTER_KEY)
-    .acl(FRONTIER_ACL)
-    .since(FIRST_RELEASE)
-    .complexity("O(n * log h), where n is the number of ids and h the number of hosts")
-    .args(&[key("key"), integer("id").multiple()]),
-    CommandSpec::new(
-        "fq.info",
-        2,
-        Group::Bloom,
+    ]);
+    pub(super) const DEAD: Docs = Docs::new("Lists dead-lettered items with their deliveries")
+        .since(FIRST_RELEASE)
+        .complexity("O(n + l), where n is the count and l the number of leased items")
+        .args(&[key("key"), integer("count").token("COUNT").optional()]);
+    pub(super) const REQUEUE: Docs = Docs::new("Puts dead-lettered items back in the queue")
+        .since(FIRST_RELEASE)
+        .complexity("O(n * log h), where n is the number of ids and h the number of hosts")
+        .args(KEY_IDS);
+    pub(super) const INFO: Docs = Docs::new(
         "Returns a frontier's counters: seen, queued, due, leased, done, dead, hosts, memory",
-        info,
     )
-    .flags(bits![Flags: READONLY, FAST])
-    .key_specs(&[super::spec::KeySpec::range(
-        bits![KeyFlags: RO, ACCESS],
-        1,
-        0,
-        1,
-    )])
-    .acl(bits![Acl: READ, FAST, BLOOM])
     .since(FIRST_RELEASE)
     .complexity("O(l), where l is the number of leases that ended since the last pop")
-    .args(&[key("key")]),
-];
+    .args(&[key("key")]);
 
-/// A pop's lease, for FQ.RESERVE (its default) and FQ.POP.
-const LEASE: Arg = integer("lease")
-    .token("LEASE")
-    .summary("Milliseconds a popped item is leased for")
-    .optional();
-/// The politeness rules FQ.RESERVE sets for every host and FQ.HOST for one.
-const HOST_DELAY: Arg = integer("delay")
-    .token("DELAY")
-    .summary("Milliseconds between two leases from one host")
-    .optional();
-const HOST_INFLIGHT: Arg = integer("inflight")
-    .token("INFLIGHT")
-    .summary("Items of one host leased at once; 0 for no limit")
-    .optional();
-/// When a pushed or given-back item becomes due.
-const DUE_AT: Arg = unix_time("unix-time-milliseconds")
-    .token("AT")
-    .summary("When the item is due");
+    const KEY_IDS: &[Arg] = &[key("key"), integer("id").multiple()];
+    /// A pop's lease, for FQ.RESERVE (its default) and FQ.POP.
+    const LEASE_MS: Arg = integer("lease")
+        .token("LEASE")
+        .summary("Milliseconds a popped item is leased for")
+        .optional();
+    /// The politeness rules FQ.RESERVE sets for every host and FQ.HOST for one.
+    const HOST_DELAY: Arg = integer("delay")
+        .token("DELAY")
+        .summary("Milliseconds between two leases from one host")
+        .optional();
+    const HOST_INFLIGHT: Arg = integer("inflight")
+        .token("INFLIGHT")
+        .summary("Items of one host leased at once; 0 for no limit")
+        .optional();
+    /// When a pushed or given-back item becomes due.
+    const DUE_AT: Arg = unix_time("unix-time-milliseconds")
+        .token("AT")
+        .summary("When the item is due");
+}

@@ -2,12 +2,12 @@
 //! HEXISTS, HKEYS, HVALS and HSCAN, as Redis has them. HINCRBYFLOAT is logged as the HSET of
 //! its result, as Redis propagates it, so that replay repeats no long-double arithmetic.
 
-use super::args::parse_i64;
+use super::args::{int, parse_i64, Args, Items, Key, KeyItem, KeyItems};
 use super::collection::*;
-use super::counters::{format_float, parse_float};
 use super::errors::*;
-use super::extended::{Extended, Parsed};
-use super::spec::{bits, block, double, integer, key, pattern, string, CommandSpec, Group};
+use super::key_specs::*;
+use super::long_double::{format_float, parse_float, Extended, Parsed};
+use super::spec::{command_table, CommandSpec};
 use super::Ctx;
 use crate::protocol::Request;
 use crate::store::{Hash, Value};
@@ -33,35 +33,81 @@ fn upsert_hash<R>(
     })
 }
 
-/// Sets every field/value pair after the key; how many fields are new.
-fn set_pairs(ctx: &Ctx, request: Request, name: &str) -> Result<usize, CmdError> {
-    if request.len() % 2 == 1 {
-        return Err(CmdError::arity(name));
+/// HSET and HMSET key field value [field value ...]: Redis's arity error when a pair is
+/// incomplete.
+struct FieldValues<'a> {
+    key: &'a [u8],
+    pairs: Items<'a>,
+}
+
+impl<'a> FieldValues<'a> {
+    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        let key = args.required()?;
+        if args.remaining() % 2 == 1 {
+            return Err(args.arity_error());
+        }
+        Ok(FieldValues {
+            key,
+            pairs: args.items(),
+        })
     }
-    upsert_hash(ctx, request.arg(1), |hash| {
+}
+
+/// Sets every field/value pair after the key; how many fields are new.
+fn set_pairs(ctx: &Ctx, request: Request) -> Result<usize, CmdError> {
+    let FieldValues { key, pairs } = FieldValues::parse(request)?;
+    upsert_hash(ctx, key, |hash| {
+        let mut words = pairs.iter();
         let mut added = 0;
-        for at in (2..request.len()).step_by(2) {
-            added += hash.insert(request.arg(at), request.arg(at + 1)) as usize;
+        while let (Some(field), Some(value)) = (words.next(), words.next()) {
+            added += hash.insert(field, value) as usize;
         }
         Ok(added)
     })
 }
 
-pub(super) fn hset(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let added = set_pairs(ctx, request, "hset")?;
+fn hset(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let added = set_pairs(ctx, request)?;
     ctx.reply.int(added as i64);
     Ok(())
 }
 
-pub(super) fn hmset(ctx: &mut Ctx, request: Request) -> CmdResult {
-    set_pairs(ctx, request, "hmset")?;
+fn hmset(ctx: &mut Ctx, request: Request) -> CmdResult {
+    set_pairs(ctx, request)?;
     ctx.reply.ok();
     Ok(())
 }
 
-pub(super) fn hsetnx(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let (field, value) = (request.arg(2), request.arg(3));
-    let set = upsert_hash(ctx, request.arg(1), |hash| {
+/// HSETNX key field value, and HINCRBY's and HINCRBYFLOAT's words: the last one as each reads
+/// it.
+struct FieldWith<'a, T> {
+    key: &'a [u8],
+    field: &'a [u8],
+    with: T,
+}
+
+impl<'a, T> FieldWith<'a, T> {
+    fn parse(
+        request: Request<'a>,
+        read: impl FnOnce(&'a [u8]) -> Result<T, CmdError>,
+    ) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        Ok(FieldWith {
+            key: args.required()?,
+            field: args.required()?,
+            with: read(args.required()?)?,
+        })
+    }
+}
+
+fn hsetnx(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let FieldWith {
+        key,
+        field,
+        with: value,
+    } = FieldWith::parse(request, Ok)?;
+    let set = upsert_hash(ctx, key, |hash| {
         if hash.contains_key(field) {
             return Ok(false);
         }
@@ -72,12 +118,12 @@ pub(super) fn hsetnx(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-pub(super) fn hget(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let field = request.arg(2);
+fn hget(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let KeyItem { key, item: field } = KeyItem::parse(request)?;
     let reply = &mut *ctx.reply;
     ctx.store
         .db(ctx.session.db)
-        .get(request.arg(1), ctx.now, |value| match value {
+        .get(key, ctx.now, |value| match value {
             None => {
                 reply.null();
                 Ok(())
@@ -93,25 +139,24 @@ pub(super) fn hget(ctx: &mut Ctx, request: Request) -> CmdResult {
         })
 }
 
-pub(super) fn hmget(ctx: &mut Ctx, request: Request) -> CmdResult {
+fn hmget(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let KeyItems { key, items: fields } = KeyItems::parse(request)?;
     let reply = &mut *ctx.reply;
-    ctx.store
-        .db(ctx.session.db)
-        .get(request.arg(1), ctx.now, |value| {
-            let hash = match value {
-                None => None,
-                Some(Value::Hash(hash)) => Some(&**hash),
-                Some(_) => return Err(CmdError::from(WRONGTYPE)),
-            };
-            reply.array(request.len() - 2);
-            for field in request.args().skip(2) {
-                match hash.and_then(|hash| hash.get(field)) {
-                    Some(value) => reply.bulk(value),
-                    None => reply.null(),
-                }
+    ctx.store.db(ctx.session.db).get(key, ctx.now, |value| {
+        let hash = match value {
+            None => None,
+            Some(Value::Hash(hash)) => Some(&**hash),
+            Some(_) => return Err(CmdError::from(WRONGTYPE)),
+        };
+        reply.array(fields.len());
+        for field in fields.iter() {
+            match hash.and_then(|hash| hash.get(field)) {
+                Some(value) => reply.bulk(value),
+                None => reply.null(),
             }
-            Ok(())
-        })
+        }
+        Ok(())
+    })
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -123,79 +168,77 @@ enum Part {
 
 /// HGETALL (a map under RESP3), HKEYS and HVALS.
 fn get_all(ctx: &mut Ctx, request: Request, part: Part) -> CmdResult {
+    let Key { key } = Key::parse(request)?;
     let reply = &mut *ctx.reply;
-    ctx.store
-        .db(ctx.session.db)
-        .get(request.arg(1), ctx.now, |value| {
-            let hash = match value {
-                None => None,
-                Some(Value::Hash(hash)) => Some(&**hash),
-                Some(_) => return Err(CmdError::from(WRONGTYPE)),
-            };
-            let len = hash.map_or(0, |hash| hash.len());
-            match part {
-                Part::Both => reply.map(len),
-                _ => reply.array(len),
+    ctx.store.db(ctx.session.db).get(key, ctx.now, |value| {
+        let hash = match value {
+            None => None,
+            Some(Value::Hash(hash)) => Some(&**hash),
+            Some(_) => return Err(CmdError::from(WRONGTYPE)),
+        };
+        let len = hash.map_or(0, |hash| hash.len());
+        match part {
+            Part::Both => reply.map(len),
+            _ => reply.array(len),
+        }
+        for (field, value) in hash.into_iter().flat_map(Hash::iter) {
+            if part != Part::Values {
+                reply.bulk(field);
             }
-            for (field, value) in hash.into_iter().flat_map(Hash::iter) {
-                if part != Part::Values {
-                    reply.bulk(field);
-                }
-                if part != Part::Fields {
-                    reply.bulk(value);
-                }
+            if part != Part::Fields {
+                reply.bulk(value);
             }
-            Ok(())
-        })
+        }
+        Ok(())
+    })
 }
 
-pub(super) fn hgetall(ctx: &mut Ctx, request: Request) -> CmdResult {
+fn hgetall(ctx: &mut Ctx, request: Request) -> CmdResult {
     get_all(ctx, request, Part::Both)
 }
 
-pub(super) fn hkeys(ctx: &mut Ctx, request: Request) -> CmdResult {
+fn hkeys(ctx: &mut Ctx, request: Request) -> CmdResult {
     get_all(ctx, request, Part::Fields)
 }
 
-pub(super) fn hvals(ctx: &mut Ctx, request: Request) -> CmdResult {
+fn hvals(ctx: &mut Ctx, request: Request) -> CmdResult {
     get_all(ctx, request, Part::Values)
 }
 
-pub(super) fn hdel(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let removed = modify(ctx, request.arg(1), |value| match value {
+fn hdel(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let KeyItems { key, items: fields } = KeyItems::parse(request)?;
+    let removed = modify(ctx, key, |value| match value {
         None => Ok(0),
-        Some(Value::Hash(hash)) => Ok(request
-            .args()
-            .skip(2)
-            .filter(|field| hash.remove(field))
-            .count()),
+        Some(Value::Hash(hash)) => Ok(fields.iter().filter(|field| hash.remove(field)).count()),
         Some(_) => Err(WRONGTYPE.into()),
     })?;
     ctx.reply.int(removed as i64);
     Ok(())
 }
 
-pub(super) fn hlen(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let len = read_hash(ctx, request.arg(1), |hash| {
-        hash.map_or(0, |hash| hash.len())
-    })?;
+fn hlen(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let Key { key } = Key::parse(request)?;
+    let len = read_hash(ctx, key, |hash| hash.map_or(0, |hash| hash.len()))?;
     ctx.reply.int(len as i64);
     Ok(())
 }
 
-pub(super) fn hexists(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let field = request.arg(2);
-    let found = read_hash(ctx, request.arg(1), |hash| {
+fn hexists(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let KeyItem { key, item: field } = KeyItem::parse(request)?;
+    let found = read_hash(ctx, key, |hash| {
         hash.is_some_and(|hash| hash.contains_key(field))
     })?;
     ctx.reply.int(found as i64);
     Ok(())
 }
 
-pub(super) fn hincrby(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let by = parse_i64(request.arg(3)).ok_or(NOT_INTEGER)?;
-    let field = request.arg(2);
-    let new = upsert_hash(ctx, request.arg(1), |hash| {
+fn hincrby(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let FieldWith {
+        key,
+        field,
+        with: by,
+    } = FieldWith::parse(request, |by| int(by, NOT_INTEGER))?;
+    let new = upsert_hash(ctx, key, |hash| {
         let current = match hash.get(field) {
             None => 0,
             Some(value) => parse_i64(value).ok_or(HASH_NOT_INTEGER)?,
@@ -208,15 +251,22 @@ pub(super) fn hincrby(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
+/// An increment as HINCRBYFLOAT reads it: a finite long double.
+fn finite_increment(arg: &[u8]) -> Result<Extended, CmdError> {
+    match parse_float(arg) {
+        Some(Parsed::Finite(by)) => Ok(by),
+        Some(Parsed::Infinite) => Err(VALUE_NAN_OR_INF.into()),
+        None => Err(NOT_FLOAT.into()),
+    }
+}
+
 /// HINCRBYFLOAT key field increment, in long double as INCRBYFLOAT computes it.
-pub(super) fn hincrbyfloat(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let Some(Parsed::Finite(by)) = parse_float(request.arg(3)) else {
-        return Err(match parse_float(request.arg(3)) {
-            Some(_) => "ERR value is NaN or Infinity".into(),
-            None => NOT_FLOAT.into(),
-        });
-    };
-    let (key, field) = (request.arg(1), request.arg(2));
+fn hincrbyfloat(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let FieldWith {
+        key,
+        field,
+        with: by,
+    } = FieldWith::parse(request, finite_increment)?;
     let result = upsert_hash(ctx, key, |hash| {
         let current = match hash.get(field).map(parse_float) {
             None => Extended::ZERO,
@@ -236,13 +286,17 @@ pub(super) fn hincrbyfloat(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 /// HSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES].
-pub(super) fn hscan(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let cursor = parse_cursor(request)?;
-    let (next, found, fields_only) = read_hash(ctx, request.arg(1), |hash| {
+fn hscan(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let Scan {
+        key,
+        cursor,
+        options,
+    } = Scan::parse(request, Scanned::Hash)?;
+    let (next, found, fields_only) = read_hash(ctx, key, |hash| {
         let Some(hash) = hash else {
             return Ok((0, Vec::new(), false));
         };
-        let options = scan_options(request, Scanned::Hash)?;
+        let options = options?;
         let (next, entries) = hash.scan(cursor, options.count);
         let found = entries
             .filter(|(field, _)| matches(options.pattern, field))
@@ -263,115 +317,95 @@ pub(super) fn hscan(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-const PAIRS: super::spec::Arg = block("data", &[string("field"), string("value")]).multiple();
-
 /// Hash commands as Redis 7 declares them.
-pub(super) const SPECS: &[CommandSpec] = &[
-    CommandSpec::new("hset", -4, Group::Hash, "Creates or modifies the value of a field in a hash.", hset)
-        .flags(bits![Flags: WRITE, DENYOOM, FAST])
-        .key_specs(RW_UPDATE)
-        .acl(bits![Acl: HASH])
+pub(super) const SPECS: &[CommandSpec] = &command_table! { Hash:
+    // name, arity, [flags], key specs, [ACL categories], handler, docs[, more]
+    "hset", -4, [WRITE, DENYOOM, FAST], RW_UPDATE, [HASH], hset, docs::HSET;
+    "hsetnx", 4, [WRITE, DENYOOM, FAST], RW_INSERT, [HASH], hsetnx, docs::HSETNX;
+    "hmset", -4, [WRITE, DENYOOM, FAST], RW_UPDATE, [HASH], hmset, docs::HMSET;
+    "hget", 3, [READONLY, FAST], RO_ACCESS, [HASH], hget, docs::HGET;
+    "hmget", -3, [READONLY, FAST], RO_ACCESS, [HASH], hmget, docs::HMGET;
+    "hgetall", 2, [READONLY], RO_ACCESS, [HASH], hgetall, docs::HGETALL,
+        tips(&["nondeterministic_output_order"]);
+    "hdel", -3, [WRITE, FAST], RW_DELETE, [HASH], hdel, docs::HDEL;
+    "hincrby", 4, [WRITE, DENYOOM, FAST], RW_ACCESS_UPDATE, [HASH], hincrby, docs::HINCRBY;
+    "hincrbyfloat", 4, [WRITE, DENYOOM, FAST], RW_ACCESS_UPDATE, [HASH], hincrbyfloat,
+        docs::HINCRBYFLOAT;
+    "hlen", 2, [READONLY, FAST], RO, [HASH], hlen, docs::HLEN;
+    "hexists", 3, [READONLY, FAST], RO, [HASH], hexists, docs::HEXISTS;
+    "hkeys", 2, [READONLY], RO_ACCESS, [HASH], hkeys, docs::HKEYS,
+        tips(&["nondeterministic_output_order"]);
+    "hvals", 2, [READONLY], RO_ACCESS, [HASH], hvals, docs::HVALS,
+        tips(&["nondeterministic_output_order"]);
+    "hscan", -3, [READONLY], RO_ACCESS, [HASH], hscan, docs::HSCAN,
+        tips(&["nondeterministic_output"]);
+};
+
+/// What COMMAND DOCS says of each, in Redis 8's words.
+mod docs {
+    use super::super::spec::{block, double, integer, key, pattern, pure_token, string, Arg, Docs};
+
+    pub(super) const HSET: Docs = Docs::new("Creates or modifies the value of a field in a hash.")
         .since("2.0.0")
         .complexity("O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.")
         .history(&[
             ("4.0.0", "Accepts multiple `field` and `value` arguments."),
         ])
-        .args(&[key("key"), PAIRS]),
-    CommandSpec::new("hsetnx", 4, Group::Hash, "Sets the value of a field in a hash only when the field doesn't exist.", hsetnx)
-        .flags(bits![Flags: WRITE, DENYOOM, FAST])
-        .key_specs(RW_INSERT)
-        .acl(bits![Acl: HASH])
-        .since("2.0.0")
-        .complexity("O(1)")
-        .args(&[key("key"), string("field"), string("value")]),
-    CommandSpec::new("hmset", -4, Group::Hash, "Sets the values of multiple fields.", hmset)
-        .flags(bits![Flags: WRITE, DENYOOM, FAST])
-        .key_specs(RW_UPDATE)
-        .acl(bits![Acl: HASH])
+        .args(&[key("key"), PAIRS]);
+    pub(super) const HSETNX: Docs =
+        Docs::new("Sets the value of a field in a hash only when the field doesn't exist.")
+            .since("2.0.0")
+            .complexity("O(1)")
+            .args(&[key("key"), string("field"), string("value")]);
+    pub(super) const HMSET: Docs = Docs::new("Sets the values of multiple fields.")
         .since("2.0.0")
         .complexity("O(N) where N is the number of fields being set.")
         .deprecated("4.0.0", "`HSET` with multiple field-value pairs")
-        .args(&[key("key"), PAIRS]),
-    CommandSpec::new("hget", 3, Group::Hash, "Returns the value of a field in a hash.", hget)
-        .flags(bits![Flags: READONLY, FAST])
-        .key_specs(RO_ACCESS)
-        .acl(bits![Acl: HASH])
+        .args(&[key("key"), PAIRS]);
+    pub(super) const HGET: Docs = Docs::new("Returns the value of a field in a hash.")
         .since("2.0.0")
         .complexity("O(1)")
-        .args(&[key("key"), string("field")]),
-    CommandSpec::new("hmget", -3, Group::Hash, "Returns the values of all fields in a hash.", hmget)
-        .flags(bits![Flags: READONLY, FAST])
-        .key_specs(RO_ACCESS)
-        .acl(bits![Acl: HASH])
+        .args(&[key("key"), string("field")]);
+    pub(super) const HMGET: Docs = Docs::new("Returns the values of all fields in a hash.")
         .since("2.0.0")
         .complexity("O(N) where N is the number of fields being requested.")
-        .args(&[key("key"), string("field").multiple()]),
-    CommandSpec::new("hgetall", 2, Group::Hash, "Returns all fields and values in a hash.", hgetall)
-        .flags(bits![Flags: READONLY])
-        .key_specs(RO_ACCESS)
-        .acl(bits![Acl: HASH])
+        .args(&[key("key"), string("field").multiple()]);
+    pub(super) const HGETALL: Docs = Docs::new("Returns all fields and values in a hash.")
         .since("2.0.0")
         .complexity("O(N) where N is the size of the hash.")
-        .args(&[key("key")])
-        .tips(&["nondeterministic_output_order"]),
-    CommandSpec::new("hdel", -3, Group::Hash, "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.", hdel)
-        .flags(bits![Flags: WRITE, FAST])
-        .key_specs(RW_DELETE)
-        .acl(bits![Acl: HASH])
+        .args(&[key("key")]);
+    pub(super) const HDEL: Docs = Docs::new("Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.")
         .since("2.0.0")
         .complexity("O(N) where N is the number of fields to be removed.")
         .history(&[
             ("2.4.0", "Accepts multiple `field` arguments."),
         ])
-        .args(&[key("key"), string("field").multiple()]),
-    CommandSpec::new("hincrby", 4, Group::Hash, "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.", hincrby)
-        .flags(bits![Flags: WRITE, DENYOOM, FAST])
-        .key_specs(RW_ACCESS_UPDATE)
-        .acl(bits![Acl: HASH])
+        .args(&[key("key"), string("field").multiple()]);
+    pub(super) const HINCRBY: Docs = Docs::new("Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.")
         .since("2.0.0")
         .complexity("O(1)")
-        .args(&[key("key"), string("field"), integer("increment")]),
-    CommandSpec::new("hincrbyfloat", 4, Group::Hash, "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.", hincrbyfloat)
-        .flags(bits![Flags: WRITE, DENYOOM, FAST])
-        .key_specs(RW_ACCESS_UPDATE)
-        .acl(bits![Acl: HASH])
+        .args(&[key("key"), string("field"), integer("increment")]);
+    pub(super) const HINCRBYFLOAT: Docs = Docs::new("Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.")
         .since("2.6.0")
         .complexity("O(1)")
-        .args(&[key("key"), string("field"), double("increment")]),
-    CommandSpec::new("hlen", 2, Group::Hash, "Returns the number of fields in a hash.", hlen)
-        .flags(bits![Flags: READONLY, FAST])
-        .key_specs(RO)
-        .acl(bits![Acl: HASH])
+        .args(&[key("key"), string("field"), double("increment")]);
+    pub(super) const HLEN: Docs = Docs::new("Returns the number of fields in a hash.")
         .since("2.0.0")
         .complexity("O(1)")
-        .args(&[key("key")]),
-    CommandSpec::new("hexists", 3, Group::Hash, "Determines whether a field exists in a hash.", hexists)
-        .flags(bits![Flags: READONLY, FAST])
-        .key_specs(RO)
-        .acl(bits![Acl: HASH])
+        .args(&[key("key")]);
+    pub(super) const HEXISTS: Docs = Docs::new("Determines whether a field exists in a hash.")
         .since("2.0.0")
         .complexity("O(1)")
-        .args(&[key("key"), string("field")]),
-    CommandSpec::new("hkeys", 2, Group::Hash, "Returns all fields in a hash.", hkeys)
-        .flags(bits![Flags: READONLY])
-        .key_specs(RO_ACCESS)
-        .acl(bits![Acl: HASH])
+        .args(&[key("key"), string("field")]);
+    pub(super) const HKEYS: Docs = Docs::new("Returns all fields in a hash.")
         .since("2.0.0")
         .complexity("O(N) where N is the size of the hash.")
-        .args(&[key("key")])
-        .tips(&["nondeterministic_output_order"]),
-    CommandSpec::new("hvals", 2, Group::Hash, "Returns all values in a hash.", hvals)
-        .flags(bits![Flags: READONLY])
-        .key_specs(RO_ACCESS)
-        .acl(bits![Acl: HASH])
+        .args(&[key("key")]);
+    pub(super) const HVALS: Docs = Docs::new("Returns all values in a hash.")
         .since("2.0.0")
         .complexity("O(N) where N is the size of the hash.")
-        .args(&[key("key")])
-        .tips(&["nondeterministic_output_order"]),
-    CommandSpec::new("hscan", -3, Group::Hash, "Iterates over fields and values of a hash.", hscan)
-        .flags(bits![Flags: READONLY])
-        .key_specs(RO_ACCESS)
-        .acl(bits![Acl: HASH])
+        .args(&[key("key")]);
+    pub(super) const HSCAN: Docs = Docs::new("Iterates over fields and values of a hash.")
         .since("2.8.0")
         .complexity("O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.")
         .args(&[
@@ -379,7 +413,8 @@ pub(super) const SPECS: &[CommandSpec] = &[
             integer("cursor"),
             pattern("pattern").token("MATCH").optional(),
             integer("count").token("COUNT").optional(),
-            super::spec::pure_token("novalues", "NOVALUES").optional(),
-        ])
-        .tips(&["nondeterministic_output"]),
-];
+            pure_token("novalues", "NOVALUES").optional(),
+        ]);
+
+    const PAIRS: Arg = block("data", &[string("field"), string("value")]).multiple();
+}

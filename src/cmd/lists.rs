@@ -1,9 +1,11 @@
 //! Lists: LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP, BLPOP, BRPOP, LLEN, LRANGE, LTRIM, LINDEX,
 //! LREM and LSET, as Redis has them. A list is a double-ended queue, so both ends are O(1).
 
+use super::args::{int, Args, Items, Key, KeyItems};
 use super::collection::*;
 use super::errors::*;
-use super::spec::{bits, double, integer, key, string, CommandSpec, Group};
+use super::key_specs::*;
+use super::spec::{command_table, CommandSpec};
 use super::Ctx;
 use crate::protocol::Request;
 use crate::store::{Bytes, List, Value};
@@ -36,9 +38,9 @@ fn change_list<R>(
     })
 }
 
-fn push_all(list: &mut List, end: End, request: Request) -> usize {
-    list.reserve(end == End::Head, request.args().skip(2).map(<[u8]>::len));
-    for item in request.args().skip(2) {
+fn push_all(list: &mut List, end: End, items: Items) -> usize {
+    list.reserve(end == End::Head, items.iter().map(<[u8]>::len));
+    for item in items.iter() {
         match end {
             End::Head => list.push_front(item),
             End::Tail => list.push_back(item),
@@ -48,9 +50,10 @@ fn push_all(list: &mut List, end: End, request: Request) -> usize {
 }
 
 fn push(ctx: &mut Ctx, request: Request, end: End) -> CmdResult {
+    let KeyItems { key, items } = KeyItems::parse(request)?;
     let create = || Value::List(Box::default());
-    let len = upsert(ctx, request.arg(1), create, |value| match value {
-        Value::List(list) => Ok(push_all(list, end, request)),
+    let len = upsert(ctx, key, create, |value| match value {
+        Value::List(list) => Ok(push_all(list, end, items)),
         _ => Err(WRONGTYPE.into()),
     })?;
     ctx.reply.int(len as i64);
@@ -58,42 +61,50 @@ fn push(ctx: &mut Ctx, request: Request, end: End) -> CmdResult {
 }
 
 fn push_existing(ctx: &mut Ctx, request: Request, end: End) -> CmdResult {
-    let len = change_list(ctx, request.arg(1), |list| Ok(push_all(list, end, request)))?;
+    let KeyItems { key, items } = KeyItems::parse(request)?;
+    let len = change_list(ctx, key, |list| Ok(push_all(list, end, items)))?;
     ctx.reply.int(len.unwrap_or(0) as i64);
     Ok(())
 }
 
-pub(super) fn lpush(ctx: &mut Ctx, request: Request) -> CmdResult {
+fn lpush(ctx: &mut Ctx, request: Request) -> CmdResult {
     push(ctx, request, End::Head)
 }
 
-pub(super) fn rpush(ctx: &mut Ctx, request: Request) -> CmdResult {
+fn rpush(ctx: &mut Ctx, request: Request) -> CmdResult {
     push(ctx, request, End::Tail)
 }
 
-pub(super) fn lpushx(ctx: &mut Ctx, request: Request) -> CmdResult {
+fn lpushx(ctx: &mut Ctx, request: Request) -> CmdResult {
     push_existing(ctx, request, End::Head)
 }
 
-pub(super) fn rpushx(ctx: &mut Ctx, request: Request) -> CmdResult {
+fn rpushx(ctx: &mut Ctx, request: Request) -> CmdResult {
     push_existing(ctx, request, End::Tail)
+}
+
+/// LPOP/RPOP key [count]: more words are an arity error.
+struct Pop<'a> {
+    key: &'a [u8],
+    count: Option<usize>,
+}
+
+impl<'a> Pop<'a> {
+    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        args.words_at_most(3)?;
+        Ok(Pop {
+            key: args.required()?,
+            count: args.next().map(parse_count).transpose()?,
+        })
+    }
 }
 
 /// LPOP/RPOP key [count]: one element (or nil), or with a count an array of up to that many
 /// (nil for a missing key).
 fn pop(ctx: &mut Ctx, request: Request, end: End) -> CmdResult {
-    if request.len() > 3 {
-        return Err(CmdError::arity(if end == End::Head {
-            "lpop"
-        } else {
-            "rpop"
-        }));
-    }
-    let count = match request.len() {
-        3 => Some(parse_count(request.arg(2))?),
-        _ => None,
-    };
-    let popped = change_list(ctx, request.arg(1), |list| {
+    let Pop { key, count } = Pop::parse(request)?;
+    let popped = change_list(ctx, key, |list| {
         let take = count.unwrap_or(1).min(list.len());
         let popped: Vec<Bytes> = match end {
             End::Head => (0..take).filter_map(|_| list.pop_front()).collect(),
@@ -116,11 +127,11 @@ fn pop(ctx: &mut Ctx, request: Request, end: End) -> CmdResult {
     Ok(())
 }
 
-pub(super) fn lpop(ctx: &mut Ctx, request: Request) -> CmdResult {
+fn lpop(ctx: &mut Ctx, request: Request) -> CmdResult {
     pop(ctx, request, End::Head)
 }
 
-pub(super) fn rpop(ctx: &mut Ctx, request: Request) -> CmdResult {
+fn rpop(ctx: &mut Ctx, request: Request) -> CmdResult {
     pop(ctx, request, End::Tail)
 }
 
@@ -149,28 +160,46 @@ fn blocking_pop(ctx: &mut Ctx, request: Request, end: End) -> CmdResult {
     })
 }
 
-pub(super) fn blpop(ctx: &mut Ctx, request: Request) -> CmdResult {
+fn blpop(ctx: &mut Ctx, request: Request) -> CmdResult {
     blocking_pop(ctx, request, End::Head)
 }
 
-pub(super) fn brpop(ctx: &mut Ctx, request: Request) -> CmdResult {
+fn brpop(ctx: &mut Ctx, request: Request) -> CmdResult {
     blocking_pop(ctx, request, End::Tail)
 }
 
-pub(super) fn llen(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let len = read_list(ctx, request.arg(1), List::len)?;
+fn llen(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let Key { key } = Key::parse(request)?;
+    let len = read_list(ctx, key, List::len)?;
     ctx.reply.int(len.unwrap_or(0) as i64);
     Ok(())
 }
 
+/// LRANGE and LTRIM key start stop: ranks, negative from the end.
+struct Range<'a> {
+    key: &'a [u8],
+    start: i64,
+    stop: i64,
+}
+
+impl<'a> Range<'a> {
+    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        Ok(Range {
+            key: args.required()?,
+            start: args.int(NOT_INTEGER)?,
+            stop: args.int(NOT_INTEGER)?,
+        })
+    }
+}
+
 /// LRANGE key start stop. The reply is written straight from the list, so a range over a
 /// million elements costs the reply and nothing more.
-pub(super) fn lrange(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let start = parse_rank(request.arg(2))?;
-    let stop = parse_rank(request.arg(3))?;
+fn lrange(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let Range { key, start, stop } = Range::parse(request)?;
     let reply = &mut *ctx.reply;
     let db = ctx.store.db(ctx.session.db);
-    db.get(request.arg(1), ctx.now, |value| match value {
+    db.get(key, ctx.now, |value| match value {
         None => {
             reply.array(0);
             Ok(())
@@ -189,10 +218,9 @@ pub(super) fn lrange(ctx: &mut Ctx, request: Request) -> CmdResult {
     })
 }
 
-pub(super) fn ltrim(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let start = parse_rank(request.arg(2))?;
-    let stop = parse_rank(request.arg(3))?;
-    change_list(ctx, request.arg(1), |list| {
+fn ltrim(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let Range { key, start, stop } = Range::parse(request)?;
+    change_list(ctx, key, |list| {
         match rank_range(start, stop, list.len()) {
             None => list.clear(),
             Some((first, last)) => {
@@ -216,18 +244,33 @@ fn position(index: i64, len: usize) -> Option<usize> {
     usize::try_from(index).ok().filter(|&index| index < len)
 }
 
-/// LINDEX key index: as Redis, the key is looked up before the index is read.
-pub(super) fn lindex(ctx: &mut Ctx, request: Request) -> CmdResult {
+/// LINDEX key index, and LSET's first words. As Redis, the key is looked up before the index
+/// is read: its error is given only for a list.
+struct Index<'a> {
+    key: &'a [u8],
+    index: Result<i64, CmdError>,
+}
+
+impl<'a> Index<'a> {
+    fn parse(args: &mut Args<'a>) -> Result<Self, CmdError> {
+        Ok(Index {
+            key: args.required()?,
+            index: int(args.required()?, NOT_INTEGER),
+        })
+    }
+}
+
+fn lindex(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let Index { key, index } = Index::parse(&mut Args::new(request, 1))?;
     let reply = &mut *ctx.reply;
     let db = ctx.store.db(ctx.session.db);
-    db.get(request.arg(1), ctx.now, |value| match value {
+    db.get(key, ctx.now, |value| match value {
         None => {
             reply.null();
             Ok(())
         }
         Some(Value::List(list)) => {
-            let index = parse_rank(request.arg(2))?;
-            match position(index, list.len()).and_then(|at| list.get(at)) {
+            match position(index?, list.len()).and_then(|at| list.get(at)) {
                 Some(item) => reply.bulk(item),
                 None => reply.null(),
             }
@@ -237,12 +280,13 @@ pub(super) fn lindex(ctx: &mut Ctx, request: Request) -> CmdResult {
     })
 }
 
-/// LSET key index element: as Redis, the key is looked up before the index is read.
-pub(super) fn lset(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let item = request.arg(3);
-    change_list(ctx, request.arg(1), |list| {
-        let index = parse_rank(request.arg(2))?;
-        let at = position(index, list.len()).ok_or(INDEX_RANGE)?;
+/// LSET key index element
+fn lset(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let mut args = Args::new(request, 1);
+    let Index { key, index } = Index::parse(&mut args)?;
+    let item = args.required()?;
+    change_list(ctx, key, |list| {
+        let at = position(index?, list.len()).ok_or(INDEX_RANGE)?;
         list.set(at, item);
         Ok(())
     })?
@@ -251,12 +295,29 @@ pub(super) fn lset(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
+/// LREM key count element
+struct Remove<'a> {
+    key: &'a [u8],
+    count: i64,
+    item: &'a [u8],
+}
+
+impl<'a> Remove<'a> {
+    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        Ok(Remove {
+            key: args.required()?,
+            count: args.int(NOT_INTEGER)?,
+            item: args.required()?,
+        })
+    }
+}
+
 /// LREM key count element: removes up to |count| matches, from the head when count is positive,
 /// from the tail when negative, every one when 0.
-pub(super) fn lrem(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let count = parse_rank(request.arg(2))?;
-    let item = request.arg(3);
-    let removed = change_list(ctx, request.arg(1), |list| {
+fn lrem(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let Remove { key, count, item } = Remove::parse(request)?;
+    let removed = change_list(ctx, key, |list| {
         let limit = if count == 0 {
             usize::MAX
         } else {
@@ -290,117 +351,102 @@ pub(super) fn lrem(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 /// List commands as Redis 7 declares them.
-pub(super) const SPECS: &[CommandSpec] = &[
-    CommandSpec::new("lpush", -3, Group::List, "Prepends one or more elements to a list. Creates the key if it doesn't exist.", lpush)
-        .flags(bits![Flags: WRITE, DENYOOM, FAST])
-        .key_specs(RW_INSERT)
-        .acl(bits![Acl: LIST])
+pub(super) const SPECS: &[CommandSpec] = &command_table! { List:
+    // name, arity, [flags], key specs, [ACL categories], handler, docs[, more]
+    "lpush", -3, [WRITE, DENYOOM, FAST], RW_INSERT, [LIST], lpush, docs::LPUSH;
+    "rpush", -3, [WRITE, DENYOOM, FAST], RW_INSERT, [LIST], rpush, docs::RPUSH;
+    "lpushx", -3, [WRITE, DENYOOM, FAST], RW_INSERT, [LIST], lpushx, docs::LPUSHX;
+    "rpushx", -3, [WRITE, DENYOOM, FAST], RW_INSERT, [LIST], rpushx, docs::RPUSHX;
+    "lpop", -2, [WRITE, FAST], RW_ACCESS_DELETE, [LIST], lpop, docs::LPOP;
+    "rpop", -2, [WRITE, FAST], RW_ACCESS_DELETE, [LIST], rpop, docs::RPOP;
+    "blpop", -3, [WRITE, NOSCRIPT, BLOCKING], RW_ACCESS_DELETE_ALL_BUT_LAST, [LIST], blpop,
+        docs::BLPOP;
+    "brpop", -3, [WRITE, NOSCRIPT, BLOCKING], RW_ACCESS_DELETE_ALL_BUT_LAST, [LIST], brpop,
+        docs::BRPOP;
+    "llen", 2, [READONLY, FAST], RO, [LIST], llen, docs::LLEN;
+    "lrange", 4, [READONLY], RO_ACCESS, [LIST], lrange, docs::LRANGE;
+    "ltrim", 4, [WRITE], RW_DELETE, [LIST], ltrim, docs::LTRIM;
+    "lindex", 3, [READONLY], RO_ACCESS, [LIST], lindex, docs::LINDEX;
+    "lrem", 4, [WRITE], RW_DELETE, [LIST], lrem, docs::LREM;
+    "lset", 4, [WRITE, DENYOOM], RW_UPDATE, [LIST], lset, docs::LSET;
+};
+
+/// What COMMAND DOCS says of each, in Redis 8's words.
+mod docs {
+    use super::super::spec::{double, integer, key, string, Docs};
+
+    pub(super) const LPUSH: Docs = Docs::new("Prepends one or more elements to a list. Creates the key if it doesn't exist.")
         .complexity("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")
         .history(&[
             ("2.4.0", "Accepts multiple `element` arguments."),
         ])
-        .args(&[key("key"), string("element").multiple()]),
-    CommandSpec::new("rpush", -3, Group::List, "Appends one or more elements to a list. Creates the key if it doesn't exist.", rpush)
-        .flags(bits![Flags: WRITE, DENYOOM, FAST])
-        .key_specs(RW_INSERT)
-        .acl(bits![Acl: LIST])
+        .args(&[key("key"), string("element").multiple()]);
+    pub(super) const RPUSH: Docs = Docs::new("Appends one or more elements to a list. Creates the key if it doesn't exist.")
         .complexity("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")
         .history(&[
             ("2.4.0", "Accepts multiple `element` arguments."),
         ])
-        .args(&[key("key"), string("element").multiple()]),
-    CommandSpec::new("lpushx", -3, Group::List, "Prepends one or more elements to a list only when the list exists.", lpushx)
-        .flags(bits![Flags: WRITE, DENYOOM, FAST])
-        .key_specs(RW_INSERT)
-        .acl(bits![Acl: LIST])
+        .args(&[key("key"), string("element").multiple()]);
+    pub(super) const LPUSHX: Docs = Docs::new("Prepends one or more elements to a list only when the list exists.")
         .since("2.2.0")
         .complexity("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")
         .history(&[
             ("4.0.0", "Accepts multiple `element` arguments."),
         ])
-        .args(&[key("key"), string("element").multiple()]),
-    CommandSpec::new("rpushx", -3, Group::List, "Appends an element to a list only when the list exists.", rpushx)
-        .flags(bits![Flags: WRITE, DENYOOM, FAST])
-        .key_specs(RW_INSERT)
-        .acl(bits![Acl: LIST])
+        .args(&[key("key"), string("element").multiple()]);
+    pub(super) const RPUSHX: Docs = Docs::new("Appends an element to a list only when the list exists.")
         .since("2.2.0")
         .complexity("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")
         .history(&[
             ("4.0.0", "Accepts multiple `element` arguments."),
         ])
-        .args(&[key("key"), string("element").multiple()]),
-    CommandSpec::new("lpop", -2, Group::List, "Returns the first elements in a list after removing it. Deletes the list if the last element was popped.", lpop)
-        .flags(bits![Flags: WRITE, FAST])
-        .key_specs(RW_ACCESS_DELETE)
-        .acl(bits![Acl: LIST])
+        .args(&[key("key"), string("element").multiple()]);
+    pub(super) const LPOP: Docs = Docs::new("Returns the first elements in a list after removing it. Deletes the list if the last element was popped.")
         .complexity("O(N) where N is the number of elements returned")
         .history(&[
             ("6.2.0", "Added the `count` argument."),
         ])
-        .args(&[key("key"), integer("count").optional().since("6.2.0")]),
-    CommandSpec::new("rpop", -2, Group::List, "Returns and removes the last elements of a list. Deletes the list if the last element was popped.", rpop)
-        .flags(bits![Flags: WRITE, FAST])
-        .key_specs(RW_ACCESS_DELETE)
-        .acl(bits![Acl: LIST])
+        .args(&[key("key"), integer("count").optional().since("6.2.0")]);
+    pub(super) const RPOP: Docs = Docs::new("Returns and removes the last elements of a list. Deletes the list if the last element was popped.")
         .complexity("O(N) where N is the number of elements returned")
         .history(&[
             ("6.2.0", "Added the `count` argument."),
         ])
-        .args(&[key("key"), integer("count").optional().since("6.2.0")]),
-    CommandSpec::new("blpop", -3, Group::List, "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", blpop)
-        .flags(bits![Flags: WRITE, NOSCRIPT, BLOCKING])
-        .key_specs(RW_ACCESS_DELETE_ALL_BUT_LAST)
-        .acl(bits![Acl: LIST])
+        .args(&[key("key"), integer("count").optional().since("6.2.0")]);
+    pub(super) const BLPOP: Docs = Docs::new("Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.")
         .since("2.0.0")
         .complexity("O(N) where N is the number of provided keys.")
         .history(&[
             ("6.0.0", "`timeout` is interpreted as a double instead of an integer."),
         ])
-        .args(&[key("key").multiple(), double("timeout")]),
-    CommandSpec::new("brpop", -3, Group::List, "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", brpop)
-        .flags(bits![Flags: WRITE, NOSCRIPT, BLOCKING])
-        .key_specs(RW_ACCESS_DELETE_ALL_BUT_LAST)
-        .acl(bits![Acl: LIST])
+        .args(&[key("key").multiple(), double("timeout")]);
+    pub(super) const BRPOP: Docs = Docs::new("Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.")
         .since("2.0.0")
         .complexity("O(N) where N is the number of provided keys.")
         .history(&[
             ("6.0.0", "`timeout` is interpreted as a double instead of an integer."),
         ])
-        .args(&[key("key").multiple(), double("timeout")]),
-    CommandSpec::new("llen", 2, Group::List, "Returns the length of a list.", llen)
-        .flags(bits![Flags: READONLY, FAST])
-        .key_specs(RO)
-        .acl(bits![Acl: LIST])
+        .args(&[key("key").multiple(), double("timeout")]);
+    pub(super) const LLEN: Docs = Docs::new("Returns the length of a list.")
         .complexity("O(1)")
-        .args(&[key("key")]),
-    CommandSpec::new("lrange", 4, Group::List, "Returns a range of elements from a list.", lrange)
-        .flags(bits![Flags: READONLY])
-        .key_specs(RO_ACCESS)
-        .acl(bits![Acl: LIST])
+        .args(&[key("key")]);
+    pub(super) const LRANGE: Docs = Docs::new("Returns a range of elements from a list.")
         .complexity("O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the specified range.")
-        .args(&[key("key"), integer("start"), integer("stop")]),
-    CommandSpec::new("ltrim", 4, Group::List, "Removes elements from both ends a list. Deletes the list if all elements were trimmed.", ltrim)
-        .flags(bits![Flags: WRITE])
-        .key_specs(RW_DELETE)
-        .acl(bits![Acl: LIST])
-        .complexity("O(N) where N is the number of elements to be removed by the operation.")
-        .args(&[key("key"), integer("start"), integer("stop")]),
-    CommandSpec::new("lindex", 3, Group::List, "Returns an element from a list by its index.", lindex)
-        .flags(bits![Flags: READONLY])
-        .key_specs(RO_ACCESS)
-        .acl(bits![Acl: LIST])
+        .args(&[key("key"), integer("start"), integer("stop")]);
+    pub(super) const LTRIM: Docs = Docs::new(
+        "Removes elements from both ends a list. Deletes the list if all elements were trimmed.",
+    )
+    .complexity("O(N) where N is the number of elements to be removed by the operation.")
+    .args(&[key("key"), integer("start"), integer("stop")]);
+    pub(super) const LINDEX: Docs = Docs::new("Returns an element from a list by its index.")
         .complexity("O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for the first or the last element of the list O(1).")
-        .args(&[key("key"), integer("index")]),
-    CommandSpec::new("lrem", 4, Group::List, "Removes elements from a list. Deletes the list if the last element was removed.", lrem)
-        .flags(bits![Flags: WRITE])
-        .key_specs(RW_DELETE)
-        .acl(bits![Acl: LIST])
-        .complexity("O(N+M) where N is the length of the list and M is the number of elements removed.")
-        .args(&[key("key"), integer("count"), string("element")]),
-    CommandSpec::new("lset", 4, Group::List, "Sets the value of an element in a list by its index.", lset)
-        .flags(bits![Flags: WRITE, DENYOOM])
-        .key_specs(RW_UPDATE)
-        .acl(bits![Acl: LIST])
+        .args(&[key("key"), integer("index")]);
+    pub(super) const LREM: Docs = Docs::new(
+        "Removes elements from a list. Deletes the list if the last element was removed.",
+    )
+    .complexity("O(N+M) where N is the length of the list and M is the number of elements removed.")
+    .args(&[key("key"), integer("count"), string("element")]);
+    pub(super) const LSET: Docs = Docs::new("Sets the value of an element in a list by its index.")
         .complexity("O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1).")
-        .args(&[key("key"), integer("index"), string("element")]),
-];
+        .args(&[key("key"), integer("index"), string("element")]);
+}

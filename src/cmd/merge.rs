@@ -14,6 +14,7 @@
 //! With the log on, writes run one at a time, so no write lands between the pieces and replaying
 //! the logged MERGE (each write replays in order) rebuilds exactly the same `dest`.
 
+use super::args::{Args, Items};
 use super::errors::*;
 use super::filters::{Dumped, Filter};
 use super::Ctx;
@@ -25,7 +26,7 @@ use crate::store::{read, write, ValueHandle};
 const PIECE_BYTES: u64 = 256 * 1024;
 
 /// What differs between the filter types a merge handles.
-trait Union: Filter {
+pub(super) trait Union: Filter {
     /// Why a filter cannot take part in a merge whatever the others are.
     fn refusal(&self, _key: &[u8]) -> Option<CmdError> {
         None
@@ -92,14 +93,7 @@ impl Union for BloomChain {
 impl Union for CountingChain {
     /// `filter/merge.rs` says why a counting filter that has grown cannot be merged.
     fn refusal(&self, key: &[u8]) -> Option<CmdError> {
-        (self.links().len() > 1).then(|| {
-            CmdError::Owned(format!(
-                "ERR cannot merge '{}': counting filters merge only before they grow, and it has \
-                 {} sub-filters",
-                shown(key),
-                self.links().len()
-            ))
-        })
+        (self.links().len() > 1).then(|| merge_grown(key, self.links().len()))
     }
 
     /// A multiset's union is its sum.
@@ -119,11 +113,6 @@ fn set_union_count(estimate: f64, counts: &[u64]) -> u64 {
 
 fn saturating_sum(counts: &[u64]) -> u64 {
     counts.iter().fold(0u64, |sum, &n| sum.saturating_add(n))
-}
-
-/// A key as an error message shows it.
-fn shown(key: &[u8]) -> String {
-    String::from_utf8_lossy(&key[..key.len().min(128)]).into_owned()
 }
 
 /// The first key that exists among those merged, whose shape every other must have.
@@ -165,14 +154,7 @@ impl<'a> Members<'a> {
             };
             if let Some(reference) = &members.reference {
                 if let Some(mismatch) = reference.shape.mismatch(&shape) {
-                    return Err(CmdError::Owned(format!(
-                        "ERR cannot merge '{}' with '{}': its {} is {}, not {}",
-                        shown(key),
-                        shown(reference.key),
-                        mismatch.field,
-                        mismatch.theirs,
-                        mismatch.ours
-                    )));
+                    return Err(merge_mismatch(key, reference.key, &mismatch));
                 }
             }
             if members.counts.len() < items.len() {
@@ -194,15 +176,15 @@ impl<'a> Members<'a> {
     }
 }
 
-/// The request's keys from `first` on, each once, leaving out `except`.
-fn distinct_keys<'a>(request: Request<'a>, first: usize, except: Option<&[u8]>) -> Vec<&'a [u8]> {
-    let mut keys: Vec<&[u8]> = Vec::new();
-    for key in request.args().skip(first) {
-        if Some(key) != except && !keys.contains(&key) {
-            keys.push(key);
+/// `keys`, each once, leaving out `except`.
+fn distinct_keys<'a>(keys: Items<'a>, except: Option<&[u8]>) -> Vec<&'a [u8]> {
+    let mut distinct: Vec<&[u8]> = Vec::new();
+    for key in keys.iter() {
+        if Some(key) != except && !distinct.contains(&key) {
+            distinct.push(key);
         }
     }
-    keys
+    distinct
 }
 
 /// The length of link `link` of the filter behind `handle`; None if it has no such link.
@@ -231,10 +213,26 @@ fn read_piece<F: Union>(
 }
 
 /// MERGE dest src [src ...]; see the top of this file.
-fn merge<F: Union>(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let dest = request.arg(1);
+struct Merge<'a> {
+    dest: &'a [u8],
+    sources: Items<'a>,
+}
+
+impl<'a> Merge<'a> {
+    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        Ok(Merge {
+            dest: args.required()?,
+            sources: args.items(),
+        })
+    }
+}
+
+/// BF.MERGE and CBF.MERGE.
+pub(super) fn merge<F: Union>(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let Merge { dest, sources } = Merge::parse(request)?;
     let mut keys = vec![dest];
-    keys.extend(distinct_keys(request, 2, Some(dest)));
+    keys.extend(distinct_keys(sources, Some(dest)));
     let members = Members::gather::<F>(ctx, &keys)?;
     let Some(reference) = &members.reference else {
         return Err(BF_NOT_FOUND.into());
@@ -319,20 +317,12 @@ fn merge<F: Union>(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-pub(super) fn bf_merge(ctx: &mut Ctx, request: Request) -> CmdResult {
-    merge::<BloomChain>(ctx, request)
-}
-
-pub(super) fn cbf_merge(ctx: &mut Ctx, request: Request) -> CmdResult {
-    merge::<CountingChain>(ctx, request)
-}
-
 /// BF.UNIONCARD key [key ...]: the estimated number of distinct items in the union of the
 /// filters, without writing it: each link's bits or-ed across the filters, piece by piece, and
 /// counted, then BF.CARD's estimate for that many bits, held between the largest count of the
 /// link among the filters and their sum. Missing keys are empty; none at all answers 0.
-pub(super) fn bf_unioncard(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let keys = distinct_keys(request, 1, None);
+pub(super) fn unioncard(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let keys = distinct_keys(Args::new(request, 1).items(), None);
     let members = Members::gather::<BloomChain>(ctx, &keys)?;
     let Some(reference) = &members.reference else {
         ctx.reply.int(0);

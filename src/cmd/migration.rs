@@ -1,4 +1,4 @@
-//! DUMP, RESTORE and MIGRATE: a value as Redis serializes it (`store::rdb`), so that keys move
+//! DUMP, RESTORE and MIGRATE: a value as Redis serializes it (`rdb`), so that keys move
 //! between sieved and Redis (with RedisBloom's filters) in both directions.
 
 use super::args::{is, parse_i64};
@@ -8,12 +8,19 @@ use super::spec::{
 };
 use super::Ctx;
 use crate::protocol::{encode_request, Request};
-use crate::store::rdb::{self, Limits, RestoreError};
+use crate::rdb::{self, Limits, RestoreError};
+use crate::store::Value;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
 pub(super) fn dump(ctx: &mut Ctx, request: Request) -> CmdResult {
+    // RedisBloom's save of a t-digest compresses the live digest, which TDIGEST.INFO then shows.
+    ctx.db().get_mut(request.arg(1), ctx.now, |value| {
+        if let Some(Value::TDigest(digest)) = value {
+            digest.compress();
+        }
+    });
     match ctx.db().get(request.arg(1), ctx.now, |v| v.map(rdb::dump)) {
         Some(payload) => ctx.reply.bulk(&payload),
         None => ctx.reply.null(),
@@ -281,9 +288,7 @@ pub(super) fn migrate(ctx: &mut Ctx, request: Request) -> CmdResult {
     }
     if let Some(line) = target_error {
         let text = String::from_utf8_lossy(&line[1..line.len() - 2]).into_owned();
-        return Err(CmdError::Owned(format!(
-            "ERR Target instance replied with error: {text}"
-        )));
+        return Err(migrate_target_error(&text));
     }
     if let Some(error) = link_failure {
         return Err(link_error(error));

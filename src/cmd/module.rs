@@ -1,13 +1,15 @@
 //! MODULE: what a server with RedisBloom loaded answers, so that tools which look for RedisBloom
 //! by its module name `bf` (RedisInsight, client libraries, redis-py's test suite) find it. sieved
 //! loads no modules: the BF.* and CF.* commands are its own, so MODULE LIST names `bf` at the
-//! RedisBloom version whose behaviour they follow, and LOAD and UNLOAD refuse, saying why.
+//! RedisBloom version whose behaviour they follow (and `ReJSON` for the JSON.* commands, at
+//! RedisJSON's), and LOAD and UNLOAD refuse, saying why.
 
-use super::args::is;
+use super::args::{keyword, Args};
 use super::errors::*;
-use super::spec::{block, find_subcommand, string, CommandSpec, Docs, Group};
+use super::module_list::{write_module_list, BLOOM_MODULE, JSON_MODULE};
+use super::spec::{block, command_table, find_subcommand, string, CommandSpec, Docs};
 use super::Ctx;
-use crate::protocol::{Reply, Request};
+use crate::protocol::Request;
 
 enum Subcommand {
     List,
@@ -39,48 +41,44 @@ const HELP: &[&str] = &[
     "    Prints this help.",
 ];
 
-/// The module RedisBloom registers, as Redis describes a loaded module.
-const BLOOM_MODULE: &str = "bf";
-
-/// The loaded modules as MODULE LIST and HELLO describe them, in Redis's shape: one map per
-/// module (a flat array in RESP2) of its name, version, the `path` it was loaded from and its
-/// load arguments (none).
-pub(super) fn write_module_list(reply: &mut Reply, path: &[u8]) {
-    reply.array(1);
-    reply.map(4);
-    reply.bulk(b"name");
-    reply.bulk(BLOOM_MODULE.as_bytes());
-    reply.bulk(b"ver");
-    reply.int(crate::BLOOM_MODULE_VERSION);
-    reply.bulk(b"path");
-    reply.bulk(path);
-    reply.bulk(b"args");
-    reply.array(0);
+/// MODULE LIST | LOAD path [arg ...] | LOADEX path ... | UNLOAD name | HELP
+#[derive(Clone, Copy)]
+enum Module {
+    List,
+    Load,
+    /// UNLOAD of the module sieved has built in.
+    UnloadBuiltIn,
+    UnloadUnknown,
+    Help,
 }
 
-pub(super) fn module(ctx: &mut Ctx, request: Request) -> CmdResult {
+impl Module {
+    fn parse(request: Request) -> Result<Self, CmdError> {
+        Ok(match find_subcommand(&request, "MODULE", SUBCOMMANDS)? {
+            Subcommand::List => Module::List,
+            Subcommand::Load => Module::Load,
+            Subcommand::Unload => {
+                let name = Args::new(request, 2).required()?;
+                let built_in = [
+                    (BLOOM_MODULE, Module::UnloadBuiltIn),
+                    (JSON_MODULE, Module::UnloadBuiltIn),
+                ];
+                keyword(name, &built_in).unwrap_or(Module::UnloadUnknown)
+            }
+            Subcommand::Help => Module::Help,
+        })
+    }
+}
+
+fn module(ctx: &mut Ctx, request: Request) -> CmdResult {
     let reply = &mut *ctx.reply;
-    match find_subcommand(&request, "MODULE", SUBCOMMANDS)? {
+    match Module::parse(request)? {
         // The path it was loaded from: none here.
-        Subcommand::List => write_module_list(reply, b""),
-        Subcommand::Load => {
-            return Err(
-                "ERR Error loading the extension: sieved does not load modules; \
-                        RedisBloom's commands (module bf) are built in"
-                    .into(),
-            )
-        }
-        Subcommand::Unload if is(request.arg(2), BLOOM_MODULE) => {
-            return Err(
-                "ERR Error unloading module: bf is built into sieved, not a loaded \
-                        module"
-                    .into(),
-            )
-        }
-        Subcommand::Unload => {
-            return Err("ERR Error unloading module: no such module with that name".into())
-        }
-        Subcommand::Help => {
+        Module::List => write_module_list(reply, b""),
+        Module::Load => return Err(MODULE_LOAD.into()),
+        Module::UnloadBuiltIn => return Err(MODULE_UNLOAD_BUILT_IN.into()),
+        Module::UnloadUnknown => return Err(MODULE_UNLOAD_UNKNOWN.into()),
+        Module::Help => {
             reply.array(HELP.len());
             HELP.iter().for_each(|line| reply.simple(line));
         }
@@ -89,16 +87,14 @@ pub(super) fn module(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 /// MODULE as Redis 7 declares the container; its subcommands are not listed apart.
-pub(super) const SPECS: &[CommandSpec] = &[CommandSpec::new(
-    "module",
-    -2,
-    Group::Server,
-    "A container for module commands.",
-    module,
-)
-.since("4.0.0")
-.complexity("Depends on subcommand.")
-.subcommands(MODULE_SUBCOMMANDS)];
+pub(super) const SPECS: &[CommandSpec] = &command_table! { Server:
+    // name, arity, [flags], key specs, [ACL categories], handler, docs[, more]
+    "module", -2, [], &[], [], module, MODULE, subcommands(MODULE_SUBCOMMANDS);
+};
+
+const MODULE: Docs = Docs::new("A container for module commands.")
+    .since("4.0.0")
+    .complexity("Depends on subcommand.");
 
 /// MODULE's subcommands, as COMMAND DOCS lists them.
 const MODULE_SUBCOMMANDS: &[(&str, Docs)] = &[

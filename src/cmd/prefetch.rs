@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 /// How many hashes `HashedAhead` keeps: two looks' worth, as the next look is taken when
 /// parsing reaches the start of the previous one, and a run's worth (`cmd::runs`), which is
 /// parsed before any of it runs.
-const HASHED_AHEAD: usize = 2 * LOOKAHEAD_REQUESTS + super::runs::MAX_RUN;
+const HASHED_AHEAD: usize = 2 * LOOKAHEAD_REQUESTS + MAX_RUN;
 
 /// The hashes the looks of one batch computed, in the order of the items in the input, each
 /// with the item's place in the input and the scheme it was hashed under.
@@ -79,6 +79,11 @@ impl Hashed {
 /// turn: enough for a miss to memory to arrive, as `HashedChain::add_all` keeps eight items
 /// ahead within one BF.MADD, where less work separates the items.
 pub(crate) const LOOKAHEAD_REQUESTS: usize = 16;
+
+/// The most requests one run (`cmd::runs`) takes. The key stays read-locked while a run goes on,
+/// so a writer waits for at most this many look-ups. Written here, beside the look's own bound,
+/// as both bound how far the connection parses ahead of what it runs.
+pub(crate) const MAX_RUN: usize = 32;
 
 /// What one `look_ahead` did.
 pub(crate) struct Look {

@@ -9,14 +9,6 @@ use super::spec::{bits, pattern, string, CommandSpec, Docs, Group};
 use super::Ctx;
 use crate::protocol::Request;
 
-/// Redis 7's refusal of other commands to a RESP2 client in the Pub/Sub context.
-pub(super) fn refusal(name: &str) -> CmdError {
-    CmdError::Owned(format!(
-        "ERR Can't execute '{name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET \
-         are allowed in this context"
-    ))
-}
-
 /// Whether a RESP2 client in the Pub/Sub context may run the command.
 pub(super) fn allowed_when_subscribed(name: &str) -> bool {
     matches!(
@@ -94,18 +86,6 @@ pub(super) fn punsubscribe(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-/// RESET's part: leaves every channel and pattern without a word, as Redis.
-pub(super) fn leave_all(ctx: &mut Ctx) {
-    let id = ctx.session.client.id;
-    let pubsub = ctx.server.pubsub();
-    for kind in [SubscriptionKind::Channel, SubscriptionKind::Pattern] {
-        for name in pubsub.subscriptions(id, kind) {
-            pubsub.unsubscribe(id, kind, &name);
-        }
-    }
-    ctx.session.client.set_subscriptions(0, 0);
-}
-
 pub(super) fn publish(ctx: &mut Ctx, request: Request) -> CmdResult {
     let receivers = ctx.server.pubsub().publish(request.arg(1), request.arg(2));
     ctx.server
@@ -168,10 +148,7 @@ pub(super) fn pubsub(ctx: &mut Ctx, request: Request) -> CmdResult {
         .iter()
         .any(|known| is(sub, known))
     {
-        return Err(CmdError::Owned(format!(
-            "ERR unknown subcommand or wrong number of arguments for '{}'. Try PUBSUB HELP.",
-            String::from_utf8_lossy(sub)
-        )));
+        return Err(subcommand_arity(sub, "PUBSUB"));
     } else {
         return Err(CmdError::unknown_subcommand(sub, "PUBSUB"));
     }

@@ -1,12 +1,13 @@
 //! Replication's commands: REPLICAOF (and SLAVEOF), ROLE and WAIT for operators and clients;
-//! REPLCONF and PSYNC, which a replica sends its primary. PSYNC and WAIT only note what they
-//! ask: the connection carries them out once the replies before them are written (PSYNC turns
-//! the connection into the replica's stream; WAIT waits without holding the batch's locks).
+//! REPLCONF and PSYNC, which a replica sends its primary. PSYNC and WAIT hand what they ask to
+//! the connection (`After`), which carries it out once the replies before them are ready (PSYNC
+//! turns the connection into the replica's stream; WAIT waits without holding the batch's
+//! locks).
 
 use super::args::{is, parse_i64};
 use super::errors::*;
 use super::spec::{bits, block, integer, one_of, pure_token, string, CommandSpec, Group};
-use super::{Ctx, ReplicaHandshake, Replicating, RoleView, WaitForReplicas};
+use super::{After, Ctx, Psync, Replicating, RoleView, WaitForReplicas};
 use crate::protocol::Request;
 
 /// REPLICAOF host port | NO ONE.
@@ -85,7 +86,7 @@ fn replconf(ctx: &mut Ctx, request: Request) -> CmdResult {
             handshake.announced_ip = Some(String::from_utf8_lossy(value).into_owned());
         } else if is(option, "sieved") {
             if value == ctx.server.run_id().as_bytes() {
-                result = Err("ERR a server cannot replicate from itself".into());
+                result = Err(REPLICATE_FROM_ITSELF.into());
                 break;
             }
         } else if is(option, "capa") || is(option, "ack") || is(option, "getack") {
@@ -96,10 +97,7 @@ fn replconf(ctx: &mut Ctx, request: Request) -> CmdResult {
                 return Ok(());
             }
         } else {
-            result = Err(CmdError::Owned(format!(
-                "ERR Unrecognized REPLCONF option: {}",
-                String::from_utf8_lossy(option)
-            )));
+            result = Err(unrecognized_replconf_option(option));
             break;
         }
     }
@@ -109,19 +107,20 @@ fn replconf(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-/// PSYNC replid offset: noted here; the connection replies (+FULLRESYNC or +CONTINUE) and
-/// streams.
+/// PSYNC replid offset: handed to the connection, with what REPLCONF said; the connection
+/// replies (+FULLRESYNC or +CONTINUE) and streams.
 fn psync(ctx: &mut Ctx, request: Request) -> CmdResult {
     if ctx.server.replica_link_down() {
         return Err(NOMASTERLINK.into());
     }
     let replid = String::from_utf8_lossy(request.arg(1)).into_owned();
     let offset = parse_i64(request.arg(2)).ok_or(NOT_INTEGER)?;
-    let handshake = ctx
-        .session
-        .replica_handshake
-        .get_or_insert_with(Box::<ReplicaHandshake>::default);
-    handshake.psync = Some((replid, offset));
+    let handshake = ctx.session.replica_handshake.take().unwrap_or_default();
+    ctx.session.after = Some(After::BecomeReplicaStream(Box::new(Psync {
+        replid,
+        offset,
+        handshake: *handshake,
+    })));
     Ok(())
 }
 
@@ -142,11 +141,11 @@ fn wait(ctx: &mut Ctx, request: Request) -> CmdResult {
         ctx.reply.int(acked as i64);
         return Ok(());
     }
-    ctx.session.wait_asked = Some(WaitForReplicas {
+    ctx.session.after = Some(After::Wait(WaitForReplicas {
         replicas: replicas.clamp(0, i64::from(u32::MAX)) as usize,
         timeout_ms: timeout_ms as u64,
         offset,
-    });
+    }));
     Ok(())
 }
 

@@ -12,14 +12,12 @@
 //! key, and the write log the records it would have had alone, written under one hold of the
 //! log's order; the first request's time also covers parsing the others.
 
+use super::dispatch::{admit, forget_effects, in_log_order, note_logged};
+use super::prefetch::MAX_RUN;
 use super::spec::Flags;
-use super::{admit, eviction, forget_effects, in_log_order, note_logged, Ctx, COMMANDS};
+use super::{eviction, Ctx, COMMANDS};
 use crate::protocol::Request;
 use std::ops::Range;
-
-/// The most requests one run takes. The key stays read-locked while a run goes on, so a writer
-/// waits for at most this many look-ups.
-pub(crate) const MAX_RUN: usize = 32;
 
 /// Requests of one command on one key, in the order they came, each as where its arguments lie
 /// in the connection's input; empty until begun. A connection keeps one and reuses it, as it is

@@ -2,11 +2,12 @@
 //! Redis has them. SPOP is logged as the SREM of what it popped, as Redis propagates it, so a
 //! replica and a replay remove the same members.
 
-use super::args::parse_i64;
+use super::args::{int, Key, KeyItem, KeyItems};
 use super::collection::*;
 use super::errors::*;
-use super::keys::next_random;
-use super::spec::{bits, integer, key, pattern, string, CommandSpec, Group};
+use super::key_specs::*;
+use super::random::next_random;
+use super::spec::{command_table, CommandSpec};
 use super::Ctx;
 use crate::protocol::Request;
 use crate::store::{Bytes, Set, Value};
@@ -19,62 +20,56 @@ fn read_set<R>(ctx: &Ctx, key: &[u8], f: impl FnOnce(Option<&Set>) -> R) -> Resu
     })
 }
 
-pub(super) fn sadd(ctx: &mut Ctx, request: Request) -> CmdResult {
+fn sadd(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let KeyItems { key, items } = KeyItems::parse(request)?;
     let create = || Value::Set(Box::default());
-    let added = upsert(ctx, request.arg(1), create, |value| match value {
-        Value::Set(set) => Ok(request
-            .args()
-            .skip(2)
-            .filter(|member| set.insert(member))
-            .count()),
+    let added = upsert(ctx, key, create, |value| match value {
+        Value::Set(set) => Ok(items.iter().filter(|member| set.insert(member)).count()),
         _ => Err(WRONGTYPE.into()),
     })?;
     ctx.reply.int(added as i64);
     Ok(())
 }
 
-pub(super) fn srem(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let removed = modify(ctx, request.arg(1), |value| match value {
+fn srem(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let KeyItems { key, items } = KeyItems::parse(request)?;
+    let removed = modify(ctx, key, |value| match value {
         None => Ok(0),
-        Some(Value::Set(set)) => Ok(request
-            .args()
-            .skip(2)
-            .filter(|member| set.remove(member))
-            .count()),
+        Some(Value::Set(set)) => Ok(items.iter().filter(|member| set.remove(member)).count()),
         Some(_) => Err(WRONGTYPE.into()),
     })?;
     ctx.reply.int(removed as i64);
     Ok(())
 }
 
-pub(super) fn sismember(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let member = request.arg(2);
-    let found = read_set(ctx, request.arg(1), |set| {
-        set.is_some_and(|set| set.contains(member))
-    })?;
+fn sismember(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let KeyItem { key, item: member } = KeyItem::parse(request)?;
+    let found = read_set(ctx, key, |set| set.is_some_and(|set| set.contains(member)))?;
     ctx.reply.int(found as i64);
     Ok(())
 }
 
-pub(super) fn smismember(ctx: &mut Ctx, request: Request) -> CmdResult {
+fn smismember(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let KeyItems { key, items } = KeyItems::parse(request)?;
     let reply = &mut *ctx.reply;
     let db = ctx.store.db(ctx.session.db);
-    db.get(request.arg(1), ctx.now, |value| {
+    db.get(key, ctx.now, |value| {
         let set = match value {
             None => None,
             Some(Value::Set(set)) => Some(set),
             Some(_) => return Err(CmdError::from(WRONGTYPE)),
         };
-        reply.array(request.len() - 2);
-        for member in request.args().skip(2) {
+        reply.array(items.len());
+        for member in items.iter() {
             reply.int(set.is_some_and(|set| set.contains(member)) as i64);
         }
         Ok(())
     })
 }
 
-pub(super) fn scard(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let len = read_set(ctx, request.arg(1), |set| set.map_or(0, |set| set.len()))?;
+fn scard(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let Key { key } = Key::parse(request)?;
+    let len = read_set(ctx, key, |set| set.map_or(0, |set| set.len()))?;
     ctx.reply.int(len as i64);
     Ok(())
 }
@@ -101,13 +96,8 @@ fn pick(set: &Set, count: usize) -> Vec<Bytes> {
 }
 
 /// SPOP key [count].
-pub(super) fn spop(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let count = match request.len() {
-        2 => None,
-        3 => Some(parse_count(request.arg(2))?),
-        _ => return Err(SYNTAX.into()),
-    };
-    let key = request.arg(1);
+fn spop(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let KeyCount { key, count } = KeyCount::parse(request, parse_count)?;
     let popped = modify(ctx, key, |value| match value {
         None => Ok(Vec::new()),
         Some(Value::Set(set)) => {
@@ -139,18 +129,14 @@ pub(super) fn spop(ctx: &mut Ctx, request: Request) -> CmdResult {
 
 /// SRANDMEMBER key [count]: a positive count asks for distinct members, a negative one for
 /// that many draws, which may repeat.
-pub(super) fn srandmember(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let count = match request.len() {
-        2 => None,
-        3 => Some(parse_i64(request.arg(2)).ok_or(NOT_INTEGER)?),
-        _ => return Err(SYNTAX.into()),
-    };
+fn srandmember(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let KeyCount { key, count } = KeyCount::parse(request, |count| int(count, NOT_INTEGER))?;
     if count == Some(i64::MIN) {
-        return Err("ERR value is out of range".into());
+        return Err(VALUE_OUT_OF_RANGE.into());
     }
     let reply = &mut *ctx.reply;
     let db = ctx.store.db(ctx.session.db);
-    db.get(request.arg(1), ctx.now, |value| {
+    db.get(key, ctx.now, |value| {
         let set = match value {
             None => None,
             Some(Value::Set(set)) => Some(set),
@@ -178,10 +164,11 @@ pub(super) fn srandmember(ctx: &mut Ctx, request: Request) -> CmdResult {
     })
 }
 
-pub(super) fn smembers(ctx: &mut Ctx, request: Request) -> CmdResult {
+fn smembers(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let Key { key } = Key::parse(request)?;
     let reply = &mut *ctx.reply;
     let db = ctx.store.db(ctx.session.db);
-    db.get(request.arg(1), ctx.now, |value| match value {
+    db.get(key, ctx.now, |value| match value {
         None => {
             reply.set(0);
             Ok(())
@@ -195,13 +182,17 @@ pub(super) fn smembers(ctx: &mut Ctx, request: Request) -> CmdResult {
     })
 }
 
-pub(super) fn sscan(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let cursor = parse_cursor(request)?;
-    let (next, members) = read_set(ctx, request.arg(1), |set| {
+fn sscan(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let Scan {
+        key,
+        cursor,
+        options,
+    } = Scan::parse(request, Scanned::Set)?;
+    let (next, members) = read_set(ctx, key, |set| {
         let Some(set) = set else {
             return Ok((0, Vec::new()));
         };
-        let options = scan_options(request, Scanned::Set)?;
+        let options = options?;
         let (next, found) = set.scan(cursor, options.count);
         let members = found
             .filter(|member| matches(options.pattern, member))
@@ -216,85 +207,75 @@ pub(super) fn sscan(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-const SCAN_ARGS: &[super::spec::Arg] = &[
-    key("key"),
-    integer("cursor"),
-    pattern("pattern").token("MATCH").optional(),
-    integer("count").token("COUNT").optional(),
-];
-
 /// Set commands as Redis 7 declares them.
-pub(super) const SPECS: &[CommandSpec] = &[
-    CommandSpec::new("sadd", -3, Group::Set, "Adds one or more members to a set. Creates the key if it doesn't exist.", sadd)
-        .flags(bits![Flags: WRITE, DENYOOM, FAST])
-        .key_specs(RW_INSERT)
-        .acl(bits![Acl: SET])
+pub(super) const SPECS: &[CommandSpec] = &command_table! { Set:
+    // name, arity, [flags], key specs, [ACL categories], handler, docs[, more]
+    "sadd", -3, [WRITE, DENYOOM, FAST], RW_INSERT, [SET], sadd, docs::SADD;
+    "srem", -3, [WRITE, FAST], RW_DELETE, [SET], srem, docs::SREM;
+    "sismember", 3, [READONLY, FAST], RO, [SET], sismember, docs::SISMEMBER;
+    "smismember", -3, [READONLY, FAST], RO_ACCESS, [SET], smismember, docs::SMISMEMBER;
+    "scard", 2, [READONLY, FAST], RO, [SET], scard, docs::SCARD;
+    "spop", -2, [WRITE, FAST], RW_ACCESS_DELETE, [SET], spop, docs::SPOP,
+        tips(&["nondeterministic_output"]);
+    "srandmember", -2, [READONLY], RO_ACCESS, [SET], srandmember, docs::SRANDMEMBER,
+        tips(&["nondeterministic_output"]);
+    "smembers", 2, [READONLY], RO_ACCESS, [SET], smembers, docs::SMEMBERS,
+        tips(&["nondeterministic_output_order"]);
+    "sscan", -3, [READONLY], RO_ACCESS, [SET], sscan, docs::SSCAN,
+        tips(&["nondeterministic_output"]);
+};
+
+/// What COMMAND DOCS says of each, in Redis 8's words.
+mod docs {
+    use super::super::spec::{integer, key, pattern, string, Arg, Docs};
+
+    pub(super) const SADD: Docs = Docs::new("Adds one or more members to a set. Creates the key if it doesn't exist.")
         .complexity("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")
         .history(&[
             ("2.4.0", "Accepts multiple `member` arguments."),
         ])
-        .args(&[key("key"), string("member").multiple()]),
-    CommandSpec::new("srem", -3, Group::Set, "Removes one or more members from a set. Deletes the set if the last member was removed.", srem)
-        .flags(bits![Flags: WRITE, FAST])
-        .key_specs(RW_DELETE)
-        .acl(bits![Acl: SET])
-        .complexity("O(N) where N is the number of members to be removed.")
-        .history(&[
-            ("2.4.0", "Accepts multiple `member` arguments."),
-        ])
-        .args(&[key("key"), string("member").multiple()]),
-    CommandSpec::new("sismember", 3, Group::Set, "Determines whether a member belongs to a set.", sismember)
-        .flags(bits![Flags: READONLY, FAST])
-        .key_specs(RO)
-        .acl(bits![Acl: SET])
+        .args(&[key("key"), string("member").multiple()]);
+    pub(super) const SREM: Docs = Docs::new(
+        "Removes one or more members from a set. Deletes the set if the last member was removed.",
+    )
+    .complexity("O(N) where N is the number of members to be removed.")
+    .history(&[("2.4.0", "Accepts multiple `member` arguments.")])
+    .args(&[key("key"), string("member").multiple()]);
+    pub(super) const SISMEMBER: Docs = Docs::new("Determines whether a member belongs to a set.")
         .complexity("O(1)")
-        .args(&[key("key"), string("member")]),
-    CommandSpec::new("smismember", -3, Group::Set, "Determines whether multiple members belong to a set.", smismember)
-        .flags(bits![Flags: READONLY, FAST])
-        .key_specs(RO_ACCESS)
-        .acl(bits![Acl: SET])
-        .since("6.2.0")
-        .complexity("O(N) where N is the number of elements being checked for membership")
-        .args(&[key("key"), string("member").multiple()]),
-    CommandSpec::new("scard", 2, Group::Set, "Returns the number of members in a set.", scard)
-        .flags(bits![Flags: READONLY, FAST])
-        .key_specs(RO)
-        .acl(bits![Acl: SET])
+        .args(&[key("key"), string("member")]);
+    pub(super) const SMISMEMBER: Docs =
+        Docs::new("Determines whether multiple members belong to a set.")
+            .since("6.2.0")
+            .complexity("O(N) where N is the number of elements being checked for membership")
+            .args(&[key("key"), string("member").multiple()]);
+    pub(super) const SCARD: Docs = Docs::new("Returns the number of members in a set.")
         .complexity("O(1)")
-        .args(&[key("key")]),
-    CommandSpec::new("spop", -2, Group::Set, "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", spop)
-        .flags(bits![Flags: WRITE, FAST])
-        .key_specs(RW_ACCESS_DELETE)
-        .acl(bits![Acl: SET])
+        .args(&[key("key")]);
+    pub(super) const SPOP: Docs = Docs::new("Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.")
         .complexity("Without the count argument O(1), otherwise O(N) where N is the value of the passed count.")
         .history(&[
             ("3.2.0", "Added the `count` argument."),
         ])
-        .args(&[key("key"), integer("count").optional().since("3.2.0")])
-        .tips(&["nondeterministic_output"]),
-    CommandSpec::new("srandmember", -2, Group::Set, "Get one or multiple random members from a set", srandmember)
-        .flags(bits![Flags: READONLY])
-        .key_specs(RO_ACCESS)
-        .acl(bits![Acl: SET])
+        .args(&[key("key"), integer("count").optional().since("3.2.0")]);
+    pub(super) const SRANDMEMBER: Docs = Docs::new("Get one or multiple random members from a set")
         .complexity("Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed count.")
         .history(&[
             ("2.6.0", "Added the optional `count` argument."),
         ])
-        .args(&[key("key"), integer("count").optional().since("2.6.0")])
-        .tips(&["nondeterministic_output"]),
-    CommandSpec::new("smembers", 2, Group::Set, "Returns all members of a set.", smembers)
-        .flags(bits![Flags: READONLY])
-        .key_specs(RO_ACCESS)
-        .acl(bits![Acl: SET])
+        .args(&[key("key"), integer("count").optional().since("2.6.0")]);
+    pub(super) const SMEMBERS: Docs = Docs::new("Returns all members of a set.")
         .complexity("O(N) where N is the set cardinality.")
-        .args(&[key("key")])
-        .tips(&["nondeterministic_output_order"]),
-    CommandSpec::new("sscan", -3, Group::Set, "Iterates over members of a set.", sscan)
-        .flags(bits![Flags: READONLY])
-        .key_specs(RO_ACCESS)
-        .acl(bits![Acl: SET])
+        .args(&[key("key")]);
+    pub(super) const SSCAN: Docs = Docs::new("Iterates over members of a set.")
         .since("2.8.0")
         .complexity("O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.")
-        .args(SCAN_ARGS)
-        .tips(&["nondeterministic_output"]),
-];
+        .args(SCAN_ARGS);
+
+    const SCAN_ARGS: &[Arg] = &[
+        key("key"),
+        integer("cursor"),
+        pattern("pattern").token("MATCH").optional(),
+        integer("count").token("COUNT").optional(),
+    ];
+}

@@ -89,6 +89,13 @@ impl Flags {
     /// Not a Redis flag and never reported: runs at once inside MULTI instead of being queued
     /// (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET), which Redis decides by a list in its code.
     pub const NOT_QUEUED: Flags = Flags(1 << 31);
+    /// Not a Redis flag and never reported: runs a transaction, while no other connection runs
+    /// anything (EXEC; see `transaction::runs_exclusively`).
+    pub const EXCLUSIVE: Flags = Flags(1 << 30);
+    /// Not a Redis flag and never reported: a command that only the write log and the
+    /// replication stream hold (FQ.LEASE, the form a pop is logged in). Replay and a primary's
+    /// link apply it; every client is refused it (`errors::log_only`), inside MULTI too.
+    pub const LOG_ONLY: Flags = Flags(1 << 29);
 }
 
 bit_set! {
@@ -115,6 +122,12 @@ bit_set! {
         BLOOM = 10 => "@bloom",
         /// RedisBloom's category of its cuckoo filter commands.
         CUCKOO = 17 => "@cuckoo",
+        /// The category Redis 8's bundled JSON declares for JSON.* (RedisJSON 2.8 has none).
+        JSON = 19 => "@json",
+        /// RedisBloom's categories of its Count-Min sketch, Top-K and t-digest commands.
+        CMS = 20 => "@cms",
+        TOPK = 21 => "@topk",
+        TDIGEST = 22 => "@tdigest",
     }
 }
 
@@ -197,6 +210,46 @@ impl KeySpec {
     }
 }
 
+/// A family's commands, one line each, as dragonfly's `RegisterStringFamily` lists a family:
+///
+/// ```text
+/// pub(super) const SPECS: &[CommandSpec] = &command_table! { Bloom:
+///     // name, arity, [flags], key specs, [ACL categories], handler, docs[, more]
+///     "bf.add", 3, [WRITE, DENYOOM], WRITE_KEY, [WRITE, BLOOM], add, docs::ADD, runs(add_run);
+///     Server: "slowlog", -2, [], &[], [], slowlog, docs::SLOWLOG, subcommands(SUBCOMMANDS);
+/// };
+/// ```
+///
+/// The group after the brace is every line's, unless a line names its own before the name.
+/// Flags and categories are the names of `Flags`' and `Acl`'s bits; key specs a `&[KeySpec]`;
+/// docs a `Docs` (summary, since, complexity, arguments), written in the family's `mod docs`
+/// below its table; `more` are `CommandSpec`'s other builders (`runs`, `tips`, `subcommands`).
+/// rustfmt leaves the table as written: a line too long for 100 columns goes on on the next,
+/// indented.
+macro_rules! command_table {
+    (@group $group:ident $($default:ident)?) => {
+        $crate::cmd::spec::Group::$group
+    };
+    ($default:ident: $(
+        $($group:ident:)? $name:literal, $arity:literal, [$($flag:ident),*], $keys:expr,
+        [$($acl:ident),*], $handler:expr, $docs:expr $(, $more:ident($($value:expr),*))*;
+    )*) => {
+        [$(
+            $crate::cmd::spec::CommandSpec::declare(
+                $name,
+                $arity,
+                $crate::cmd::spec::command_table!(@group $($group)? $default),
+                $crate::cmd::spec::bits![Flags: $($flag),*],
+                $keys,
+                $crate::cmd::spec::bits![Acl: $($acl),*],
+                $handler,
+                $docs,
+            )$(.$more($($value),*))*
+        ),*]
+    };
+}
+pub(crate) use command_table;
+
 /// Redis's command groups. Module commands report `module` and the module's name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Group {
@@ -213,6 +266,8 @@ pub enum Group {
     Hash,
     /// A command RedisBloom would provide (module `bf`): BF.*, and sieved's CBF.* and SIEVED.*.
     Bloom,
+    /// A command RedisJSON provides (module `ReJSON`): JSON.*.
+    Json,
 }
 
 impl Group {
@@ -229,13 +284,14 @@ impl Group {
             Group::Set => "set",
             Group::SortedSet => "sorted-set",
             Group::Hash => "hash",
-            Group::Bloom => "module",
+            Group::Bloom | Group::Json => "module",
         }
     }
 
     pub fn module(self) -> Option<&'static str> {
         match self {
             Group::Bloom => Some("bf"),
+            Group::Json => Some("ReJSON"),
             _ => None,
         }
     }
@@ -437,6 +493,13 @@ impl Docs {
         self.args = args;
         self
     }
+    /// A module command its module gives no documentation: COMMAND DOCS then has only its
+    /// group and module, as Redis reports such a command.
+    pub(crate) const fn undocumented() -> Docs {
+        let mut docs = Docs::new("");
+        docs.since = "";
+        docs
+    }
 }
 
 /// What COMMAND reports about a command, and how to run it.
@@ -491,6 +554,29 @@ impl CommandSpec {
             handler,
             run: None,
         }
+    }
+
+    /// One line of a family's table (`command_table!`): what dispatch, COMMAND INFO and the
+    /// ACL categories need, and what COMMAND DOCS says. A command without keys gives `&[]`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) const fn declare(
+        name: &'static str,
+        arity: i32,
+        group: Group,
+        flags: Flags,
+        keys: &'static [KeySpec],
+        acl: Acl,
+        handler: Handler,
+        docs: Docs,
+    ) -> CommandSpec {
+        let mut spec = CommandSpec::new(name, arity, group, "", handler)
+            .flags(flags)
+            .acl(acl);
+        if !keys.is_empty() {
+            spec = spec.key_specs(keys);
+        }
+        spec.docs = docs;
+        spec
     }
 
     /// Lets consecutive requests of the command on one key run as one (`cmd::runs`).
@@ -557,13 +643,6 @@ impl CommandSpec {
         subcommands: &'static [(&'static str, Docs)],
     ) -> CommandSpec {
         self.subcommands = subcommands;
-        self
-    }
-    /// A module command its module gives no documentation: COMMAND DOCS then has only its
-    /// group and module, as Redis reports such a command.
-    pub(crate) const fn undocumented(mut self) -> CommandSpec {
-        self.docs.summary = "";
-        self.docs.since = "";
         self
     }
     pub(crate) const fn tips(mut self, tips: &'static [&'static str]) -> CommandSpec {

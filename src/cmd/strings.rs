@@ -1,13 +1,13 @@
 //! Plain strings, so that clients' type checks and simple tools behave as they do on Redis.
 
-use super::args::{is, parse_i64, Cursor};
+use super::args::{int, keyword, Args, Items, Key};
 use super::errors::*;
-use super::spec::{
-    bits, block, integer, key, one_of, pure_token, string, unix_time, CommandSpec, Group, KeySpec,
-};
+use super::key_specs::*;
+use super::spec::{bits, command_table, CommandSpec, KeySpec};
+use super::string_limits::Limits;
 use super::Ctx;
 use crate::protocol::Request;
-use crate::store::{EvictionPolicy, Value};
+use crate::store::Value;
 
 enum Condition {
     Always,
@@ -21,44 +21,96 @@ enum Expiry {
     At(u64),
 }
 
-/// SET key value [NX | XX] [GET] [EX s | PX ms | EXAT s | PXAT ms | KEEPTTL]
-pub(super) fn set(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let (key, value) = (request.arg(1), request.arg(2));
-    let (mut condition, mut expiry, mut get) = (Condition::Always, Expiry::None, false);
-    let mut cursor = Cursor::new(request, 3);
-    while let Some(option) = cursor.next() {
-        let unset_condition = matches!(condition, Condition::Always);
-        let unset_expiry = matches!(expiry, Expiry::None);
-        if is(option, "NX") && unset_condition {
-            condition = Condition::IfMissing;
-        } else if is(option, "XX") && unset_condition {
-            condition = Condition::IfPresent;
-        } else if is(option, "GET") {
-            get = true;
-        } else if is(option, "KEEPTTL") && unset_expiry {
-            expiry = Expiry::Keep;
-        } else if unset_expiry && ["EX", "PX", "EXAT", "PXAT"].iter().any(|o| is(option, o)) {
-            let amount = parse_i64(cursor.next_or(SYNTAX)?).ok_or(NOT_INTEGER)?;
-            let invalid = || CmdError::from("ERR invalid expire time in 'set' command");
-            if amount <= 0 {
-                return Err(invalid());
+#[derive(Clone, Copy)]
+enum SetOption {
+    Nx,
+    Xx,
+    Get,
+    KeepTtl,
+    Ex,
+    Px,
+    ExAt,
+    PxAt,
+}
+
+/// SET key value [NX | XX] [GET] [EX s | PX ms | EXAT s | PXAT ms | KEEPTTL]: a condition or an
+/// expiry given twice is a syntax error, GET may be.
+struct Set<'a> {
+    key: &'a [u8],
+    value: &'a [u8],
+    condition: Condition,
+    expiry: Expiry,
+    get: bool,
+}
+
+impl<'a> Set<'a> {
+    /// `now` makes a relative expiry absolute.
+    fn parse(request: Request<'a>, now: u64) -> Result<Self, CmdError> {
+        const OPTIONS: &[(&str, SetOption)] = &[
+            ("NX", SetOption::Nx),
+            ("XX", SetOption::Xx),
+            ("GET", SetOption::Get),
+            ("KEEPTTL", SetOption::KeepTtl),
+            ("EX", SetOption::Ex),
+            ("PX", SetOption::Px),
+            ("EXAT", SetOption::ExAt),
+            ("PXAT", SetOption::PxAt),
+        ];
+        let mut args = Args::new(request, 1);
+        let mut set = Set {
+            key: args.required()?,
+            value: args.required()?,
+            condition: Condition::Always,
+            expiry: Expiry::None,
+            get: false,
+        };
+        while let Some(word) = args.next() {
+            let unset_condition = matches!(set.condition, Condition::Always);
+            let unset_expiry = matches!(set.expiry, Expiry::None);
+            match keyword(word, OPTIONS) {
+                Some(SetOption::Nx) if unset_condition => set.condition = Condition::IfMissing,
+                Some(SetOption::Xx) if unset_condition => set.condition = Condition::IfPresent,
+                Some(SetOption::Get) => set.get = true,
+                Some(SetOption::KeepTtl) if unset_expiry => set.expiry = Expiry::Keep,
+                Some(
+                    unit @ (SetOption::Ex | SetOption::Px | SetOption::ExAt | SetOption::PxAt),
+                ) if unset_expiry => {
+                    let amount = int(args.next_or(SYNTAX)?, NOT_INTEGER)?;
+                    set.expiry = Expiry::At(expire_at(unit, amount, now)?);
+                }
+                _ => return Err(SYNTAX.into()),
             }
-            let millis = if is(option, "EX") || is(option, "EXAT") {
-                amount.checked_mul(1000).ok_or_else(invalid)?
-            } else {
-                amount
-            };
-            let relative = is(option, "EX") || is(option, "PX");
-            let at = if relative {
-                (ctx.now as i64).checked_add(millis).ok_or_else(invalid)?
-            } else {
-                millis
-            };
-            expiry = Expiry::At(at as u64);
-        } else {
-            return Err(SYNTAX.into());
         }
+        Ok(set)
     }
+}
+
+/// The time, in Unix milliseconds, that SET's EX, PX, EXAT or PXAT `amount` names: positive,
+/// and not overflowing once in milliseconds and absolute.
+fn expire_at(unit: SetOption, amount: i64, now: u64) -> Result<u64, CmdError> {
+    let invalid = || invalid_expire_time("set");
+    if amount <= 0 {
+        return Err(invalid());
+    }
+    let millis = match unit {
+        SetOption::Ex | SetOption::ExAt => amount.checked_mul(1000).ok_or_else(invalid)?,
+        _ => amount,
+    };
+    let at = match unit {
+        SetOption::Ex | SetOption::Px => (now as i64).checked_add(millis).ok_or_else(invalid)?,
+        _ => millis,
+    };
+    Ok(at as u64)
+}
+
+fn set(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let Set {
+        key,
+        value,
+        condition,
+        expiry,
+        get,
+    } = Set::parse(request, ctx.now)?;
     let db = ctx.db();
     let old = db.get(key, ctx.now, |v| match v {
         None => Ok(None),
@@ -88,11 +140,12 @@ pub(super) fn set(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-pub(super) fn get(ctx: &mut Ctx, request: Request) -> CmdResult {
+fn get(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let Key { key } = Key::parse(request)?;
     let reply = &mut *ctx.reply;
     ctx.store
         .db(ctx.session.db)
-        .get(request.arg(1), ctx.now, |value| match value {
+        .get(key, ctx.now, |value| match value {
             Some(Value::String(bytes)) => {
                 reply.bulk(bytes);
                 Ok(())
@@ -105,8 +158,9 @@ pub(super) fn get(ctx: &mut Ctx, request: Request) -> CmdResult {
         })
 }
 
-pub(super) fn strlen(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let len = ctx.db().get(request.arg(1), ctx.now, |value| match value {
+fn strlen(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let Key { key } = Key::parse(request)?;
+    let len = ctx.db().get(key, ctx.now, |value| match value {
         Some(Value::String(bytes)) => Ok(bytes.len()),
         Some(_) => Err(CmdError::from(WRONGTYPE)),
         None => Ok(0),
@@ -115,89 +169,28 @@ pub(super) fn strlen(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-/// What bounds a string a write makes or grows: `proto-max-bulk-len` for its length and
-/// `maxmemory` for what it allocates. A write replayed from the log obeys neither, as Redis
-/// obeys its primary and its AOF: it was admitted when it first ran.
-#[derive(Clone, Copy)]
-pub(super) struct Limits {
-    pub(super) max_len: u64,
-    max_memory: u64,
-    /// An eviction policy is set: keys can go to make room, so only an allocation larger than
-    /// `maxmemory` itself is refused up front.
-    evicting: bool,
+/// `key value`: SETNX, GETSET and APPEND.
+struct KeyValue<'a> {
+    key: &'a [u8],
+    value: &'a [u8],
 }
 
-impl Limits {
-    pub(super) fn of(ctx: &Ctx) -> Limits {
-        if ctx.session.replaying {
-            return Limits {
-                max_len: u64::MAX,
-                max_memory: 0,
-                evicting: false,
-            };
-        }
-        let settings = ctx.config().settings();
-        Limits {
-            max_len: settings.proto_max_bulk_len,
-            max_memory: ctx.config().maxmemory(),
-            evicting: settings.maxmemory_policy != EvictionPolicy::NoEviction,
-        }
-    }
-
-    /// `ERR string exceeds maximum allowed size` unless `start + len` bytes fit.
-    pub(super) fn check_len(self, start: u64, len: u64) -> CmdResult {
-        match start.checked_add(len) {
-            Some(total) if total <= self.max_len => Ok(()),
-            _ => Err(STRING_TOO_LONG.into()),
-        }
-    }
-
-    /// Refuses an allocation of `bytes` that would take the process past `maxmemory`. Redis
-    /// checks only before a `denyoom` command runs, so one command can overshoot by a whole
-    /// 512 MB string; this refuses that command instead. Under an eviction policy the next
-    /// command's evictions make room, as in Redis, unless no eviction could.
-    fn check_memory(self, bytes: usize) -> CmdResult {
-        let mut after = bytes as u64;
-        if !self.evicting {
-            after = after.saturating_add(crate::memory::allocated() as u64);
-        }
-        if self.max_memory > 0 && after > self.max_memory {
-            return Err(OOM.into());
-        }
-        Ok(())
-    }
-
-    /// A new string of `len` zero bytes, allocated only once the limits allow it.
-    pub(super) fn zeroed(self, len: usize) -> Result<Vec<u8>, CmdError> {
-        let mut bytes = Vec::new();
-        self.grow_zeroed(&mut bytes, len)?;
-        Ok(bytes)
-    }
-
-    /// Makes `bytes` at least `len` long, the new bytes zero. Small growth doubles the room
-    /// (up to a megabyte at a time, as Redis's strings do), so a string built by appends is
-    /// not copied at each; a jump far past the end gets exactly the room it needs.
-    pub(super) fn grow_zeroed(self, bytes: &mut Vec<u8>, len: usize) -> CmdResult {
-        if len <= bytes.len() {
-            return Ok(());
-        }
-        if len > bytes.capacity() {
-            let room = bytes.capacity();
-            let capacity = len.max(room.saturating_mul(2).min(room + (1 << 20)));
-            self.check_memory(capacity - room)?;
-            bytes
-                .try_reserve_exact(capacity - bytes.len())
-                .map_err(|_| CmdError::from(OOM))?;
-        }
-        bytes.resize(len, 0);
-        Ok(())
+impl<'a> KeyValue<'a> {
+    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        Ok(KeyValue {
+            key: args.required()?,
+            value: args.required()?,
+        })
     }
 }
 
 /// SETNX key value: 1 if it set the key, 0 if a key (of any type) was there.
-pub(super) fn setnx(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let value = Value::String(request.arg(2).to_vec());
-    let set = ctx.db().insert_new(request.arg(1), value, ctx.now);
+fn setnx(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let KeyValue { key, value } = KeyValue::parse(request)?;
+    let set = ctx
+        .db()
+        .insert_new(key, Value::String(value.to_vec()), ctx.now);
     ctx.reply.int(i64::from(set));
     Ok(())
 }
@@ -219,18 +212,18 @@ fn bulk_or_null(ctx: &mut Ctx, value: Option<Vec<u8>>) {
 }
 
 /// GETSET key value: sets the value (clearing any expiry) and returns the old one.
-pub(super) fn getset(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let old = string_at(ctx, request.arg(1))?;
-    let value = Value::String(request.arg(2).to_vec());
-    ctx.db().insert(request.arg(1), value, 0);
+fn getset(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let KeyValue { key, value } = KeyValue::parse(request)?;
+    let old = string_at(ctx, key)?;
+    ctx.db().insert(key, Value::String(value.to_vec()), 0);
     bulk_or_null(ctx, old);
     Ok(())
 }
 
 /// GETDEL key: the value, removed in the same step, so that of two clients racing for a
 /// one-time value only one gets it.
-pub(super) fn getdel(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let key = request.arg(1);
+fn getdel(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let Key { key } = Key::parse(request)?;
     let is_string = ctx.db().get(key, ctx.now, |value| match value {
         Some(Value::String(_)) => Ok(true),
         Some(_) => Err(CmdError::from(WRONGTYPE)),
@@ -255,34 +248,57 @@ pub(super) fn getdel(ctx: &mut Ctx, request: Request) -> CmdResult {
 
 /// SETEX key seconds value, and PSETEX in milliseconds: the expiry is checked before anything
 /// else, as Redis does, and must be positive and not overflow once made absolute.
-fn set_with_expiry(ctx: &mut Ctx, request: Request, unit_ms: i64, name: &str) -> CmdResult {
-    let amount = parse_i64(request.arg(2)).ok_or(NOT_INTEGER)?;
-    let invalid = || CmdError::Owned(format!("ERR invalid expire time in '{name}' command"));
-    if amount <= 0 {
-        return Err(invalid());
+struct SetEx<'a> {
+    key: &'a [u8],
+    /// Unix milliseconds.
+    expires_at: u64,
+    value: &'a [u8],
+}
+
+impl<'a> SetEx<'a> {
+    /// An expiry in units of `unit_ms` from `now`; `name` is the command's, for its error.
+    fn parse(request: Request<'a>, unit_ms: i64, name: &str, now: u64) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        let key = args.required()?;
+        let amount = args.int(NOT_INTEGER)?;
+        let invalid = || invalid_expire_time(name);
+        if amount <= 0 {
+            return Err(invalid());
+        }
+        let at = amount
+            .checked_mul(unit_ms)
+            .and_then(|millis| millis.checked_add(now as i64))
+            .ok_or_else(invalid)?;
+        Ok(SetEx {
+            key,
+            expires_at: at as u64,
+            value: args.required()?,
+        })
     }
-    let at = amount
-        .checked_mul(unit_ms)
-        .and_then(|millis| millis.checked_add(ctx.now as i64))
-        .ok_or_else(invalid)?;
-    let value = Value::String(request.arg(3).to_vec());
-    ctx.db().insert(request.arg(1), value, at as u64);
+}
+
+fn set_with_expiry(ctx: &mut Ctx, command: SetEx) -> CmdResult {
+    let value = Value::String(command.value.to_vec());
+    ctx.db().insert(command.key, value, command.expires_at);
     ctx.reply.ok();
     Ok(())
 }
 
-pub(super) fn setex(ctx: &mut Ctx, request: Request) -> CmdResult {
-    set_with_expiry(ctx, request, 1000, "setex")
+fn setex(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let command = SetEx::parse(request, 1000, "setex", ctx.now)?;
+    set_with_expiry(ctx, command)
 }
 
-pub(super) fn psetex(ctx: &mut Ctx, request: Request) -> CmdResult {
-    set_with_expiry(ctx, request, 1, "psetex")
+fn psetex(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let command = SetEx::parse(request, 1, "psetex", ctx.now)?;
+    set_with_expiry(ctx, command)
 }
 
 /// MGET key...: a null for each key that is missing or not a string.
-pub(super) fn mget(ctx: &mut Ctx, request: Request) -> CmdResult {
-    ctx.reply.array(request.len() - 1);
-    for key in request.args().skip(1) {
+fn mget(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let keys = Args::new(request, 1).items();
+    ctx.reply.array(keys.len());
+    for key in keys.iter() {
         let db = ctx.store.db(ctx.session.db);
         let reply = &mut *ctx.reply;
         db.get(key, ctx.now, |value| match value {
@@ -293,22 +309,31 @@ pub(super) fn mget(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-/// The key/value pairs of MSET and MSETNX; Redis's arity error when one is incomplete.
-fn pairs<'a>(
-    request: &Request<'a>,
-) -> Result<impl Iterator<Item = (&'a [u8], &'a [u8])>, CmdError> {
-    if request.len() % 2 == 0 {
-        let name = String::from_utf8_lossy(request.arg(0)).to_ascii_lowercase();
-        return Err(CmdError::arity(&name));
-    }
-    let request = *request;
-    Ok((1..request.len())
-        .step_by(2)
-        .map(move |i| (request.arg(i), request.arg(i + 1))))
+/// MSET and MSETNX key value [key value ...]: Redis's arity error when a pair is incomplete.
+struct Pairs<'a> {
+    words: Items<'a>,
 }
 
-pub(super) fn mset(ctx: &mut Ctx, request: Request) -> CmdResult {
-    for (key, value) in pairs(&request)? {
+impl<'a> Pairs<'a> {
+    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        if args.remaining() % 2 == 1 {
+            return Err(args.arity_error());
+        }
+        Ok(Pairs {
+            words: args.items(),
+        })
+    }
+
+    /// Each key with its value.
+    fn iter(&self) -> impl Iterator<Item = (&'a [u8], &'a [u8])> + 'a {
+        let mut words = self.words.iter();
+        std::iter::from_fn(move || Some((words.next()?, words.next()?)))
+    }
+}
+
+fn mset(ctx: &mut Ctx, request: Request) -> CmdResult {
+    for (key, value) in Pairs::parse(request)?.iter() {
         ctx.db().insert(key, Value::String(value.to_vec()), 0);
     }
     ctx.reply.ok();
@@ -317,11 +342,12 @@ pub(super) fn mset(ctx: &mut Ctx, request: Request) -> CmdResult {
 
 /// MSETNX: sets every pair only if none of the keys exists. Like RENAME, not atomic across
 /// keys against a concurrent writer (with the write log on, writes run one at a time).
-pub(super) fn msetnx(ctx: &mut Ctx, request: Request) -> CmdResult {
+fn msetnx(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let pairs = Pairs::parse(request)?;
     let db = ctx.db();
-    let any_exists = pairs(&request)?.any(|(key, _)| db.contains(key, ctx.now));
+    let any_exists = pairs.iter().any(|(key, _)| db.contains(key, ctx.now));
     if !any_exists {
-        for (key, value) in pairs(&request)? {
+        for (key, value) in pairs.iter() {
             db.insert(key, Value::String(value.to_vec()), 0);
         }
     }
@@ -330,8 +356,8 @@ pub(super) fn msetnx(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 /// APPEND key value: the new length; creates the key if missing.
-pub(super) fn append(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let (key, tail) = (request.arg(1), request.arg(2));
+fn append(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let KeyValue { key, value: tail } = KeyValue::parse(request)?;
     let limits = Limits::of(ctx);
     let create = || Ok::<_, CmdError>(Value::String(tail.to_vec()));
     let len = ctx
@@ -352,15 +378,32 @@ pub(super) fn append(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
+/// GETRANGE key start end
+struct GetRange<'a> {
+    key: &'a [u8],
+    start: i64,
+    end: i64,
+}
+
+impl<'a> GetRange<'a> {
+    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        Ok(GetRange {
+            key: args.required()?,
+            start: args.int(NOT_INTEGER)?,
+            end: args.int(NOT_INTEGER)?,
+        })
+    }
+}
+
 /// GETRANGE key start end, Redis 8's way: negative indexes count from the end, and a range
 /// that ends before the string starts is empty. (Redis 7.0 answers `GETRANGE k -100 -50` on
 /// a short string with its first byte.)
-pub(super) fn getrange(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let start = parse_i64(request.arg(2)).ok_or(NOT_INTEGER)?;
-    let end = parse_i64(request.arg(3)).ok_or(NOT_INTEGER)?;
+fn getrange(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let GetRange { key, start, end } = GetRange::parse(request)?;
     let db = ctx.store.db(ctx.session.db);
     let reply = &mut *ctx.reply;
-    db.get(request.arg(1), ctx.now, |value| {
+    db.get(key, ctx.now, |value| {
         let bytes = match value {
             Some(Value::String(bytes)) => bytes,
             Some(_) => return Err(CmdError::from(WRONGTYPE)),
@@ -381,12 +424,30 @@ pub(super) fn getrange(ctx: &mut Ctx, request: Request) -> CmdResult {
     })
 }
 
+/// SETRANGE key offset value
+struct SetRange<'a> {
+    key: &'a [u8],
+    offset: u64,
+    data: &'a [u8],
+}
+
+impl<'a> SetRange<'a> {
+    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        let key = args.required()?;
+        let offset = args.int(NOT_INTEGER)?;
+        Ok(SetRange {
+            key,
+            offset: u64::try_from(offset).map_err(|_| CmdError::from(OFFSET_RANGE))?,
+            data: args.required()?,
+        })
+    }
+}
+
 /// SETRANGE key offset value: the new length. Writing nothing creates nothing; a missing
 /// key is created zero-filled up to the offset.
-pub(super) fn setrange(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let (key, data) = (request.arg(1), request.arg(3));
-    let offset = parse_i64(request.arg(2)).ok_or(NOT_INTEGER)?;
-    let offset = u64::try_from(offset).map_err(|_| CmdError::from(OFFSET_RANGE))?;
+fn setrange(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let SetRange { key, offset, data } = SetRange::parse(request)?;
     if data.is_empty() {
         let len = ctx.db().get(key, ctx.now, |value| match value {
             Some(Value::String(bytes)) => Ok(bytes.len()),
@@ -417,28 +478,48 @@ pub(super) fn setrange(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 /// String commands as Redis 7 declares them.
-pub(super) const SPECS: &[CommandSpec] = &[
-    CommandSpec::new(
-        "set",
-        -3,
-        Group::String,
-        "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.",
-        set,
-    )
-    .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(&[
+pub(super) const SPECS: &[CommandSpec] = &command_table! { String:
+    // name, arity, [flags], key specs, [ACL categories], handler, docs[, more]
+    "set", -3, [WRITE, DENYOOM], SET_KEY, [STRING], set, docs::SET;
+    "get", 2, [READONLY, FAST], RO_ACCESS, [STRING], get, docs::GET;
+    "strlen", 2, [READONLY, FAST], RO, [STRING], strlen, docs::STRLEN;
+    "setnx", 3, [WRITE, DENYOOM, FAST], OW_INSERT, [STRING], setnx, docs::SETNX;
+    "getset", 3, [WRITE, DENYOOM, FAST], RW_ACCESS_UPDATE, [STRING], getset, docs::GETSET;
+    "getdel", 2, [WRITE, FAST], RW_ACCESS_DELETE, [STRING], getdel, docs::GETDEL;
+    "setex", 4, [WRITE, DENYOOM], OW_UPDATE, [STRING], setex, docs::SETEX;
+    "psetex", 4, [WRITE, DENYOOM], OW_UPDATE, [STRING], psetex, docs::PSETEX;
+    "mget", -2, [READONLY, FAST], RO_ACCESS_KEYS, [STRING], mget, docs::MGET,
+        tips(&["request_policy:multi_shard"]);
+    "mset", -3, [WRITE, DENYOOM], OW_UPDATE_PAIRS, [STRING], mset, docs::MSET,
+        tips(&["request_policy:multi_shard", "response_policy:all_succeeded"]);
+    // Redis 7.0's tips; Redis 8 dropped them.
+    "msetnx", -3, [WRITE, DENYOOM], OW_INSERT_PAIRS, [STRING], msetnx, docs::MSETNX,
+        tips(&["request_policy:multi_shard", "response_policy:agg_min"]);
+    "append", 3, [WRITE, DENYOOM, FAST], RW_INSERT, [STRING], append, docs::APPEND;
+    "getrange", 4, [READONLY], RO_ACCESS, [STRING], getrange, docs::GETRANGE;
+    "setrange", 4, [WRITE, DENYOOM], RW_UPDATE, [STRING], setrange, docs::SETRANGE;
+};
+
+/// SET's key, which it reads as well with GET.
+const SET_KEY: &[KeySpec] =
+    &[
         KeySpec::range(bits![KeyFlags: RW, ACCESS, UPDATE, VARIABLE_FLAGS], 1, 0, 1)
             .notes("RW and ACCESS due to the optional `GET` argument"),
-    ])
-    .acl(bits![Acl: STRING])
-    .complexity("O(1)")
-    .history(&[
+    ];
+
+/// What COMMAND DOCS says of each, in Redis 8's words.
+mod docs {
+    use super::super::spec::{block, integer, key, one_of, pure_token, string, unix_time, Docs};
+
+    pub(super) const SET: Docs = Docs::new("Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.")
+        .complexity("O(1)")
+        .history(&[
         ("2.6.12", "Added the `EX`, `PX`, `NX` and `XX` options."),
         ("6.0.0", "Added the `KEEPTTL` option."),
         ("6.2.0", "Added the `GET`, `EXAT` and `PXAT` option."),
         ("7.0.0", "Allowed the `NX` and `GET` options to be used together."),
     ])
-    .args(&[
+        .args(&[
         key("key"),
         string("value"),
         one_of(
@@ -461,178 +542,66 @@ pub(super) const SPECS: &[CommandSpec] = &[
             ],
         )
         .optional(),
-    ]),
-    CommandSpec::new(
-        "get",
-        2,
-        Group::String,
-        "Returns the string value of a key.",
-        get,
-    )
-    .flags(bits![Flags: READONLY, FAST])
-    .key_specs(&[KeySpec::range(bits![KeyFlags: RO, ACCESS], 1, 0, 1)])
-    .acl(bits![Acl: STRING])
-    .complexity("O(1)")
-    .args(&[key("key")]),
-    CommandSpec::new(
-        "strlen",
-        2,
-        Group::String,
-        "Returns the length of a string value.",
-        strlen,
-    )
-    .flags(bits![Flags: READONLY, FAST])
-    .key_specs(&[KeySpec::range(bits![KeyFlags: RO], 1, 0, 1)])
-    .acl(bits![Acl: STRING])
-    .since("2.2.0")
-    .complexity("O(1)")
-    .args(&[key("key")]),
-    CommandSpec::new(
-        "setnx",
-        3,
-        Group::String,
-        "Set the string value of a key only when the key doesn't exist.",
-        setnx,
-    )
-    .flags(bits![Flags: WRITE, DENYOOM, FAST])
-    .key_specs(&[KeySpec::range(bits![KeyFlags: OW, INSERT], 1, 0, 1)])
-    .acl(bits![Acl: STRING])
-    .complexity("O(1)")
-    .deprecated("2.6.12", "`SET` with the `NX` argument")
-    .args(&[key("key"), string("value")]),
-    CommandSpec::new(
-        "getset",
-        3,
-        Group::String,
-        "Returns the previous string value of a key after setting it to a new value.",
-        getset,
-    )
-    .flags(bits![Flags: WRITE, DENYOOM, FAST])
-    .key_specs(&[KeySpec::range(bits![KeyFlags: RW, ACCESS, UPDATE], 1, 0, 1)])
-    .acl(bits![Acl: STRING])
-    .complexity("O(1)")
-    .deprecated("6.2.0", "`SET` with the `!GET` argument")
-    .args(&[key("key"), string("value")]),
-    CommandSpec::new(
-        "getdel",
-        2,
-        Group::String,
-        "Returns the string value of a key after deleting the key.",
-        getdel,
-    )
-    .flags(bits![Flags: WRITE, FAST])
-    .key_specs(&[KeySpec::range(bits![KeyFlags: RW, ACCESS, DELETE], 1, 0, 1)])
-    .acl(bits![Acl: STRING])
-    .since("6.2.0")
-    .complexity("O(1)")
-    .args(&[key("key")]),
-    CommandSpec::new(
-        "setex",
-        4,
-        Group::String,
+    ]);
+    pub(super) const GET: Docs = Docs::new("Returns the string value of a key.")
+        .complexity("O(1)")
+        .args(&[key("key")]);
+    pub(super) const STRLEN: Docs = Docs::new("Returns the length of a string value.")
+        .since("2.2.0")
+        .complexity("O(1)")
+        .args(&[key("key")]);
+    pub(super) const SETNX: Docs =
+        Docs::new("Set the string value of a key only when the key doesn't exist.")
+            .complexity("O(1)")
+            .deprecated("2.6.12", "`SET` with the `NX` argument")
+            .args(&[key("key"), string("value")]);
+    pub(super) const GETSET: Docs =
+        Docs::new("Returns the previous string value of a key after setting it to a new value.")
+            .complexity("O(1)")
+            .deprecated("6.2.0", "`SET` with the `!GET` argument")
+            .args(&[key("key"), string("value")]);
+    pub(super) const GETDEL: Docs =
+        Docs::new("Returns the string value of a key after deleting the key.")
+            .since("6.2.0")
+            .complexity("O(1)")
+            .args(&[key("key")]);
+    pub(super) const SETEX: Docs = Docs::new(
         "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.",
-        setex,
     )
-    .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(&[KeySpec::range(bits![KeyFlags: OW, UPDATE], 1, 0, 1)])
-    .acl(bits![Acl: STRING])
     .since("2.0.0")
     .complexity("O(1)")
     .deprecated("2.6.12", "`SET` with the `EX` argument")
-    .args(&[key("key"), integer("seconds"), string("value")]),
-    CommandSpec::new(
-        "psetex",
-        4,
-        Group::String,
-        "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.",
-        psetex,
-    )
-    .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(&[KeySpec::range(bits![KeyFlags: OW, UPDATE], 1, 0, 1)])
-    .acl(bits![Acl: STRING])
-    .since("2.6.0")
-    .complexity("O(1)")
-    .deprecated("2.6.12", "`SET` with the `PX` argument")
-    .args(&[key("key"), integer("milliseconds"), string("value")]),
-    CommandSpec::new(
-        "mget",
-        -2,
-        Group::String,
-        "Atomically returns the string values of one or more keys.",
-        mget,
-    )
-    .flags(bits![Flags: READONLY, FAST])
-    .key_specs(&[KeySpec::range(bits![KeyFlags: RO, ACCESS], 1, -1, 1)])
-    .acl(bits![Acl: STRING])
-    .complexity("O(N) where N is the number of keys to retrieve.")
-    .args(&[key("key").multiple()])
-    .tips(&["request_policy:multi_shard"]),
-    CommandSpec::new(
-        "mset",
-        -3,
-        Group::String,
-        "Atomically creates or modifies the string values of one or more keys.",
-        mset,
-    )
-    .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(&[KeySpec::range(bits![KeyFlags: OW, UPDATE], 1, -1, 2)])
-    .acl(bits![Acl: STRING])
-    .since("1.0.1")
-    .complexity("O(N) where N is the number of keys to set.")
-    .args(&[block("data", &[key("key"), string("value")]).multiple()])
-    .tips(&["request_policy:multi_shard", "response_policy:all_succeeded"]),
-    CommandSpec::new(
-        "msetnx",
-        -3,
-        Group::String,
+    .args(&[key("key"), integer("seconds"), string("value")]);
+    pub(super) const PSETEX: Docs = Docs::new("Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.")
+        .since("2.6.0")
+        .complexity("O(1)")
+        .deprecated("2.6.12", "`SET` with the `PX` argument")
+        .args(&[key("key"), integer("milliseconds"), string("value")]);
+    pub(super) const MGET: Docs =
+        Docs::new("Atomically returns the string values of one or more keys.")
+            .complexity("O(N) where N is the number of keys to retrieve.")
+            .args(&[key("key").multiple()]);
+    pub(super) const MSET: Docs =
+        Docs::new("Atomically creates or modifies the string values of one or more keys.")
+            .since("1.0.1")
+            .complexity("O(N) where N is the number of keys to set.")
+            .args(&[block("data", &[key("key"), string("value")]).multiple()]);
+    pub(super) const MSETNX: Docs = Docs::new(
         "Atomically modifies the string values of one or more keys only when all keys don't exist.",
-        msetnx,
     )
-    .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(&[KeySpec::range(bits![KeyFlags: OW, INSERT], 1, -1, 2)])
-    .acl(bits![Acl: STRING])
     .since("1.0.1")
     .complexity("O(N) where N is the number of keys to set.")
-    .args(&[block("data", &[key("key"), string("value")]).multiple()])
-    // Redis 7.0's tips; Redis 8 dropped them.
-    .tips(&["request_policy:multi_shard", "response_policy:agg_min"]),
-    CommandSpec::new(
-        "append",
-        3,
-        Group::String,
-        "Appends a string to the value of a key. Creates the key if it doesn't exist.",
-        append,
-    )
-    .flags(bits![Flags: WRITE, DENYOOM, FAST])
-    .key_specs(&[KeySpec::range(bits![KeyFlags: RW, INSERT], 1, 0, 1)])
-    .acl(bits![Acl: STRING])
-    .since("2.0.0")
-    .complexity("O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by Redis will double the free space available on every reallocation.")
-    .args(&[key("key"), string("value")]),
-    CommandSpec::new(
-        "getrange",
-        4,
-        Group::String,
-        "Returns a substring of the string stored at a key.",
-        getrange,
-    )
-    .flags(bits![Flags: READONLY])
-    .key_specs(&[KeySpec::range(bits![KeyFlags: RO, ACCESS], 1, 0, 1)])
-    .acl(bits![Acl: STRING])
-    .since("2.4.0")
-    .complexity("O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.")
-    .args(&[key("key"), integer("start"), integer("end")]),
-    CommandSpec::new(
-        "setrange",
-        4,
-        Group::String,
-        "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.",
-        setrange,
-    )
-    .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(&[KeySpec::range(bits![KeyFlags: RW, UPDATE], 1, 0, 1)])
-    .acl(bits![Acl: STRING])
-    .since("2.2.0")
-    .complexity("O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument.")
-    .args(&[key("key"), integer("offset"), string("value")]),
-];
+    .args(&[block("data", &[key("key"), string("value")]).multiple()]);
+    pub(super) const APPEND: Docs = Docs::new("Appends a string to the value of a key. Creates the key if it doesn't exist.")
+        .since("2.0.0")
+        .complexity("O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by Redis will double the free space available on every reallocation.")
+        .args(&[key("key"), string("value")]);
+    pub(super) const GETRANGE: Docs = Docs::new("Returns a substring of the string stored at a key.")
+        .since("2.4.0")
+        .complexity("O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.")
+        .args(&[key("key"), integer("start"), integer("end")]);
+    pub(super) const SETRANGE: Docs = Docs::new("Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.")
+        .since("2.2.0")
+        .complexity("O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument.")
+        .args(&[key("key"), integer("offset"), string("value")]);
+}

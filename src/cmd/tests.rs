@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::config::Config;
-use crate::protocol::{Protocol, Reply, RequestList};
+use crate::protocol::{Protocol, Reply, Request, RequestList};
 use crate::store::{Store, Value};
 use std::net::SocketAddr;
 use std::sync::Mutex;
@@ -578,7 +578,9 @@ fn blocking_pops_are_logged_as_plain_pops_and_a_parked_one_not_at_all() {
     client.run(&["BZPOPMIN", "z", "0"]);
     // Nothing there: the client is to be parked, with nothing replied or logged yet.
     assert_eq!(client.run(&["BLPOP", "missing", "5"]), "");
-    let block = client.session.block_asked.take().expect("parked");
+    let Some(After::Block(block)) = client.session.after.take() else {
+        panic!("parked");
+    };
     assert_eq!(block.keys, vec![b"missing".to_vec()]);
     assert_eq!(block.timeout, Some(std::time::Duration::from_secs(5)));
     assert!((block.serves)(&Value::List(Box::default())));
@@ -587,7 +589,7 @@ fn blocking_pops_are_logged_as_plain_pops_and_a_parked_one_not_at_all() {
     client.run(&["BLPOP", "missing", "0"]);
     client.run(&["BZPOPMAX", "missing", "0"]);
     assert_eq!(client.run(&["EXEC"]), "*2\r\n*-1\r\n*-1\r\n");
-    assert!(client.session.block_asked.is_none());
+    assert!(client.session.after.is_none());
     assert_eq!(
         shapes(&client.logged()),
         vec![

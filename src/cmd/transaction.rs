@@ -1,95 +1,29 @@
-//! MULTI, EXEC, DISCARD, WATCH and UNWATCH, and what MULTI does with every other command, read
-//! from the table's flags: `no_multi` ones are refused (failing the transaction), `NOT_QUEUED`
-//! ones run at once, the rest are checked (name, arity, authentication, memory) and queued.
-//! EXEC runs them back to back while no other connection executes anything (the connection
-//! loop takes the server's isolation lock around EXEC), and WATCH aborts EXEC if a watched key
-//! was written, deleted, recreated or expired in between.
+//! MULTI, EXEC, DISCARD, WATCH and UNWATCH. What MULTI does with every other command is
+//! dispatch's (`dispatch.rs`): `no_multi` ones are refused (failing the transaction),
+//! `NOT_QUEUED` ones run at once, the rest are checked (name, arity, authentication, memory) and
+//! queued in the session's `Transaction`. EXEC runs them back to back while no other connection
+//! executes anything (flagged `EXCLUSIVE`, it has the connection take the server's isolation
+//! lock exclusively around it), and WATCH aborts EXEC if a watched key was written, deleted,
+//! recreated or expired in between.
 
+use super::context::Transaction;
 use super::errors::*;
 use super::spec::{bits, key, Group, KeySpec};
-use super::{execute, CommandSpec, Ctx, Flags, Outcome, Session, COMMANDS};
+use super::{execute, CommandSpec, Ctx, Flags, Session, COMMANDS};
 use crate::protocol::{Request, RequestList};
 use std::time::Instant;
 
-/// Queued arguments are copied (the read buffer moves on); past this many bytes the
-/// transaction is refused rather than allowed to grow without bound.
-const MAX_QUEUED_BYTES: usize = 512 * 1024 * 1024;
-
-#[derive(Default)]
-pub struct Transaction {
-    queued: RequestList,
-    /// A queued command was refused: EXEC will answer EXECABORT.
-    failed: bool,
+/// Whether the command at `index` of the table (None: unknown) runs a transaction now, which
+/// it must do while no other connection runs anything: a command flagged `EXCLUSIVE` (EXEC)
+/// inside MULTI. The connection then holds the server's isolation lock exclusively around it.
+pub fn runs_exclusively(session: &Session, index: Option<usize>) -> bool {
+    session.transaction.is_some()
+        && index.is_some_and(|index| COMMANDS[index].flags.contains(Flags::EXCLUSIVE))
 }
-
-impl Transaction {
-    /// Queues a command; false (and the transaction marked failed) if it would exceed the cap.
-    pub fn queue(&mut self, request: Request) -> bool {
-        let size: usize = request.args().map(<[u8]>::len).sum();
-        if self.queued.arg_bytes() + size > MAX_QUEUED_BYTES {
-            self.failed = true;
-            return false;
-        }
-        self.queued.push(0, &request);
-        true
-    }
-
-    pub fn len(&self) -> usize {
-        self.queued.len()
-    }
-
-    pub fn fail(&mut self) {
-        self.failed = true;
-    }
-}
-
-/// Refuses a command flagged `no_multi` inside MULTI (SAVE, SHUTDOWN: a queued SHUTDOWN would
-/// end the server halfway through EXEC's reply), as Redis does; `execute` then fails the
-/// transaction.
-pub(super) fn admit(ctx: &Ctx, spec: &CommandSpec) -> CmdResult {
-    if ctx.session.transaction.is_some() && spec.flags.contains(Flags::NO_MULTI) {
-        return Err(NOT_IN_MULTI.into());
-    }
-    Ok(())
-}
-
-/// Inside MULTI, queues the admitted command `index` of the table and replies QUEUED, or
-/// refuses it when the queue would grow too large (the transaction then fails). None when the
-/// command runs now: no MULTI, or a command flagged `NOT_QUEUED`, which acts on the
-/// transaction itself.
-pub(super) fn queue(ctx: &mut Ctx, index: usize, request: Request) -> Option<Outcome> {
-    let transaction = ctx.session.transaction.as_mut()?;
-    if COMMANDS[index].flags.contains(Flags::NOT_QUEUED) {
-        return None;
-    }
-    if transaction.queue(request) {
-        ctx.reply.simple("QUEUED");
-        Some(Outcome::Queued)
-    } else {
-        ctx.reply.error(QUEUE_TOO_LARGE);
-        Some(Outcome::Rejected(index))
-    }
-}
-
-/// A refused command inside MULTI makes the whole transaction fail at EXEC, as in Redis.
-pub(super) fn fail(ctx: &mut Ctx) {
-    if let Some(transaction) = ctx.session.transaction.as_mut() {
-        transaction.fail();
-    }
-}
-
-/// Whether `request` is an EXEC that will run a transaction, which must execute in isolation.
-pub fn is_exec(session: &Session, request: &Request) -> bool {
-    session.transaction.is_some() && request.arg(0).eq_ignore_ascii_case(b"exec")
-}
-
-const NOT_IN_MULTI: &str = "ERR Command not allowed inside a transaction";
-
-const QUEUE_TOO_LARGE: &str = "ERR transaction too large: more than 512 MiB of queued arguments";
 
 pub(super) fn multi(ctx: &mut Ctx, _request: Request) -> CmdResult {
     if ctx.session.transaction.is_some() {
-        return Err("ERR MULTI calls can not be nested".into());
+        return Err(MULTI_NESTED.into());
     }
     ctx.session.transaction = Some(Transaction::default());
     ctx.reply.ok();
@@ -100,21 +34,17 @@ pub(super) fn discard(ctx: &mut Ctx, _request: Request) -> CmdResult {
     ctx.session
         .transaction
         .take()
-        .ok_or("ERR DISCARD without MULTI")?;
+        .ok_or(DISCARD_WITHOUT_MULTI)?;
     ctx.session.watched.clear();
     ctx.reply.ok();
     Ok(())
 }
 
 pub(super) fn exec(ctx: &mut Ctx, _request: Request) -> CmdResult {
-    let transaction = ctx
-        .session
-        .transaction
-        .take()
-        .ok_or("ERR EXEC without MULTI")?;
+    let transaction = ctx.session.transaction.take().ok_or(EXEC_WITHOUT_MULTI)?;
     let watched = std::mem::take(&mut ctx.session.watched);
     if transaction.failed {
-        return Err("EXECABORT Transaction discarded because of previous errors.".into());
+        return Err(EXECABORT.into());
     }
     let store = &ctx.store;
     if !watched
@@ -156,7 +86,7 @@ fn run_queued(ctx: &mut Ctx, queued: &RequestList) {
 
 pub(super) fn watch(ctx: &mut Ctx, request: Request) -> CmdResult {
     if ctx.session.transaction.is_some() {
-        return Err("ERR WATCH inside MULTI is not allowed".into());
+        return Err(WATCH_IN_MULTI.into());
     }
     let db = ctx.session.db;
     for key in request.args().skip(1) {
@@ -195,7 +125,7 @@ pub(super) const SPECS: &[CommandSpec] = &[
         "Executes all commands in a transaction.",
         exec,
     )
-    .flags(bits![Flags: NOSCRIPT, LOADING, STALE, SKIP_SLOWLOG, NOT_QUEUED])
+    .flags(bits![Flags: NOSCRIPT, LOADING, STALE, SKIP_SLOWLOG, NOT_QUEUED, EXCLUSIVE])
     .acl(bits![Acl: TRANSACTION])
     .since("1.2.0")
     .complexity("Depends on commands in the transaction"),

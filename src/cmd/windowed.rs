@@ -9,15 +9,12 @@
 //! by TBF.RESERVE takes its layout from `bf-layout`, so it is logged as the TBF.LOADCHUNK of its
 //! header, as BF.RESERVE is.
 
-use super::args::{is, parse_i64, Cursor};
-use super::bloom::{
-    parse_reserve_capacity, parse_reserve_error_rate, FILTER_KEY, KEY_ITEM, KEY_ITEMS,
-};
+use super::args::{int, within, Args, Key, KeyItem, KeyItems};
 use super::errors::*;
-use super::filters::{self, write_results, Dumped};
-use super::spec::{
-    bits, double, integer, key, one_of, pure_token, string, CommandSpec, Group, FIRST_RELEASE,
-};
+use super::filter_options::{max_capacity, reserve_capacity, reserve_error_rate};
+use super::filter_specs::*;
+use super::filters::{self, loadchunk, scandump, write_results, Dumped, Info};
+use super::spec::{command_table, CommandSpec};
 use super::Ctx;
 use crate::filter::{FilterError, Retired, WindowOptions, WindowedFilter, MAX_SLICES};
 use crate::protocol::{Reply, Request};
@@ -37,34 +34,49 @@ fn add_error(error: FilterError) -> CmdError {
 }
 
 /// TBF.RESERVE key error_rate capacity window_ms [SLICES n]
-fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
-    if request.len() > 7 {
-        return Err(CmdError::arity("tbf.reserve"));
-    }
-    let error_rate = parse_reserve_error_rate(request.arg(2))?.min(MAX_ERROR_RATE);
-    let capacity = parse_reserve_capacity(request.arg(3), filters::max_capacity(ctx))?;
-    let window_ms = parse_i64(request.arg(4))
-        .and_then(|window| u64::try_from(window).ok())
-        .ok_or(TBF_BAD_WINDOW)?;
-    let mut slices = DEFAULT_SLICES;
-    let mut cursor = Cursor::new(request, 5);
-    while let Some(arg) = cursor.next() {
-        if !is(arg, "SLICES") {
-            return Err(SYNTAX.into());
+struct Reserve<'a> {
+    key: &'a [u8],
+    error_rate: f64,
+    capacity: u64,
+    window_ms: u64,
+    slices: u32,
+}
+
+impl<'a> Reserve<'a> {
+    fn parse(request: Request<'a>, max_capacity: u64) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        args.words_at_most(7)?;
+        let key = args.required()?;
+        let error_rate = reserve_error_rate(args.required()?)?.min(MAX_ERROR_RATE);
+        let capacity = reserve_capacity(args.required()?, max_capacity)?;
+        let window_ms = args.int_in(0..=u64::MAX, TBF_BAD_WINDOW)?;
+        let mut slices = DEFAULT_SLICES;
+        while args.check("SLICES") {
+            let n = int(args.next_or(TBF_NO_SLICES)?, TBF_BAD_SLICES)?;
+            slices = within(n, 1..=i64::from(MAX_SLICES), TBF_SLICES_RANGE)? as u32;
         }
-        slices = parse_i64(cursor.next_or(TBF_NO_SLICES)?)
-            .ok_or(TBF_BAD_SLICES)
-            .and_then(|n| {
-                u32::try_from(n)
-                    .ok()
-                    .filter(|n| (1..=MAX_SLICES).contains(n))
-                    .ok_or(TBF_SLICES_RANGE)
-            })?;
+        args.finish(SYNTAX)?;
+        if window_ms < u64::from(slices) {
+            return Err(TBF_WINDOW_RANGE.into());
+        }
+        Ok(Reserve {
+            key,
+            error_rate,
+            capacity,
+            window_ms,
+            slices,
+        })
     }
-    if window_ms < u64::from(slices) {
-        return Err(TBF_WINDOW_RANGE.into());
-    }
-    let key = request.arg(1);
+}
+
+fn reserve(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let Reserve {
+        key,
+        error_rate,
+        capacity,
+        window_ms,
+        slices,
+    } = Reserve::parse(request, max_capacity(ctx))?;
     filters::refuse_existing(ctx, key, |v| WindowedFilter::of(v).is_some())?;
     let options = WindowOptions {
         error_rate,
@@ -101,21 +113,21 @@ fn with_filter_mut<R>(
 
 /// TBF.ADD key item: 1 if the item was not in the window before.
 fn add(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let (item, now) = (request.arg(2), ctx.now);
-    let added = with_filter_mut(ctx, request.arg(1), |filter, retired| {
-        filter.add(item, now, retired)
-    })?
-    .map_err(add_error)?;
+    let KeyItem { key, item } = KeyItem::parse(request)?;
+    let now = ctx.now;
+    let added = with_filter_mut(ctx, key, |filter, retired| filter.add(item, now, retired))?
+        .map_err(add_error)?;
     ctx.reply.boolean(added);
     Ok(())
 }
 
 /// TBF.MADD key item [item ...]: one reply each; the first failure ends the run, as BF.MADD's.
 fn madd(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let KeyItems { key, items } = KeyItems::parse(request)?;
     let now = ctx.now;
-    let results = with_filter_mut(ctx, request.arg(1), |filter, retired| {
-        let mut results = Vec::with_capacity(request.len() - 2);
-        for item in request.args().skip(2) {
+    let results = with_filter_mut(ctx, key, |filter, retired| {
+        let mut results = Vec::with_capacity(items.len());
+        for item in items.iter() {
             let result = filter.add(item, now, retired).map_err(add_error);
             let failed = result.is_err();
             results.push(result);
@@ -137,8 +149,9 @@ fn with_filter<R>(ctx: &Ctx, key: &[u8], f: impl FnOnce(Option<&WindowedFilter>)
 
 /// TBF.EXISTS key item: 0 for a missing key, as BF.EXISTS.
 fn exists(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let (item, now) = (request.arg(2), ctx.now);
-    let found = with_filter(ctx, request.arg(1), |filter| {
+    let KeyItem { key, item } = KeyItem::parse(request)?;
+    let now = ctx.now;
+    let found = with_filter(ctx, key, |filter| {
         filter.is_some_and(|filter| filter.contains(item, now))
     });
     ctx.reply.boolean(found);
@@ -147,12 +160,13 @@ fn exists(ctx: &mut Ctx, request: Request) -> CmdResult {
 
 /// TBF.MEXISTS key item [item ...]: TBF.EXISTS for each item, replied as it is looked up.
 fn mexists(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let KeyItems { key, items } = KeyItems::parse(request)?;
     let (reply, now) = (&mut *ctx.reply, ctx.now);
     let db = ctx.store.db(ctx.session.db);
-    db.get(request.arg(1), now, |value| {
+    db.get(key, now, |value| {
         let filter = value.and_then(WindowedFilter::of);
-        reply.array(request.len() - 2);
-        for item in request.args().skip(2) {
+        reply.array(items.len());
+        for item in items.iter() {
             reply.boolean(filter.is_some_and(|filter| filter.contains(item, now)));
         }
     });
@@ -161,8 +175,9 @@ fn mexists(ctx: &mut Ctx, request: Request) -> CmdResult {
 
 /// TBF.CARD key: the items inside the window now (adds new to their slice); 0 for a missing key.
 fn card(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let Key { key } = Key::parse(request)?;
     let now = ctx.now;
-    let items = ctx.db().get(request.arg(1), now, |value| match value {
+    let items = ctx.db().get(key, now, |value| match value {
         Some(value) => WindowedFilter::of(value)
             .map(|filter| filter.items(now))
             .ok_or(CmdError::from(WRONGTYPE)),
@@ -182,14 +197,15 @@ enum InfoField {
     ErrorRate,
 }
 
-/// TBF.INFO's fields in reply order: the name a single-field INFO takes and the full reply's key.
-const INFO_FIELDS: [(InfoField, &str, &str); 6] = [
-    (InfoField::Capacity, "CAPACITY", "Capacity"),
-    (InfoField::Size, "SIZE", "Size"),
-    (InfoField::Slices, "SLICES", "Number of slices"),
-    (InfoField::Window, "WINDOW", "Window ms"),
-    (InfoField::Items, "ITEMS", "Number of items inserted"),
-    (InfoField::ErrorRate, "ERROR", "Error rate"),
+/// TBF.INFO's fields in reply order, by the name a single-field INFO takes, with the full
+/// reply's key.
+const INFO_FIELDS: [(&str, (InfoField, &str)); 6] = [
+    ("CAPACITY", (InfoField::Capacity, "Capacity")),
+    ("SIZE", (InfoField::Size, "Size")),
+    ("SLICES", (InfoField::Slices, "Number of slices")),
+    ("WINDOW", (InfoField::Window, "Window ms")),
+    ("ITEMS", (InfoField::Items, "Number of items inserted")),
+    ("ERROR", (InfoField::ErrorRate, "Error rate")),
 ];
 
 fn write_info_field(filter: &WindowedFilter, field: InfoField, now: u64, reply: &mut Reply) {
@@ -205,45 +221,47 @@ fn write_info_field(filter: &WindowedFilter, field: InfoField, now: u64, reply: 
 
 /// TBF.INFO key [field]: shaped as BF.INFO's and CBF.INFO's replies.
 fn info(ctx: &mut Ctx, request: Request) -> CmdResult {
-    if request.len() > 3 {
-        return Err(CmdError::arity("tbf.info"));
-    }
+    let Info { key, field } = Info::parse(request)?;
     let now = ctx.now;
     let reply = &mut *ctx.reply;
     let db = ctx.store.db(ctx.session.db);
-    filters::with_filter(db, now, request.arg(1), |filter: &WindowedFilter| {
-        filters::write_info(reply, &INFO_FIELDS, request, |field, reply| {
+    filters::with_filter(db, now, key, |filter: &WindowedFilter| {
+        filters::write_info(reply, &INFO_FIELDS, field, |field, reply| {
             write_info_field(filter, field, now, reply)
         })
     })?
 }
 
-/// TBF.SCANDUMP key iterator, as BF.SCANDUMP.
-fn scandump(ctx: &mut Ctx, request: Request) -> CmdResult {
-    filters::scandump::<WindowedFilter>(ctx, request)
-}
-
-/// TBF.LOADCHUNK key iterator data, as BF.LOADCHUNK: iterator 1 on a missing key creates the
-/// filter from a header; any other chunk goes where TBF.SCANDUMP took it from.
-fn loadchunk(ctx: &mut Ctx, request: Request) -> CmdResult {
-    filters::loadchunk::<WindowedFilter>(ctx, request)
-}
-
 const PROBES_PER_SLICE: &str =
     "O(n * k), where n is the number of slices and k the number of hash functions";
 
-/// TBF.*, declared as a module's commands the way BF.* are.
-pub(super) const SPECS: &[CommandSpec] = &[
-    CommandSpec::new(
-        "tbf.reserve",
-        -5,
-        Group::Bloom,
+/// TBF.*, declared as a module's commands the way BF.* are. SCANDUMP and LOADCHUNK are
+/// BF.SCANDUMP's and BF.LOADCHUNK's: iterator 1 on a missing key creates the filter from a
+/// header; any other chunk goes where TBF.SCANDUMP took it from.
+pub(super) const SPECS: &[CommandSpec] = &command_table! { Bloom:
+    // name, arity, [flags], key specs, [ACL categories], handler, docs[, more]
+    "tbf.reserve", -5, [WRITE, DENYOOM], FILTER_KEY, [WRITE, FAST, BLOOM], reserve, docs::RESERVE;
+    "tbf.add", 3, [WRITE, DENYOOM], FILTER_KEY, [WRITE, BLOOM], add, docs::ADD;
+    "tbf.madd", -3, [WRITE, DENYOOM], FILTER_KEY, [WRITE, BLOOM], madd, docs::MADD;
+    "tbf.exists", 3, [READONLY, FAST], FILTER_KEY, [READ, BLOOM], exists, docs::EXISTS;
+    "tbf.mexists", -3, [READONLY, FAST], FILTER_KEY, [READ, BLOOM], mexists, docs::MEXISTS;
+    "tbf.card", 2, [READONLY, FAST], FILTER_KEY, [READ, FAST, BLOOM], card, docs::CARD;
+    "tbf.info", -2, [READONLY, FAST], FILTER_KEY, [READ, FAST, BLOOM], info, docs::INFO;
+    "tbf.scandump", 3, [READONLY, FAST], FILTER_KEY, [READ, BLOOM], scandump::<WindowedFilter>,
+        docs::SCANDUMP;
+    "tbf.loadchunk", 4, [WRITE, DENYOOM], FILTER_KEY, [WRITE, BLOOM], loadchunk::<WindowedFilter>,
+        docs::LOADCHUNK;
+};
+
+/// What COMMAND DOCS says of each.
+mod docs {
+    use super::super::filter_specs::*;
+    use super::super::spec::{double, integer, key, one_of, pure_token, Docs, FIRST_RELEASE};
+    use super::PROBES_PER_SLICE;
+
+    pub(super) const RESERVE: Docs = Docs::new(
         "Creates a time-windowed Bloom filter: items are remembered for a window of time",
-        reserve,
     )
-    .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(FILTER_KEY)
-    .acl(bits![Acl: WRITE, FAST, BLOOM])
     .since(FIRST_RELEASE)
     .complexity("O(1)")
     .args(&[
@@ -257,124 +275,63 @@ pub(super) const SPECS: &[CommandSpec] = &[
                 "Filters the window is cut into, 1 to 64; the oldest is forgotten as time moves on",
             )
             .optional(),
-    ]),
-    CommandSpec::new(
-        "tbf.add",
-        3,
-        Group::Bloom,
-        "Adds an item to a time-windowed Bloom filter, in the slice of the current time",
-        add,
-    )
-    .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(FILTER_KEY)
-    .acl(bits![Acl: WRITE, BLOOM])
-    .since(FIRST_RELEASE)
-    .complexity(PROBES_PER_SLICE)
-    .args(KEY_ITEM),
-    CommandSpec::new(
-        "tbf.madd",
-        -3,
-        Group::Bloom,
-        "Adds one or more items to a time-windowed Bloom filter",
-        madd,
-    )
-    .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(FILTER_KEY)
-    .acl(bits![Acl: WRITE, BLOOM])
-    .since(FIRST_RELEASE)
-    .complexity(PROBES_PER_SLICE)
-    .args(KEY_ITEMS),
-    CommandSpec::new(
-        "tbf.exists",
-        3,
-        Group::Bloom,
+    ]);
+    pub(super) const ADD: Docs =
+        Docs::new("Adds an item to a time-windowed Bloom filter, in the slice of the current time")
+            .since(FIRST_RELEASE)
+            .complexity(PROBES_PER_SLICE)
+            .args(KEY_ITEM);
+    pub(super) const MADD: Docs =
+        Docs::new("Adds one or more items to a time-windowed Bloom filter")
+            .since(FIRST_RELEASE)
+            .complexity(PROBES_PER_SLICE)
+            .args(KEY_ITEMS);
+    pub(super) const EXISTS: Docs = Docs::new(
         "Checks whether an item was added to a time-windowed Bloom filter within its window",
-        exists,
     )
-    .flags(bits![Flags: READONLY, FAST])
-    .key_specs(FILTER_KEY)
-    .acl(bits![Acl: READ, BLOOM])
     .since(FIRST_RELEASE)
     .complexity(PROBES_PER_SLICE)
-    .args(KEY_ITEM),
-    CommandSpec::new(
-        "tbf.mexists",
-        -3,
-        Group::Bloom,
+    .args(KEY_ITEM);
+    pub(super) const MEXISTS: Docs = Docs::new(
         "Checks whether one or more items were added to a time-windowed Bloom filter within its \
          window",
-        mexists,
     )
-    .flags(bits![Flags: READONLY, FAST])
-    .key_specs(FILTER_KEY)
-    .acl(bits![Acl: READ, BLOOM])
     .since(FIRST_RELEASE)
     .complexity(PROBES_PER_SLICE)
-    .args(KEY_ITEMS),
-    CommandSpec::new(
-        "tbf.card",
-        2,
-        Group::Bloom,
+    .args(KEY_ITEMS);
+    pub(super) const CARD: Docs = Docs::new(
         "Returns the number of items added to a time-windowed Bloom filter within its window",
-        card,
     )
-    .flags(bits![Flags: READONLY, FAST])
-    .key_specs(FILTER_KEY)
-    .acl(bits![Acl: READ, FAST, BLOOM])
     .since(FIRST_RELEASE)
     .complexity("O(n), where n is the number of slices")
-    .args(&[key("key")]),
-    CommandSpec::new(
-        "tbf.info",
-        -2,
-        Group::Bloom,
-        "Returns information about a time-windowed Bloom filter",
-        info,
-    )
-    .flags(bits![Flags: READONLY, FAST])
-    .key_specs(FILTER_KEY)
-    .acl(bits![Acl: READ, FAST, BLOOM])
-    .since(FIRST_RELEASE)
-    .complexity("O(n), where n is the number of slices")
-    .args(&[
-        key("key"),
-        one_of(
-            "single_value",
-            &[
-                pure_token("capacity", "CAPACITY"),
-                pure_token("size", "SIZE"),
-                pure_token("slices", "SLICES"),
-                pure_token("window", "WINDOW"),
-                pure_token("items", "ITEMS"),
-                pure_token("error", "ERROR"),
-            ],
-        )
-        .optional(),
-    ]),
-    CommandSpec::new(
-        "tbf.scandump",
-        3,
-        Group::Bloom,
-        "Begins an incremental save of a time-windowed Bloom filter",
-        scandump,
-    )
-    .flags(bits![Flags: READONLY, FAST])
-    .key_specs(FILTER_KEY)
-    .acl(bits![Acl: READ, BLOOM])
-    .since(FIRST_RELEASE)
-    .complexity("O(n), where n is the capacity")
-    .args(&[key("key"), integer("iterator")]),
-    CommandSpec::new(
-        "tbf.loadchunk",
-        4,
-        Group::Bloom,
-        "Restores a time-windowed Bloom filter previously saved using TBF.SCANDUMP",
-        loadchunk,
-    )
-    .flags(bits![Flags: WRITE, DENYOOM])
-    .key_specs(FILTER_KEY)
-    .acl(bits![Acl: WRITE, BLOOM])
-    .since(FIRST_RELEASE)
-    .complexity("O(n), where n is the capacity")
-    .args(&[key("key"), integer("iterator"), string("data")]),
-];
+    .args(&[key("key")]);
+    pub(super) const INFO: Docs =
+        Docs::new("Returns information about a time-windowed Bloom filter")
+            .since(FIRST_RELEASE)
+            .complexity("O(n), where n is the number of slices")
+            .args(&[
+                key("key"),
+                one_of(
+                    "single_value",
+                    &[
+                        pure_token("capacity", "CAPACITY"),
+                        pure_token("size", "SIZE"),
+                        pure_token("slices", "SLICES"),
+                        pure_token("window", "WINDOW"),
+                        pure_token("items", "ITEMS"),
+                        pure_token("error", "ERROR"),
+                    ],
+                )
+                .optional(),
+            ]);
+    pub(super) const SCANDUMP: Docs =
+        Docs::new("Begins an incremental save of a time-windowed Bloom filter")
+            .since(FIRST_RELEASE)
+            .complexity(DUMP_COMPLEXITY)
+            .args(KEY_ITERATOR);
+    pub(super) const LOADCHUNK: Docs =
+        Docs::new("Restores a time-windowed Bloom filter previously saved using TBF.SCANDUMP")
+            .since(FIRST_RELEASE)
+            .complexity(DUMP_COMPLEXITY)
+            .args(KEY_ITERATOR_DATA);
+}

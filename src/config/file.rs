@@ -115,27 +115,40 @@ pub(super) fn parse(text: &str) -> Result<Vec<Directive>, String> {
 /// What CONFIG REWRITE does to one directive.
 pub(super) struct Update {
     pub name: &'static str,
-    /// The line to write, `None` to keep what the file says.
-    pub line: Option<String>,
+    pub change: Change,
     /// Whether the directive has to be added when the file does not mention it.
     pub add_if_missing: bool,
 }
 
+pub(super) enum Change {
+    /// The file says what the server has: leave its lines as they are.
+    Keep,
+    /// The directive's line as it is to read.
+    Write(String),
+    /// No line at all (`replicaof` once the server is a primary).
+    Remove,
+}
+
 /// Applies `updates` to the file's text: the first line of a changed directive is replaced,
-/// later lines of the same directive are dropped, and directives the file lacks are appended.
-/// Comments, blank lines and the order of everything else stay as they were.
+/// later lines of the same directive are dropped, as are all the lines of a removed one, and
+/// directives the file lacks are appended. Comments, blank lines and the order of everything
+/// else stay as they were.
 pub(super) fn rewrite_text(text: &str, directives: &[Directive], updates: &[Update]) -> String {
     let mut lines: Vec<Option<String>> = text.lines().map(|l| Some(l.to_string())).collect();
     let mut appended = Vec::new();
     for update in updates {
         let mut written = directives.iter().filter(|d| d.name == update.name);
-        match (written.next(), &update.line) {
-            (Some(_), None) => {}
-            (Some(first), Some(line)) => {
+        match (written.next(), &update.change) {
+            (_, Change::Keep) => {}
+            (Some(first), Change::Write(line)) => {
                 lines[first.line] = Some(line.clone());
                 written.for_each(|later| lines[later.line] = None);
             }
-            (None, Some(line)) if update.add_if_missing => appended.push(line.clone()),
+            (Some(first), Change::Remove) => {
+                lines[first.line] = None;
+                written.for_each(|later| lines[later.line] = None);
+            }
+            (None, Change::Write(line)) if update.add_if_missing => appended.push(line.clone()),
             (None, _) => {}
         }
     }
@@ -215,29 +228,40 @@ mod tests {
 
     #[test]
     fn rewrite_keeps_comments_and_order() {
-        let text = "# top\nport 1\n\n# rules\nsave 60 1\nsave 30 2\nbf-error-rate 0.1\n";
+        let text = "# top\nport 1\n\n# rules\nsave 60 1\nsave 30 2\nbf-error-rate 0.1\n\
+                    replicaof h 1\n";
         let directives = parse(text).unwrap();
         assert_eq!(directives[1].args, ["60", "1"]);
         let updates = [
             Update {
                 name: "save",
-                line: Some("save 10 10".into()),
+                change: Change::Write("save 10 10".into()),
                 add_if_missing: true,
             },
             Update {
                 name: "port",
-                line: None,
+                change: Change::Keep,
                 add_if_missing: false,
             },
             Update {
                 name: "bf-initial-size",
-                line: Some("bf-initial-size 7".into()),
+                change: Change::Write("bf-initial-size 7".into()),
                 add_if_missing: true,
             },
             Update {
                 name: "max-filter-memory",
-                line: Some("max-filter-memory 2048".into()),
+                change: Change::Write("max-filter-memory 2048".into()),
                 add_if_missing: false,
+            },
+            Update {
+                name: "replicaof",
+                change: Change::Remove,
+                add_if_missing: false,
+            },
+            Update {
+                name: "masterauth",
+                change: Change::Remove,
+                add_if_missing: true,
             },
         ];
         assert_eq!(

@@ -5,6 +5,7 @@
 //! Sources, later ones winning: built-in defaults, the configuration file, environment
 //! variables, command-line flags.
 
+mod client_auth;
 mod file;
 mod fsync;
 #[cfg(test)]
@@ -13,14 +14,15 @@ mod rewrite;
 mod save;
 mod sources;
 mod table;
-mod tls;
+mod tls_settings;
 mod values;
 
+pub use client_auth::ClientAuth;
 pub use fsync::Fsync;
 pub use save::SaveRules;
 pub use sources::command;
 pub use table::Settings;
-pub use tls::{ClientAuth, TlsSettings};
+pub use tls_settings::TlsSettings;
 
 use crate::store::glob_match;
 use clap::ArgMatches;
@@ -49,8 +51,6 @@ pub struct Config {
     pub shards: usize,
     pub databases: usize,
     pub log_level: String,
-    /// Empty when metrics are off.
-    pub metrics_addr: String,
     /// The configuration file read at start-up, as an absolute path: CONFIG REWRITE's target.
     pub file: Option<PathBuf>,
     pub appendonly: bool,
@@ -128,7 +128,6 @@ impl Config {
             shards: startup.shards,
             databases: startup.databases,
             log_level: startup.log_level,
-            metrics_addr: startup.metrics_addr,
             file,
             appendonly: startup.appendonly,
             aof_load_damaged: startup.aof_load_damaged,

@@ -1,13 +1,15 @@
 //! CONFIG REWRITE: the settings CONFIG SET can change, written back into the configuration file.
 
-use super::file::{self, Update};
+use super::file::{self, Change, Update};
 use super::sources::file_value;
 use super::table::{Access, Param, PARAMS};
 use super::Config;
 
 impl Config {
     /// CONFIG REWRITE: writes the parameters CONFIG SET can change back into the configuration
-    /// file. Fixed parameters are left as the file has them, so that a `--port` or `SIEVED_DIR`
+    /// file, with their current values wherever these came from (CONFIG SET, a flag or an
+    /// environment variable given for one run), as Redis does. Parameters fixed at start-up are
+    /// left as the file has them, where Redis writes those too: a `--port` or `SIEVED_DIR`
     /// given for one run does not become permanent.
     pub fn rewrite(&self) -> Result<(), String> {
         let path = self
@@ -26,7 +28,7 @@ impl Config {
         let mut updates = Vec::new();
         for param in PARAMS {
             let update = match param.access {
-                Access::Runtime { get, set } => {
+                Access::Runtime { get, set, written } => {
                     // The value as CONFIG GET would show it, so that `1e-2` in the file
                     // counts as the 0.01 it means.
                     let canonical = |value: &str| {
@@ -35,12 +37,19 @@ impl Config {
                         Some(get(&scratch))
                     };
                     let current = get(&settings);
-                    let written = file_value(&directives, param.name, param.list);
-                    let unchanged = written
+                    let in_file = file_value(&directives, param.name, param.list);
+                    let unchanged = in_file
                         .is_some_and(|(value, _)| canonical(&value).as_ref() == Some(&current));
+                    let change = if unchanged {
+                        Change::Keep
+                    } else if param.absent_when_empty && current.is_empty() {
+                        Change::Remove
+                    } else {
+                        Change::Write(directive_line(param, &written(&settings)))
+                    };
                     Update {
                         name: param.name,
-                        line: (!unchanged).then(|| directive_line(param, &current)),
+                        change,
                         add_if_missing: canonical(param.default).as_ref() != Some(&current),
                     }
                 }
@@ -78,7 +87,10 @@ impl Config {
             .is_some_and(|(written, _)| written == password);
         Ok(Update {
             name: param.name,
-            line: (!unchanged).then(|| directive_line(param, &password)),
+            change: match unchanged {
+                true => Change::Keep,
+                false => Change::Write(directive_line(param, &password)),
+            },
             add_if_missing: password != param.default,
         })
     }

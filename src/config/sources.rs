@@ -10,9 +10,12 @@ use std::path::PathBuf;
 
 /// clap's id of `--config`, which names the file rather than being a setting of its own.
 const CONFIG_FILE: &str = "config";
+/// clap's id of the configuration file given as the first argument, as redis-server takes it:
+/// `sieved /etc/sieved/sieved.conf`.
+const CONFIG_FILE_ARGUMENT: &str = "config-file";
 
-/// The command line: a flag (and environment variable) for every entry of the table, and
-/// `--config`.
+/// The command line: a flag (and environment variable) for every entry of the table, and the
+/// configuration file, as the first argument or with `--config`.
 pub fn command() -> Command {
     let settings = PARAMS.iter().map(|param| {
         let mut arg = Arg::new(param.flag)
@@ -30,8 +33,20 @@ pub fn command() -> Command {
     });
     Command::new("sieved")
         .version(env!("CARGO_PKG_VERSION"))
-        .about("A Redis-protocol server for Bloom filters")
+        .about(
+            "A Redis-protocol server for a crawler fleet's shared state: RedisBloom-compatible \
+             filters, a crawl frontier, Redis data types, replication",
+        )
         .args(settings)
+        .arg(
+            Arg::new(CONFIG_FILE_ARGUMENT)
+                .value_name("config-file")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help(
+                    "Configuration file, as redis-server takes it (`sieved /etc/sieved/sieved.conf`), \
+                     read as --config reads it",
+                ),
+        )
         .arg(
             Arg::new(CONFIG_FILE)
                 .long(CONFIG_FILE)
@@ -49,8 +64,15 @@ pub fn command() -> Command {
 /// REWRITE's target) and the defaults.
 pub(crate) fn gather(matches: &ArgMatches) -> Result<(Values, Option<PathBuf>), String> {
     let mut values = Values::defaults();
-    let file = matches
-        .get_one::<PathBuf>(CONFIG_FILE)
+    let argument = matches.get_one::<PathBuf>(CONFIG_FILE_ARGUMENT);
+    if argument.is_some() && matches.value_source(CONFIG_FILE) == Some(ValueSource::CommandLine) {
+        return Err(
+            "give the configuration file once: as the first argument or with --config".into(),
+        );
+    }
+    // The first argument is on the command line, so it wins over SIEVED_CONFIG.
+    let file = argument
+        .or_else(|| matches.get_one::<PathBuf>(CONFIG_FILE))
         .map(|path| std::path::absolute(path).unwrap_or_else(|_| path.clone()));
     if let Some(path) = &file {
         let text = std::fs::read_to_string(path)
@@ -151,6 +173,28 @@ mod tests {
             gathered(&["--threads", "many"]).err().unwrap(),
             "--threads: invalid value 'many'"
         );
+    }
+
+    #[test]
+    fn the_first_argument_is_the_configuration_file() {
+        let dir = std::env::temp_dir().join(format!("sieved-sources-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("sieved.conf");
+        std::fs::write(&path, "port 7\ndatabases 3\n").unwrap();
+        let path = path.to_str().unwrap();
+        let values = gathered(&[path, "--databases", "5"]).unwrap();
+        // The file's directives, under the flags, as with --config.
+        assert_eq!((values.startup.port, values.startup.databases), (7, 5));
+        assert_eq!(
+            gathered(&[path, "--config", path]).err().unwrap(),
+            "give the configuration file once: as the first argument or with --config"
+        );
+        let missing = dir.join("missing.conf");
+        assert!(gathered(&[missing.to_str().unwrap()])
+            .err()
+            .unwrap()
+            .starts_with("cannot read the configuration file"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! command-line flags and environment variables, the configuration file's directives,
 //! CONFIG GET / SET / REWRITE, `--help` and the README's table of settings.
 //!
-//! An entry reads `<access> <field>: <type> { name, [flag,] default, check, [get,] help }`:
+//! An entry reads `<access> <field>: <type> [as <reader>] { name, [flag,] default, check, [get,]
+//! help }`:
 //! - access: `runtime` (CONFIG SET may change it; a field of `Settings`, and adding the entry
 //!   is all it takes), `fixed` (read at start-up into `Startup`; the server reads it from a
 //!   field of `Config` that `Config::from_values` fills, and `get` says which, for CONFIG GET),
@@ -12,12 +13,14 @@
 //! - name: CONFIG GET's name and the file's directive. The flag is `--<name>` unless `flag`
 //!   keeps an older one (`--threads`, `--log-level`); the environment variable is `SIEVED_`
 //!   and the flag in upper case, dashes as underscores;
+//! - reader: the `Value` that reads the text, when it is not the field's type itself: `as Bytes`
+//!   for a memory value (`100mb`), which the field holds as a `u64` of bytes;
 //! - default: as text, read by the type like any other value;
 //! - check: what the type's values must also satisfy (`any` for nothing more).
 //!
 //! CONFIG GET lists the entries in the order written here.
 
-use super::values::{any, within, Invalid, Value};
+use super::values::{any, within, Bytes, Invalid, Value};
 use super::{
     ClientAuth, Config, Fsync, ReplicaOf, SaveRules, CAPACITY_CEILING, MAX_CAPACITY, MAX_EXPANSION,
 };
@@ -37,6 +40,8 @@ pub(crate) struct Param {
     pub(crate) kind: &'static str,
     /// Whether the value is a list of words (`save`); see `Value::LIST`.
     pub(crate) list: bool,
+    /// Whether an empty value is no directive at all; see `Value::ABSENT_WHEN_EMPTY`.
+    pub(crate) absent_when_empty: bool,
     pub(crate) help: &'static str,
     /// Reads and checks `text`, storing it among the values gathered at start-up.
     pub(crate) load: fn(&mut Values, &str) -> Result<(), Invalid>,
@@ -49,6 +54,8 @@ pub(crate) enum Access {
     Runtime {
         get: fn(&Settings) -> String,
         set: fn(&mut Settings, &str) -> Result<(), Invalid>,
+        /// The value as CONFIG REWRITE writes it (`100mb` where CONFIG GET shows 104857600).
+        written: fn(&Settings) -> String,
     },
     /// Fixed at start-up; CONFIG GET reads it back from the `Config`.
     Fixed { get: fn(&Config) -> String },
@@ -96,24 +103,42 @@ impl Values {
     }
 }
 
-/// `text` read as a `T` that passes `check`.
-fn checked<T: Value>(text: &str, check: fn(&T) -> Result<(), String>) -> Result<T, Invalid> {
-    let value = T::parse(text)?;
+/// Empty, or `<host>:<port>` with a port number (an IPv6 host in brackets, `[::1]:9121`).
+/// Takes `&String` because a check's type is `fn(&T)` of the setting's own type.
+#[allow(clippy::ptr_arg)]
+fn host_and_port(address: &String) -> Result<(), String> {
+    if address.is_empty() {
+        return Ok(());
+    }
+    match address.rsplit_once(':') {
+        Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => Ok(()),
+        _ => Err("argument must be <host>:<port>, or empty".into()),
+    }
+}
+
+/// `text` read by the reader `R` as a `T` that passes `check`.
+fn checked<T, R: Value + Into<T>>(
+    text: &str,
+    check: fn(&T) -> Result<(), String>,
+) -> Result<T, Invalid> {
+    let value = R::parse(text)?.into();
     check(&value)?;
     Ok(value)
 }
 
 /// A default of the table; `defaults_pass_their_own_checks` below proves each one reads.
-fn default_of<T: Value>(name: &str, text: &str) -> T {
-    T::parse(text).unwrap_or_else(|e| panic!("the default of {name} does not read: {e:?}"))
+fn default_of<T, R: Value + Into<T>>(name: &str, text: &str) -> T {
+    R::parse(text)
+        .unwrap_or_else(|e| panic!("the default of {name} does not read: {e:?}"))
+        .into()
 }
 
 /// Turns the entries into the `Settings` and `Startup` structs and the `PARAMS` slice. The
 /// entries are munched one at a time, so that each lands in its struct while the slice keeps
 /// the order they are written in.
 macro_rules! parameters {
-    (@munch [$($sf:ident: $st:ty = $sn:literal $sd:literal $sh:literal;)*]
-            [$($ff:ident: $ft:ty = $fn_:literal $fd:literal;)*]
+    (@munch [$($sf:ident: $st:ty as $sr:ty = $sn:literal $sd:literal $sh:literal;)*]
+            [$($ff:ident: $ft:ty as $fr:ty = $fn_:literal $fd:literal;)*]
             [$($param:expr,)*]) => {
         /// The settings that may change while the server runs: the table's runtime entries.
         /// Cloned by every reader: the text ones are empty, so free to clone, unless set.
@@ -124,7 +149,7 @@ macro_rules! parameters {
 
         impl Settings {
             fn defaults() -> Settings {
-                Settings { $($sf: default_of::<$st>($sn, $sd),)* }
+                Settings { $($sf: default_of::<$st, $sr>($sn, $sd),)* }
             }
         }
 
@@ -135,61 +160,74 @@ macro_rules! parameters {
 
         impl Startup {
             fn defaults() -> Startup {
-                Startup { $($ff: default_of::<$ft>($fn_, $fd),)* }
+                Startup { $($ff: default_of::<$ft, $fr>($fn_, $fd),)* }
             }
         }
 
         pub(crate) static PARAMS: &[Param] = &[$($param,)*];
     };
     (@munch [$($s:tt)*] [$($f:tt)*] [$($p:tt)*]
-        runtime $field:ident: $ty:ty {
+        runtime $field:ident: $ty:ty $(as $reader:ty)? {
             name: $name:literal, $(flag: $flag:literal,)? default: $default:literal,
             check: $check:expr, help: $help:literal $(,)?
         }
         $($rest:tt)*) => {
         parameters!(@munch
-            [$($s)* $field: $ty = $name $default $help;]
+            [$($s)* $field: $ty as parameters!(@reader $ty $(, $reader)?) = $name $default $help;]
             [$($f)*]
-            [$($p)* parameters!(@param $name [$($flag)?] $default, $ty, $help,
-                settings.$field, $check,
+            [$($p)* parameters!(@param $name [$($flag)?] $default, $ty,
+                parameters!(@reader $ty $(, $reader)?), $help, settings.$field, $check,
                 Access::Runtime {
-                    get: |settings| settings.$field.show(),
+                    get: |settings| {
+                        <parameters!(@reader $ty $(, $reader)?)>::from(settings.$field.clone())
+                            .show()
+                    },
                     set: |settings, text| {
-                        settings.$field = checked::<$ty>(text, $check)?;
+                        settings.$field = checked::<$ty, parameters!(@reader $ty $(, $reader)?)>(
+                            text, $check,
+                        )?;
                         Ok(())
+                    },
+                    written: |settings| {
+                        <parameters!(@reader $ty $(, $reader)?)>::from(settings.$field.clone())
+                            .written()
                     },
                 }),]
             $($rest)*);
     };
     (@munch [$($s:tt)*] [$($f:tt)*] [$($p:tt)*]
-        $access:ident $field:ident: $ty:ty {
+        $access:ident $field:ident: $ty:ty $(as $reader:ty)? {
             name: $name:literal, $(flag: $flag:literal,)? default: $default:literal,
             check: $check:expr, $(get: $get:expr,)? help: $help:literal $(,)?
         }
         $($rest:tt)*) => {
         parameters!(@munch
             [$($s)*]
-            [$($f)* $field: $ty = $name $default;]
-            [$($p)* parameters!(@param $name [$($flag)?] $default, $ty, $help,
-                startup.$field, $check, parameters!(@access $access $($get)?)),]
+            [$($f)* $field: $ty as parameters!(@reader $ty $(, $reader)?) = $name $default;]
+            [$($p)* parameters!(@param $name [$($flag)?] $default, $ty,
+                parameters!(@reader $ty $(, $reader)?), $help, startup.$field, $check,
+                parameters!(@access $access $($get)?)),]
             $($rest)*);
     };
-    (@param $name:literal [$($flag:literal)?] $default:literal, $ty:ty, $help:literal,
-        $store:ident.$field:ident, $check:expr, $access:expr) => {
+    (@param $name:literal [$($flag:literal)?] $default:literal, $ty:ty, $reader:ty,
+        $help:literal, $store:ident.$field:ident, $check:expr, $access:expr) => {
         Param {
             name: $name,
             flag: parameters!(@flag $name $($flag)?),
             default: $default,
-            kind: <$ty as Value>::KIND,
-            list: <$ty as Value>::LIST,
+            kind: <$reader as Value>::KIND,
+            list: <$reader as Value>::LIST,
+            absent_when_empty: <$reader as Value>::ABSENT_WHEN_EMPTY,
             help: $help,
             load: |values, text| {
-                values.$store.$field = checked::<$ty>(text, $check)?;
+                values.$store.$field = checked::<$ty, $reader>(text, $check)?;
                 Ok(())
             },
             access: $access,
         }
     };
+    (@reader $ty:ty) => { $ty };
+    (@reader $ty:ty, $reader:ty) => { $reader };
     (@flag $name:literal) => { $name };
     (@flag $name:literal $flag:literal) => { $flag };
     (@access fixed $get:expr) => { Access::Fixed { get: $get } };
@@ -286,7 +324,7 @@ parameters! {
         help: "yes: refuse writes with -MISCONF while save points are configured and the last \
                background save failed",
     }
-    runtime maxmemory: u64 {
+    runtime maxmemory: u64 as Bytes {
         name: "maxmemory", default: "0", check: |n| within(*n, 0, u64::MAX / 2),
         help: "Once the server uses more than this many bytes, evict keys as maxmemory-policy \
                says before each command, and refuse commands that may allocate when none can go; \
@@ -326,11 +364,10 @@ parameters! {
         name: "protected-mode", default: "yes", check: any,
         help: "yes: without a password, accept clients from the loopback interface only.",
     }
-    fixed metrics_addr: String {
-        name: "metrics-addr", default: "", check: any,
-        get: |c| c.metrics_addr.show(),
+    runtime metrics_addr: String {
+        name: "metrics-addr", default: "", check: host_and_port,
         help: "Serve Prometheus metrics over HTTP at this address (host:port), under /metrics; \
-               off when empty.",
+               off when empty. CONFIG SET turns the endpoint on, moves it or turns it off.",
     }
     runtime slowlog_log_slower_than: i64 {
         name: "slowlog-log-slower-than", default: "10000", check: any,
@@ -365,7 +402,7 @@ parameters! {
         help: "Compact the append-only file (a new snapshot and a fresh file) when it has grown \
                by this percentage since the last compaction; 0 never does.",
     }
-    runtime auto_aof_rewrite_min_size: u64 {
+    runtime auto_aof_rewrite_min_size: u64 as Bytes {
         name: "auto-aof-rewrite-min-size", default: "67108864",
         check: |n| within(*n, 0, i64::MAX as u64),
         help: "... and is at least this many bytes.",
@@ -458,7 +495,7 @@ parameters! {
         help: "Most items of one host leased at once, for crawl frontiers created implicitly; 0 \
                for no limit.",
     }
-    runtime max_filter_memory: u64 {
+    runtime max_filter_memory: u64 as Bytes {
         name: "max-filter-memory", default: "0",
         check: |n| match *n {
             0 => Ok(()),
@@ -467,18 +504,18 @@ parameters! {
         help: "Largest size of one filter, in bytes; creating or growing past it is refused. \
                0: maxmemory when set, else half the machine's physical memory.",
     }
-    runtime proto_max_bulk_len: u64 {
+    runtime proto_max_bulk_len: u64 as Bytes {
         name: "proto-max-bulk-len", default: "536870912",
         check: |n| within(*n, 1024 * 1024, i64::MAX as u64),
         help: "Longest bulk string a request may carry, in bytes.",
     }
-    runtime client_query_buffer_limit: u64 {
+    runtime client_query_buffer_limit: u64 as Bytes {
         name: "client-query-buffer-limit", default: "1073741824",
         check: |n| within(*n, 1024 * 1024, i64::MAX as u64),
         help: "Most bytes one client's unfinished request may hold; past it the client is \
                closed, as in Redis.",
     }
-    runtime max_query_buffers_memory: u64 {
+    runtime max_query_buffers_memory: u64 as Bytes {
         name: "max-query-buffers-memory", default: "2147483648",
         check: |n| {
             within(*n, 0, i64::MAX as u64)?;
@@ -504,7 +541,7 @@ parameters! {
         help: "User a replica authenticates as with masterauth; empty for AUTH with the \
                password alone.",
     }
-    runtime repl_backlog_size: u64 {
+    runtime repl_backlog_size: u64 as Bytes {
         name: "repl-backlog-size", default: "1048576",
         check: |n| within(*n, 16 * 1024, i64::MAX as u64),
         help: "Bytes of the replication stream a primary keeps, so that a replica that lost its \
@@ -606,7 +643,7 @@ mod tests {
     fn runtime_entries_print_what_they_read() {
         let mut settings = Settings::defaults();
         for param in PARAMS {
-            if let Access::Runtime { get, set } = param.access {
+            if let Access::Runtime { get, set, .. } = param.access {
                 let shown = get(&settings);
                 set(&mut settings, &shown).unwrap_or_else(|e| panic!("{}: {e:?}", param.name));
                 assert_eq!(get(&settings), shown, "{}", param.name);

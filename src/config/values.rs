@@ -15,6 +15,8 @@ use std::path::PathBuf;
 pub(crate) enum Invalid {
     /// Not a value of the kind at all; Redis's wording.
     Unparsable(&'static str),
+    /// Not a memory value (`Bytes`): Redis's wording to a client, the units at start-up.
+    NotMemory,
     /// A value of the kind, refused by the setting's own check.
     Refused(String),
 }
@@ -24,6 +26,7 @@ impl Invalid {
     pub(crate) fn for_client(&self) -> String {
         match self {
             Invalid::Unparsable(why) => (*why).to_string(),
+            Invalid::NotMemory => "argument must be a memory value".into(),
             Invalid::Refused(why) => why.clone(),
         }
     }
@@ -32,6 +35,10 @@ impl Invalid {
     pub(crate) fn at_start_up(&self, text: &str) -> String {
         match self {
             Invalid::Unparsable(_) => format!("invalid value '{text}'"),
+            Invalid::NotMemory => format!(
+                "invalid value '{text}': a memory value is a number of bytes, optionally followed \
+                 by k (1000), kb (1024), m, mb, g or gb"
+            ),
             Invalid::Refused(why) => why.clone(),
         }
     }
@@ -51,10 +58,87 @@ pub(crate) trait Value: Sized {
     /// as bare words.
     const LIST: bool = false;
 
+    /// A value that says nothing (`replicaof` of a primary) is no line of the file at all:
+    /// CONFIG REWRITE removes the directive rather than write it empty, as Redis does.
+    const ABSENT_WHEN_EMPTY: bool = false;
+
     fn parse(text: &str) -> Result<Self, Invalid>;
 
     /// The text CONFIG GET shows; `parse` reads it back as the same value.
     fn show(&self) -> String;
+
+    /// The text CONFIG REWRITE writes into the file; `parse` reads it back as the same value.
+    fn written(&self) -> String {
+        self.show()
+    }
+}
+
+/// A number of bytes, read as Redis reads a memory value (its `memtoull`): decimal digits and
+/// at most one unit, in any case: `b` 1, `k` 1000, `kb` 1024, `m` 10^6, `mb` 2^20, `g` 10^9,
+/// `gb` 2^30. No sign, space, fraction or other unit; no digits at all reads as 0, as in Redis
+/// (`""` and `mb` are 0). CONFIG GET shows the plain number; CONFIG REWRITE writes the largest
+/// of gb, mb and kb that divides it, as Redis writes it.
+///
+/// One departure: a value past 2^64 - 1 bytes is refused, where Redis's arithmetic wraps it
+/// around (`17179869184gb` is 0 bytes there, which is "no limit" for maxmemory).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Bytes(pub(crate) u64);
+
+impl From<Bytes> for u64 {
+    fn from(bytes: Bytes) -> u64 {
+        bytes.0
+    }
+}
+
+impl From<u64> for Bytes {
+    fn from(bytes: u64) -> Bytes {
+        Bytes(bytes)
+    }
+}
+
+impl Value for Bytes {
+    const KIND: &'static str = "bytes";
+
+    fn parse(text: &str) -> Result<Bytes, Invalid> {
+        let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+        let (number, unit) = text.split_at(digits);
+        let multiplier: u64 = match unit.to_ascii_lowercase().as_str() {
+            "" | "b" => 1,
+            "k" => 1000,
+            "kb" => 1 << 10,
+            "m" => 1000 * 1000,
+            "mb" => 1 << 20,
+            "g" => 1000 * 1000 * 1000,
+            "gb" => 1 << 30,
+            _ => return Err(Invalid::NotMemory),
+        };
+        // Redis copies the digits into a buffer of 128 bytes, refusing more.
+        if number.len() >= 128 {
+            return Err(Invalid::NotMemory);
+        }
+        let number: u64 = match number {
+            "" => 0,
+            digits => digits.parse().map_err(|_| Invalid::NotMemory)?,
+        };
+        number
+            .checked_mul(multiplier)
+            .map(Bytes)
+            .ok_or(Invalid::NotMemory)
+    }
+
+    fn show(&self) -> String {
+        self.0.to_string()
+    }
+
+    fn written(&self) -> String {
+        let bytes = self.0;
+        for (unit, size) in [("gb", 1u64 << 30), ("mb", 1 << 20), ("kb", 1 << 10)] {
+            if bytes != 0 && bytes % size == 0 {
+                return format!("{}{unit}", bytes / size);
+            }
+        }
+        bytes.to_string()
+    }
 }
 
 /// Numbers, read by `FromStr` and shown by `Display`.
@@ -139,6 +223,7 @@ impl<T: Value> Value for Option<T> {
 impl Value for ReplicaOf {
     const KIND: &'static str = "host port";
     const LIST: bool = true;
+    const ABSENT_WHEN_EMPTY: bool = true;
 
     fn parse(text: &str) -> Result<ReplicaOf, Invalid> {
         Ok(ReplicaOf::parse(text)?)
@@ -244,6 +329,74 @@ mod tests {
         round_trips::<Fsync>(&["always", "everysec", "no"]);
         round_trips::<ClientAuth>(&["yes", "optional", "no"]);
         round_trips::<EvictionPolicy>(&["noeviction", "ALLKEYS-LFU", "volatile-ttl"]);
+        round_trips::<Bytes>(&["0", "1k", "100mb", "3GB", "18446744073709551615"]);
+    }
+
+    #[test]
+    fn memory_values_read_as_redis_reads_them() {
+        for (text, bytes) in [
+            ("0", 0),
+            ("", 0),
+            ("mb", 0),
+            ("0100", 100),
+            ("1b", 1),
+            ("1B", 1),
+            ("1k", 1000),
+            ("1K", 1000),
+            ("1kb", 1024),
+            ("1Kb", 1024),
+            ("1KB", 1024),
+            ("1m", 1_000_000),
+            ("100mb", 100 << 20),
+            ("1g", 1_000_000_000),
+            ("1gb", 1 << 30),
+            ("1Gb", 1 << 30),
+            ("17179869183gb", 17_179_869_183 << 30),
+            ("18446744073709551615", u64::MAX),
+        ] {
+            assert_eq!(Bytes::parse(text), Ok(Bytes(bytes)), "{text}");
+        }
+        for text in [
+            "-1",
+            "+5",
+            " 5",
+            "5 ",
+            "1.5gb",
+            "1t",
+            "1tb",
+            "0x10",
+            "1kbb",
+            "k1",
+            "1 mb",
+            // Past 2^64 - 1, where Redis wraps around.
+            "18446744073709551616",
+            "17179869184gb",
+            "18446744073709551615kb",
+        ] {
+            assert_eq!(Bytes::parse(text), Err(Invalid::NotMemory), "{text}");
+        }
+        assert!(Bytes::parse(&"1".repeat(128)).is_err());
+        assert_eq!(
+            Invalid::NotMemory.for_client(),
+            "argument must be a memory value"
+        );
+    }
+
+    #[test]
+    fn memory_values_are_written_with_redis_units() {
+        for (bytes, written) in [
+            (0, "0"),
+            (1000, "1000"),
+            (1024, "1kb"),
+            (1_000_000, "1000000"),
+            (100 << 20, "100mb"),
+            (1536 << 20, "1536mb"),
+            (64 << 30, "64gb"),
+            ((1 << 20) + 1, "1048577"),
+        ] {
+            assert_eq!(Bytes(bytes).written(), written);
+            assert_eq!(Bytes::parse(written), Ok(Bytes(bytes)));
+        }
     }
 
     #[test]

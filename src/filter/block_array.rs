@@ -4,10 +4,10 @@
 //! `blocked_sizing`.
 //!
 //! The item's hash gives the block and, independently, the probes inside it (`ItemHash::block`,
-//! `ItemHash::each_block_probe` in `hash.rs`).
+//! `ItemHash::each_block_probe` in `item_hash.rs`).
 
 use super::arrays::{prefetch_at, zeroed_words};
-use super::hash::ItemHash;
+use super::item_hash::ItemHash;
 use super::FilterError;
 
 const BLOCK_WORDS: usize = 8;
@@ -151,7 +151,7 @@ pub(super) fn prefetch(blocks: &BlockArray, hash: ItemHash) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::hash::hash_item;
+    use super::super::item_hash::hash_item;
     use super::*;
 
     #[test]

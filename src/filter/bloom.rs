@@ -11,7 +11,7 @@ use super::arrays::{fill_le_bytes, prefetch_at, read_le_bytes, write_le_bytes, z
 use super::block_array::{self, BlockArray};
 use super::blocked_sizing::BLOCK_BITS;
 use super::chain::Chain;
-use super::hash::{HashScheme, ItemHash};
+use super::item_hash::{HashScheme, ItemHash};
 use super::link::LinkArray;
 use super::sizing::{Layout, LinkSize};
 use super::FilterError;
@@ -306,7 +306,7 @@ impl BloomChain {
 
 #[cfg(test)]
 mod tests {
-    use super::super::hash::hash_item;
+    use super::super::item_hash::hash_item;
     use super::super::link::Link;
     use super::*;
 
@@ -397,7 +397,7 @@ mod tests {
     /// the size share probes. Its effect on the rate falls as the size grows (Kirsch and
     /// Mitzenmacher, "Less hashing, same performance"): at 2^34 bits a pair of items shares two
     /// or more probes with probability of order k²/m, 3·10^-9, so it cannot move the rate
-    /// measurably; tests/fpr.rs measures it where it matters, on small filters.
+    /// measurably; tests/it/fpr.rs measures it where it matters, on small filters.
     #[test]
     fn no_bias_past_2_to_the_34_bits() {
         let kinds = [
@@ -462,5 +462,129 @@ mod tests {
         let classic = BitsKind::new(Layout::Classic, HashScheme::Murmur);
         let err = BloomLink::new(classic, 1 << 30, 1e-300, 1 << 30).unwrap_err();
         assert!(matches!(err, FilterError::TooLarge { limit, .. } if limit == 1 << 30));
+    }
+
+    // The scalable chain (chain.rs), as the Bloom filter grows it.
+
+    fn options(error_rate: f64, capacity: u64, expansion: u32) -> ChainOptions {
+        ChainOptions {
+            error_rate,
+            capacity,
+            expansion,
+            non_scaling: false,
+            layout: Layout::Classic,
+            hash: HashScheme::Murmur,
+        }
+    }
+
+    #[test]
+    fn scales_like_redisbloom() {
+        let mut chain = BloomChain::new(options(0.01, 100, 2), u64::MAX).unwrap();
+        let mut added = 0;
+        for i in 0..1000 {
+            added += chain.add(format!("item{i}").as_bytes(), u64::MAX).unwrap() as u64;
+        }
+        let shape: Vec<_> = chain
+            .links()
+            .iter()
+            .map(|l| (l.capacity(), l.bytes(), l.hashes()))
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                (100, 144, 8),
+                (200, 312, 9),
+                (400, 696, 10),
+                (800, 1536, 11)
+            ]
+        );
+        assert_eq!(chain.capacity(), 1500);
+        assert_eq!(chain.items(), added);
+        // RedisBloom counts 994: the same six adds are false positives under its hash.
+        assert_eq!(added, 994);
+        for i in 0..1000 {
+            assert!(chain.contains(format!("item{i}").as_bytes()));
+        }
+    }
+
+    #[test]
+    fn blocked_chains_grow_blocked_links() {
+        let mut blocked = options(0.01, 100, 2);
+        blocked.layout = Layout::Blocked;
+        let mut chain = BloomChain::new(blocked, u64::MAX).unwrap();
+        for i in 0..1000 {
+            chain.add(format!("item{i}").as_bytes(), u64::MAX).unwrap();
+        }
+        let shape: Vec<_> = chain
+            .links()
+            .iter()
+            .map(|l| {
+                (
+                    l.kind().layout(),
+                    l.capacity(),
+                    l.bytes() % 64,
+                    l.error_rate(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                (Layout::Blocked, 100, 0, 0.005),
+                (Layout::Blocked, 200, 0, 0.0025),
+                (Layout::Blocked, 400, 0, 0.00125),
+                (Layout::Blocked, 800, 0, 0.000625)
+            ]
+        );
+        for i in 0..1000 {
+            assert!(chain.contains(format!("item{i}").as_bytes()));
+        }
+    }
+
+    #[test]
+    fn non_scaling_fills_up() {
+        let mut chain = BloomChain::new(options(0.01, 10, 0), u64::MAX).unwrap();
+        for i in 0..10 {
+            assert_eq!(chain.add(format!("x{i}").as_bytes(), u64::MAX), Ok(true));
+        }
+        assert_eq!(chain.add(b"another", u64::MAX), Err(FilterError::Full));
+        assert_eq!(chain.add(b"x0", u64::MAX), Ok(false));
+        assert_eq!(chain.links()[0].bytes(), 16);
+    }
+
+    #[test]
+    fn error_rate_is_capped() {
+        let chain = BloomChain::new(options(0.5, 100, 2), u64::MAX).unwrap();
+        assert_eq!(chain.links()[0].error_rate(), 0.125);
+        assert_eq!(chain.links()[0].bytes(), 56);
+    }
+
+    #[test]
+    fn growth_beyond_the_limit_is_refused() {
+        let mut chain = BloomChain::new(options(0.01, 100, 32768), 1 << 20).unwrap();
+        let mut result = Ok(true);
+        for i in 0..200 {
+            result = chain.add(format!("{i}").as_bytes(), 1 << 20);
+            if result.is_err() {
+                break;
+            }
+        }
+        assert!(matches!(result, Err(FilterError::TooLarge { .. })));
+        assert_eq!(chain.links().len(), 1);
+    }
+
+    #[test]
+    fn blocked_filters_are_refused_past_the_limit_on_their_own_size() {
+        // 100,000 items at 1%: 119,816 bytes classic, 124,032 blocked.
+        let mut blocked = options(0.01, 100_000, 0);
+        assert!(BloomChain::new(blocked, 120_000).is_ok());
+        blocked.layout = Layout::Blocked;
+        assert_eq!(
+            BloomChain::new(blocked, 120_000).unwrap_err(),
+            FilterError::TooLarge {
+                bytes: 124_032,
+                limit: 120_000
+            }
+        );
     }
 }

@@ -1,4 +1,4 @@
-//! Counting Bloom filters (CBF.*): a chain of counting links (`counters.rs`), to which an item can
+//! Counting Bloom filters (CBF.*): a chain of counting links (`counter_array.rs`), to which an item can
 //! be added several times and from which it can be deleted again. Adds and look-ups are the
 //! chain's (`chain.rs`, where `LinkArray::COUNTS_COPIES` selects the add half of the rule below);
 //! deletes and counts, and the rule that keeps them safe, are here.
@@ -44,8 +44,8 @@
 //! take counts away from the items that really live there.
 
 use super::chain::Chain;
-use super::counters::{CounterBits, Counters};
-use super::hash::{hash_item, ItemHash};
+use super::counter_array::{CounterBits, Counters};
+use super::item_hash::{hash_item, ItemHash};
 
 /// A scalable counting Bloom filter (CBF.*).
 pub type CountingChain = Chain<Counters>;
@@ -87,8 +87,8 @@ impl CountingChain {
 #[cfg(test)]
 mod tests {
     use super::super::bloom::{BloomChain, ChainOptions};
-    use super::super::counters::CountingOptions;
-    use super::super::hash::{hash_item, HashScheme};
+    use super::super::counter_array::CountingOptions;
+    use super::super::item_hash::{hash_item, HashScheme};
     use super::super::sizing::Layout;
     use super::super::FilterError;
     use super::*;

@@ -4,7 +4,7 @@
 //! the chain, the dumps and the health estimate are written once for both, and monomorphised.
 
 use super::arrays::PREFETCH_MIN_WORDS;
-use super::hash::{HashScheme, ItemHash};
+use super::item_hash::{HashScheme, ItemHash};
 use super::sizing::LinkSize;
 use super::FilterError;
 

@@ -226,9 +226,9 @@ pub fn bounded_estimate(estimate: f64, lowest: u64, highest: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::super::bloom::{BloomChain, ChainOptions};
-    use super::super::counters::{CounterBits, CountingOptions};
+    use super::super::counter_array::{CounterBits, CountingOptions};
     use super::super::counting::CountingChain;
-    use super::super::hash::HashScheme;
+    use super::super::item_hash::HashScheme;
     use super::*;
 
     fn bloom(layout: Layout, hash: HashScheme, capacity: u64) -> BloomChain {

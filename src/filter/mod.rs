@@ -7,22 +7,39 @@ mod block_array;
 mod blocked_sizing;
 mod bloom;
 mod chain;
-mod counters;
+mod count_min;
+mod counter_array;
 mod counting;
 mod cuckoo;
 mod dump;
-mod hash;
+mod glibc_random;
 mod health;
+mod item_hash;
 mod link;
+mod link_spec;
 mod merge;
+mod module_fields;
 mod murmur;
 mod redisbloom_dump;
+mod reply_double;
 mod sizing;
+mod sketch_error;
+#[cfg(test)]
+mod sketch_fixtures;
+mod sketch_hash;
+#[cfg(test)]
+mod sketch_properties;
+mod t_digest;
+mod top_k;
 mod windowed;
 
 pub use bloom::{BitsKind, BloomChain, ChainOptions};
 pub use chain::HashedChain;
-pub use counters::{CounterBits, CountingOptions};
+pub use count_min::{
+    CountMinInfo, CountMinShape, CountMinSketch, CountMinSource, COUNT_MIN_ENCODING_VERSION,
+    COUNT_MIN_TYPE_NAME,
+};
+pub use counter_array::{CounterBits, CountingOptions};
 pub use counting::CountingChain;
 pub use cuckoo::{
     CuckooFilter, CuckooOptions, Insertion, BUCKET_SIZE_RANGE, CUCKOO_HEADER_LEN, EXPANSION_RANGE,
@@ -30,12 +47,24 @@ pub use cuckoo::{
 };
 pub(crate) use dump::DumpStep;
 pub use dump::MAX_CHUNK_BYTES;
-pub use hash::{HashScheme, ItemHash};
+pub use glibc_random::{DecayDraws, GlibcRandom, GlibcRandomState, RAND_MAX};
 pub(crate) use health::Health;
+pub use item_hash::{HashScheme, ItemHash};
 pub use merge::{bounded_estimate, MergeMismatch, MergeShape};
+pub use module_fields::{decode_fields, encode_fields, ModuleField};
 pub use redisbloom_dump::{RedisBloomLink, RedisBloomShape};
+pub use reply_double::reply_double_text;
 pub(crate) use sizing::format_g;
 pub use sizing::Layout;
+pub use sketch_error::*;
+pub use t_digest::{
+    merge_compression, TDigest, TDigestInfo, TDigestShape, T_DIGEST_DEFAULT_COMPRESSION,
+    T_DIGEST_ENCODING_VERSION, T_DIGEST_TYPE_NAME,
+};
+pub use top_k::{
+    TopK, TopKInfo, TopKListed, TopKShape, TOP_K_DEFAULT_DECAY, TOP_K_DEFAULT_DEPTH,
+    TOP_K_DEFAULT_WIDTH, TOP_K_ENCODING_VERSION, TOP_K_MAX_INCREMENT, TOP_K_TYPE_NAME,
+};
 pub use windowed::{Retired, WindowOptions, WindowedFilter, MAX_SLICES};
 
 use std::fmt;

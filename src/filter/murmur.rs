@@ -1,5 +1,5 @@
 //! MurmurHash64A, the 64-bit hash RedisBloom uses for its Bloom and cuckoo filters. It lives
-//! apart from `hash.rs` (sieved's own xxh3 scheme) because both RedisBloom-compatible families
+//! apart from `item_hash.rs` (sieved's own xxh3 scheme) because both RedisBloom-compatible families
 //! need the identical function to place bits and fingerprints exactly where RedisBloom does.
 
 const M: u64 = 0xc6a4_a793_5bd1_e995;

@@ -22,8 +22,8 @@
 
 use super::bloom::{Bits, BitsKind, BloomChain};
 use super::chain::Chain;
-use super::dump::{empty_links, LinkSpec};
-use super::hash::HashScheme;
+use super::item_hash::HashScheme;
+use super::link_spec::{empty_links, LinkSpec};
 use super::sizing::{bits_per_element, Layout, LinkSize};
 use super::FilterError;
 

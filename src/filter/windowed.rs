@@ -42,7 +42,7 @@
 use super::bloom::{Bits, BitsKind};
 use super::chain::{allocate_links, MAX_ERROR_RATE};
 use super::dump::{self, DumpStep};
-use super::hash::{HashScheme, ItemHash};
+use super::item_hash::{HashScheme, ItemHash};
 use super::link::{Link, LinkArray};
 use super::sizing::Layout;
 use super::FilterError;

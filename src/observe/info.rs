@@ -73,10 +73,12 @@ fn section(report: &Report, name: &str, out: &mut String) {
         }),
         "clients" => write!(
             out,
-            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\n",
+            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\n\
+             pubsub_clients:{}\r\n",
             report.connected_clients,
             report.maxclients,
-            report.blocked_clients
+            report.blocked_clients,
+            report.pubsub_clients,
         ),
         "memory" => {
             let memory = &report.memory;
@@ -107,8 +109,8 @@ fn section(report: &Report, name: &str, out: &mut String) {
             "# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:{}\r\n\
              rdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\n\
              rdb_last_bgsave_time_sec:{}\r\nrdb_saves:{}\r\naof_enabled:{}\r\naof_rewrite_in_progress:{}\r\n\
-             aof_last_bgrewrite_status:{}\r\naof_last_write_status:{}\r\naof_current_size:{}\r\n\
-             aof_base_size:{}\r\n",
+             aof_last_bgrewrite_status:{}\r\naof_rewrites:{}\r\naof_last_write_status:{}\r\n\
+             aof_current_size:{}\r\naof_base_size:{}\r\n",
             snapshots.changes_since_last,
             snapshots.in_progress as u8,
             snapshots.last_save_ms / 1000,
@@ -118,6 +120,7 @@ fn section(report: &Report, name: &str, out: &mut String) {
             aof.is_some() as u8,
             (aof.is_some() && snapshots.in_progress) as u8,
             if aof.is_none() || snapshots.last_ok { "ok" } else { "err" },
+            aof.map_or(0, |aof| aof.rewrites),
             match aof.map(|aof| &aof.failure) {
                 Some(Some(_)) => "err",
                 _ => "ok",
@@ -134,7 +137,7 @@ fn section(report: &Report, name: &str, out: &mut String) {
                  instantaneous_input_kbps:{input_kbps:.2}\r\ninstantaneous_output_kbps:{output_kbps:.2}\r\n\
                  rejected_connections:{}\r\nsync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\n\
                  expired_keys:{}\r\nevicted_keys:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\n\
-                 pubsubshard_channels:0\r\n",
+                 pubsubshard_channels:0\r\npanicked_tasks:{}\r\n",
                 Stats::get(&stats.connections_received),
                 Stats::get(&stats.commands_processed),
                 stats.instantaneous_ops_per_sec(),
@@ -148,6 +151,7 @@ fn section(report: &Report, name: &str, out: &mut String) {
                 Stats::get(&stats.evicted_keys),
                 report.pubsub_channels,
                 report.pubsub_patterns,
+                Stats::get(&stats.panicked_tasks),
             )
         }
         "replication" => {
@@ -164,13 +168,15 @@ fn section(report: &Report, name: &str, out: &mut String) {
                 cpu.sys, cpu.user, cpu.sys_children, cpu.user_children,
             )
         }
-        // What a server with RedisBloom loaded lists, so that tools which look for the module
-        // find it (see MODULE LIST).
+        // What a server with RedisBloom and RedisJSON loaded lists, so that tools which look
+        // for the modules find them (see MODULE LIST).
         "modules" => write!(
             out,
             "# Modules\r\nmodule:name=bf,ver={},api=1,filters=0,usedby=[],using=[],\
-             options=[handle-io-errors]\r\n",
-            crate::BLOOM_MODULE_VERSION
+             options=[handle-io-errors]\r\nmodule:name=ReJSON,ver={},api=1,filters=0,\
+             usedby=[],using=[],options=[handle-io-errors]\r\n",
+            crate::BLOOM_MODULE_VERSION,
+            crate::JSON_MODULE_VERSION
         ),
         "cluster" => {
             out.push_str("# Cluster\r\ncluster_enabled:0\r\n");

@@ -19,6 +19,8 @@ pub struct Report<'a> {
     pub maxclients: u64,
     /// Clients parked by blocking commands.
     pub blocked_clients: usize,
+    /// Clients subscribed to at least one channel or pattern.
+    pub pubsub_clients: usize,
     pub memory: Memory,
     pub cpu: CpuTimes,
     pub snapshots: Snapshots,
@@ -84,4 +86,20 @@ pub struct AofState {
     pub failure: Option<String>,
     pub current_size: u64,
     pub base_size: u64,
+    /// Compactions that folded the log into a snapshot since start-up.
+    pub rewrites: u64,
+    /// How long the syncs of the file took.
+    pub fsyncs: Timings,
+}
+
+/// How long one kind of operation took, each time: the count, the total, the last one, and a
+/// histogram.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Timings {
+    pub count: u64,
+    pub total_us: u64,
+    pub last_us: u64,
+    /// Each bucket's upper bound in microseconds (none for the last, past every bound) and the
+    /// operations in it (not cumulative).
+    pub buckets: Vec<(Option<u64>, u64)>,
 }

@@ -22,6 +22,8 @@ pub struct Stats {
     /// Keys removed to bring memory under `maxmemory`.
     pub evicted_keys: Counter,
     pub rejected_connections: Counter,
+    /// Tasks (connections, replication links, background work) that panicked and were ended.
+    pub panicked_tasks: Counter,
     /// Bytes the connections' request buffers hold now: a gauge, which RESETSTAT leaves alone.
     pub query_buffers: AtomicU64,
     ops_samples: Mutex<OpsSamples>,
@@ -122,6 +124,7 @@ impl Stats {
             &self.expired_keys,
             &self.evicted_keys,
             &self.rejected_connections,
+            &self.panicked_tasks,
         ] {
             counter.reset();
         }

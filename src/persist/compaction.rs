@@ -3,6 +3,7 @@
 
 use super::aof::{self, Aof, Stop};
 use super::fs::{remove_if_present, FileSystem};
+use super::load_error::LoadFailure;
 use super::recovery::{load_error, ApplyLogged, ReplayReport, Replayer};
 use super::snapshot::{self, Expired, SnapshotStats};
 use crate::store::Store;
@@ -47,7 +48,11 @@ pub(crate) fn compact(
         {
             Stop::End => {}
             Stop::Torn { offset, reason } | Stop::Damaged { offset, reason } => {
-                return Err(io::Error::other(load_error(path, offset, reason)));
+                return Err(io::Error::other(load_error(
+                    path,
+                    offset,
+                    LoadFailure::Log(reason),
+                )));
             }
         }
     }

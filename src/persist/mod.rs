@@ -19,8 +19,12 @@ pub(crate) mod compaction;
 #[cfg(test)]
 pub(crate) mod faults;
 pub(crate) mod fs;
+mod load_error;
 pub(crate) mod recovery;
-pub mod redis_rdb;
 pub mod snapshot;
+
+pub use load_error::{LoadError, LoadFailure, LogDamage, SnapshotDamage};
+#[cfg(test)]
+mod test_support;
 #[cfg(test)]
 mod tests;

@@ -3,7 +3,8 @@
 
 use super::aof::{self, create_segment, OpenSegment, Record, SegmentReader, Stop, FILE_HEADER_LEN};
 use super::fs::{remove_if_present, FileSystem};
-use super::snapshot::{self, Expired, LoadError, LoadReport};
+use super::load_error::{LoadError, LoadFailure};
+use super::snapshot::{self, Expired, LoadReport, ReplPosition};
 use crate::protocol::Request;
 use crate::store::{now_ms, Store};
 use std::fs;
@@ -40,13 +41,17 @@ pub struct ReplayReport {
 pub struct Recovery {
     pub snapshot: Option<LoadReport>,
     pub log: ReplayReport,
-    /// The last record of the last segment, cut short by a crash and dropped: where and why.
-    pub dropped_tail: Option<(PathBuf, u64, String)>,
     /// Damage that `aof-load-damaged yes` allowed to pass: the damaged file, where the damage
     /// starts, and where the file was set aside.
     pub set_aside: Option<(LoadError, PathBuf)>,
     /// The first segment a snapshot of the live keyspace will not hold: what it records.
     pub first_segment: u64,
+    /// The replication position the loaded data holds exactly: the snapshot's, when no logged
+    /// write followed it. A write in the log after it moved the data past that position by an
+    /// amount the log does not record (its records are not all in the stream, and the stream
+    /// holds records the log does not), so the position is then unknown: such a node syncs in
+    /// full, and never claims an offset its data may not match.
+    pub position: Option<ReplPosition>,
     /// With the log on: the segment the writer appends to first.
     pub append_to: Option<OpenSegment>,
 }
@@ -61,7 +66,7 @@ pub(crate) struct Options<'a> {
     pub load_damaged: bool,
 }
 
-pub(super) fn load_error(path: &Path, offset: u64, reason: impl Into<String>) -> LoadError {
+pub(super) fn load_error(path: &Path, offset: u64, reason: impl Into<LoadFailure>) -> LoadError {
     LoadError {
         path: path.to_path_buf(),
         offset,
@@ -78,16 +83,16 @@ pub(crate) fn recover(
     mut progress: impl FnMut(&str, u64, u64),
 ) -> Result<Recovery, LoadError> {
     let Options { dir, fs, .. } = *options;
-    snapshot::remove_leftovers(fs, dir).map_err(|e| load_error(dir, 0, e.to_string()))?;
+    snapshot::remove_leftovers(fs, dir).map_err(|e| load_error(dir, 0, e))?;
     let mut recovery = Recovery {
         snapshot: snapshot::load(store, dir, |done, total| progress("snapshot", done, total))?,
         ..Recovery::default()
     };
     let first = recovery.snapshot.map_or(0, |report| report.first_segment);
-    let segments = aof::list_segments(dir).map_err(|e| load_error(dir, 0, e.to_string()))?;
+    let segments = aof::list_segments(dir).map_err(|e| load_error(dir, 0, e))?;
     for (_, path) in segments.iter().filter(|(n, _)| *n < first) {
         tracing::info!(file = %path.display(), "removing a log segment the snapshot already holds");
-        remove_if_present(fs, path).map_err(|e| load_error(path, 0, e.to_string()))?;
+        remove_if_present(fs, path).map_err(|e| load_error(path, 0, e))?;
     }
     let live: Vec<_> = segments.into_iter().filter(|(n, _)| *n >= first).collect();
     let total: u64 = live
@@ -117,10 +122,9 @@ pub(crate) fn recover(
                 );
                 truncate(fs, path, offset)?;
                 append_to = Some((*number, offset, current));
-                recovery.dropped_tail = Some((path.clone(), offset, reason));
             }
             Stop::Torn { offset, reason } | Stop::Damaged { offset, reason } => {
-                let error = load_error(path, offset, reason);
+                let error = load_error(path, offset, LoadFailure::Log(reason));
                 if !options.load_damaged {
                     return Err(error);
                 }
@@ -137,16 +141,20 @@ pub(crate) fn recover(
         }
     }
     recovery.log.duration = replay_started.elapsed();
+    recovery.position = recovery
+        .snapshot
+        .and_then(|report| report.position)
+        .filter(|_| recovery.log.records == 0 && recovery.set_aside.is_none());
     let newest = live.last().map_or(first, |(n, _)| *n);
     if !options.log_on || recovery.set_aside.is_some() {
         // Nothing will append to these segments: fold them into a snapshot now, so that a
         // later snapshot without them cannot lose what they hold.
         let first_new = newest + 1;
         if !live.is_empty() || recovery.set_aside.is_some() {
-            snapshot::write(fs, store, dir, first_new, Expired::Keep)
-                .map_err(|e| load_error(dir, 0, format!("cannot write a snapshot: {e}")))?;
+            snapshot::write_at(fs, store, dir, first_new, Expired::Keep, recovery.position)
+                .map_err(|e| load_error(dir, 0, LoadFailure::WriteSnapshot(e)))?;
             for (_, path) in &live {
-                remove_if_present(fs, path).map_err(|e| load_error(path, 0, e.to_string()))?;
+                remove_if_present(fs, path).map_err(|e| load_error(path, 0, e))?;
             }
         }
         recovery.first_segment = first_new.max(first);
@@ -160,9 +168,7 @@ pub(crate) fn recover(
         // Appends go on in the last segment when it is whole and of the current format.
         Some((segment, len, true)) if len >= FILE_HEADER_LEN => {
             let path = aof::segment_path(dir, segment);
-            let file = fs
-                .open_append(&path)
-                .map_err(|e| load_error(&path, 0, e.to_string()))?;
+            let file = fs.open_append(&path).map_err(|e| load_error(&path, 0, e))?;
             OpenSegment {
                 segment,
                 file,
@@ -175,14 +181,13 @@ pub(crate) fn recover(
                 // A segment whose header never reached the disk: start it again.
                 Some((segment, len, _)) if len < FILE_HEADER_LEN => {
                     remove_if_present(fs, &aof::segment_path(dir, segment))
-                        .map_err(|e| load_error(dir, 0, e.to_string()))?;
+                        .map_err(|e| load_error(dir, 0, e))?;
                     segment
                 }
                 _ => (newest + 1).max(first).max(1),
             };
             let path = aof::segment_path(dir, segment);
-            let file = create_segment(fs, dir, segment)
-                .map_err(|e| load_error(&path, 0, e.to_string()))?;
+            let file = create_segment(fs, dir, segment).map_err(|e| load_error(&path, 0, e))?;
             OpenSegment {
                 segment,
                 file,
@@ -195,12 +200,10 @@ pub(crate) fn recover(
 }
 
 fn truncate(fs: &dyn FileSystem, path: &Path, len: u64) -> Result<(), LoadError> {
-    let mut file = fs
-        .open_append(path)
-        .map_err(|e| load_error(path, len, e.to_string()))?;
+    let mut file = fs.open_append(path).map_err(|e| load_error(path, len, e))?;
     file.set_len(len)
         .and_then(|()| file.sync())
-        .map_err(|e| load_error(path, len, format!("cannot drop the torn record: {e}")))
+        .map_err(|e| load_error(path, len, LoadFailure::DropTorn(e)))
 }
 
 /// Renames the damaged segment and those after it out of the way, keeping them for a person to
@@ -211,7 +214,7 @@ fn set_aside(fs: &dyn FileSystem, segments: &[(u64, PathBuf)]) -> Result<PathBuf
     for (_, path) in segments {
         let aside = path.with_extension(format!("aof.damaged-{stamp}"));
         fs.rename(path, &aside)
-            .map_err(|e| load_error(path, 0, e.to_string()))?;
+            .map_err(|e| load_error(path, 0, e))?;
         first.get_or_insert(aside);
     }
     Ok(first.unwrap_or_default())
@@ -252,17 +255,15 @@ impl Replayer<'_> {
 
     /// Applies a record's commands; a command that cannot be applied is an error, never a
     /// silent skip: what was acknowledged once must come back, or start-up must say why not.
-    fn apply(&mut self, record: &Record, report: &mut ReplayReport) -> Result<(), String> {
+    fn apply(&mut self, record: &Record, report: &mut ReplayReport) -> Result<(), LoadFailure> {
         report.records += 1;
         for (db, ranges) in &record.commands {
             report.commands += 1;
             if *db >= self.store.databases() {
-                return Err(format!(
-                    "a write logged for database {db}, but there are only {} (start with \
-                     --databases {} or more)",
-                    self.store.databases(),
-                    db + 1
-                ));
+                return Err(LoadFailure::LogDatabase {
+                    db: *db,
+                    databases: self.store.databases(),
+                });
             }
             let request = Request::new(&record.body, ranges);
             self.applier
@@ -274,11 +275,9 @@ impl Replayer<'_> {
                         time_ms: record.time_ms,
                     },
                 )
-                .map_err(|error| {
-                    format!(
-                        "the logged write {} cannot be applied: {error}",
-                        String::from_utf8_lossy(request.arg(0))
-                    )
+                .map_err(|error| LoadFailure::NotApplied {
+                    command: String::from_utf8_lossy(request.arg(0)).into_owned(),
+                    error,
                 })?;
         }
         Ok(())

@@ -10,10 +10,10 @@ use super::faults::{Fault, FaultyFs};
 use super::fs::{self, FileSystem};
 use super::recovery::{self, ApplyLogged, Logged, Options, Recovery};
 use super::snapshot::{self, Expired};
+use super::test_support::{request, scratch_dir};
 use crate::config::Fsync;
 use crate::protocol::Request;
 use crate::store::{Store, Value};
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -44,36 +44,11 @@ impl ApplyLogged for Stub {
     }
 }
 
-/// Encodes `args` as a request over one buffer.
-pub(super) fn request(args: &[&[u8]]) -> (Vec<u8>, Vec<Range<usize>>) {
-    let mut body = Vec::new();
-    let mut ranges = Vec::new();
-    for arg in args {
-        ranges.push(body.len()..body.len() + arg.len());
-        body.extend_from_slice(arg);
-    }
-    (body, ranges)
-}
-
 fn value_of(store: &Store, key: &[u8]) -> Option<Vec<u8>> {
     store.db(0).get(key, 0, |value| match value {
         Some(Value::String(bytes)) => Some(bytes.clone()),
         _ => None,
     })
-}
-
-/// A data directory on a RAM disk when there is one: the walk syncs thousands of times.
-pub(super) fn scratch_dir(name: &str) -> PathBuf {
-    let base = Path::new("/dev/shm");
-    let base = if base.is_dir() {
-        base.to_path_buf()
-    } else {
-        std::env::temp_dir()
-    };
-    let dir = base.join(format!("sieved-persist-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch directory");
-    dir
 }
 
 /// Files a person keeps beside the data: persistence must never touch them.

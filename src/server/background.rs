@@ -2,8 +2,9 @@
 //! name, ends when shutdown is requested (the log writer when it is closed, after the
 //! connections), and shows its state in INFO server as `background_<name>`.
 
-use super::saver::{Keyspace, SaveError};
-use super::{expiry, metrics, replication, shutdown, stats, Shared};
+use super::saver::Keyspace;
+use super::{expiry, metrics_endpoint, panics, replication, sampler, shutdown, Shared};
+use crate::cmd::SaveError;
 use crate::persist::aof::OpenSegment;
 use crate::store::now_ms;
 use std::io;
@@ -26,7 +27,7 @@ pub enum Work {
     Expiry,
     /// Samples the command counter for INFO's instantaneous rate.
     OpsSampler,
-    /// The Prometheus endpoint, when `metrics-addr` is set.
+    /// The Prometheus endpoint: serves while `metrics-addr` is set, and follows CONFIG SET of it.
     Metrics,
     /// SIGTERM and SIGINT, which request shutdown.
     Signals,
@@ -104,7 +105,7 @@ pub(super) fn start_log_writer(shared: &Arc<Shared>, open: OpenSegment) -> io::R
         .spawn(move || {
             let _running = writer.background.running(Work::AofWriter);
             if let Some(aof) = writer.aof.as_ref() {
-                aof.run_writer(open);
+                on_thread(&writer, Work::AofWriter, || aof.run_writer(open));
             }
         })
         .map(|_| ())
@@ -120,13 +121,11 @@ pub(super) fn start_tasks(
 ) {
     spawn(tasks, shared, Work::Expiry, expiry::run);
     spawn(tasks, shared, Work::SaveSchedule, run_save_schedule);
-    spawn(tasks, shared, Work::OpsSampler, stats::run_sampler);
+    spawn(tasks, shared, Work::OpsSampler, sampler::run_sampler);
     spawn(tasks, shared, Work::Replication, replication::run);
-    if let Some(listener) = metrics {
-        spawn(tasks, shared, Work::Metrics, move |shared| {
-            metrics::serve(shared, listener)
-        });
-    }
+    spawn(tasks, shared, Work::Metrics, move |shared| {
+        metrics_endpoint::serve(shared, metrics)
+    });
     if handle_signals {
         spawn(
             tasks,
@@ -146,8 +145,26 @@ where
     let shared = shared.clone();
     tasks.spawn(async move {
         let _running = shared.background.running(work);
-        task.await
+        let consequence = format!("it has stopped (INFO background_{}:stopped)", name(work));
+        panics::logged(&shared, name(work), &consequence, task).await
     });
+}
+
+fn name(work: Work) -> &'static str {
+    WORK[work as usize].1
+}
+
+/// Runs a background thread's work, noting a panic (logged, counted) before the thread ends.
+fn on_thread(shared: &Shared, work: Work, run: impl FnOnce()) {
+    if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        let consequence = format!("it has stopped (INFO background_{}:stopped)", name(work));
+        panics::note(
+            shared,
+            name(work),
+            &panics::message(payload.as_ref()),
+            &consequence,
+        );
+    }
 }
 
 /// Starts a snapshot (a compaction, with the log on) on a thread of its own and returns at once.
@@ -161,7 +178,9 @@ pub(super) fn start_save(shared: &Arc<Shared>) -> Result<(), SaveError> {
         .spawn(move || {
             let _running = worker.background.running(Work::Save);
             lower_this_threads_priority();
-            let _ = worker.saver.save_claimed(&worker, Keyspace::Changing);
+            on_thread(&worker, Work::Save, || {
+                let _ = worker.saver.save_claimed(&worker, Keyspace::Changing);
+            });
         });
     if let Err(error) = started {
         shared.saver.unclaim();

@@ -1,38 +1,33 @@
 //! Blocked clients: the generic mechanism behind BLPOP, BZPOPMIN and any command that waits for
 //! a key (see `cmd::BlockOn`), as Redis's `blocked.c` has it.
 //!
-//! A blocking command that finds nothing asks, through its session, to be parked on some keys.
-//! Its connection then hands its session, its reply buffer and a copy of the command to this
-//! registry, and waits (reading its socket only to notice the client leave). Every write that
-//! creates or replaces a waited key (or calls `Db::signal_ready`) notes the key in the store;
-//! after each command, the connection that ran it calls `serve_ready`, which walks each ready
-//! key's waiters in the order they blocked and, for each whose `serves` accepts the value there
-//! now, runs its command again right there, with the waiter's own session, and hands the
-//! session back with the reply. A command that still finds nothing is parked again in its
-//! place. So clients are served first come, first served per key, before the writer's next
-//! command runs, and a served pop is logged as the plain pop it did, as in Redis.
+//! A blocking command that finds nothing asks, through its session, to be parked on some keys
+//! (`cmd::After::Block`). Its connection then hands its session, its reply buffer and a copy of
+//! the command to this registry, and waits (reading its socket only to notice the client
+//! leave). Every write that creates or replaces a waited key (or calls `Db::signal_ready`)
+//! notes the key in the store; after each command, the connection that ran it calls
+//! `serve_ready`, which walks each ready key's waiters in the order they blocked and, for each
+//! whose `serves` accepts the value there now, runs its command again right there, with the
+//! waiter's own session, and hands the session back with the reply. A command that still finds
+//! nothing is parked again in its place. So clients are served first come, first served per
+//! key, before the writer's next command runs, and a served pop is logged as the plain pop it
+//! did, as in Redis.
 //!
 //! A waiter's state changes only under the registry's lock: parked (its session held here),
 //! running (taken out by whoever serves it), then ended (served, timed out, unblocked, or
 //! withdrawn by its closing connection) and handed back through a one-shot channel. A wait
 //! ended while its command runs is ended once the command parks again.
 
-use super::{client_io, Shared};
-use crate::cmd::{self, BlockOn, Ctx, Session};
-use crate::observe::Tally;
+use super::{outcomes, Shared};
+use crate::cmd::errors::{NOW_REPLICA, UNBLOCKED};
+use crate::cmd::{self, After, BlockOn, Ctx, Session};
+use crate::observe::{Call, Tally};
 use crate::protocol::{Reply, RequestList};
 use crate::store::{now_ms, Store, Value};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::oneshot;
-
-/// CLIENT UNBLOCK ... ERROR's reply, as Redis words it.
-const UNBLOCKED: &str = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
-
-/// What a parked client gets, before its connection closes, when the server becomes a replica.
-const NOW_REPLICA: &str =
-    "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)";
 
 /// What a parked connection gets back when its wait ends.
 pub(super) struct Parked {
@@ -54,6 +49,18 @@ pub(super) enum Ended {
     Disconnected(&'static str),
     /// Its own connection ended the wait, as it closes: no reply.
     Withdrawn,
+}
+
+impl Ended {
+    /// How commandstats counts the parked command, ended so: None when whoever ran it again
+    /// counted it (served), or when its connection withdrew it.
+    pub(super) fn call(self) -> Option<Call> {
+        match self {
+            Ended::TimedOut => Some(Call::Succeeded),
+            Ended::Failed(_) | Ended::Disconnected(_) => Some(Call::Failed),
+            Ended::Served | Ended::Withdrawn => None,
+        }
+    }
 }
 
 /// A parked client's connection state, out of the registry while its command runs.
@@ -251,17 +258,11 @@ impl Blocking {
         let mut waiter = self.unregister(inner, store, id)?;
         let held = waiter.held.take()?;
         let Held {
-            mut session,
-            mut reply,
-            ..
+            session, mut reply, ..
         } = *held;
         match why {
             Ended::TimedOut => (waiter.timed_out)(&mut reply),
-            Ended::Failed(message) => reply.error(message),
-            Ended::Disconnected(message) => {
-                reply.error(message);
-                session.close = true;
-            }
+            Ended::Failed(message) | Ended::Disconnected(message) => reply.error(message),
             Ended::Served | Ended::Withdrawn => {}
         }
         Some((
@@ -448,6 +449,10 @@ fn run(shared: &Arc<Shared>, held: &mut Held, tally: &mut Tally) -> Option<Box<B
     };
     let outcome = cmd::execute(&mut ctx, request);
     let micros = shared.clock.micros(started, shared.clock.now());
-    client_io::count(tally, outcome, micros);
-    session.block_asked.take()
+    outcomes::count(tally, outcome, micros);
+    match session.after.take() {
+        Some(After::Block(again)) => Some(again),
+        // A blocking command asks nothing else of its connection.
+        _ => None,
+    }
 }

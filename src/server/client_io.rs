@@ -1,21 +1,23 @@
 //! One client connection: read what has arrived, parse and execute every complete request in it,
-//! and send all their replies with one write. The same loop serves plain TCP and TLS streams.
-//! Nothing here holds a lock across an await.
+//! send all their replies with one write, and do what a command handed the connection
+//! (`cmd::After`: close, SHUTDOWN's answer, WAIT, a blocked client's wait, a replica's stream).
+//! The same loop serves plain TCP and TLS streams. Nothing here holds a lock across an await.
 
+use super::batch::{execute_all, MAX_PENDING_REPLY};
 use super::blocking::{self, Ended, Parked};
 use super::pubsub::{Inbox, INBOX_LIMIT};
 use super::query_buffer::{OverCeiling, QueryBuffer};
 use super::{replication, Shared};
-use crate::cmd::{self, errors, BlockOn, ClientInfo, Ctx, Outcome, Session, WaitForReplicas};
+use crate::cmd::{self, errors, After, BlockOn, ClientInfo, Session, WaitForReplicas};
 use crate::config::Config;
-use crate::observe::{Call, Stats, Tally, Tick};
-use crate::protocol::{Limits, Protocol, Reply, Request, RequestParser};
+use crate::observe::{Stats, Tally};
+use crate::protocol::{Limits, Protocol, Reply, RequestParser};
 use crate::store::now_ms;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLockReadGuard};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -27,10 +29,6 @@ const READ_CHUNK: usize = 16 * 1024;
 const MAX_READ_AHEAD: usize = 1024 * 1024;
 /// Reply buffers that grew past this for one large reply are released once it is sent.
 const KEEP_BUFFER: usize = 256 * 1024;
-/// Replies are written once this much is pending, before the rest of a pipeline executes, so a
-/// pipeline of large replies (SCANDUMP chunks, say) never piles up in memory: a client that does
-/// not read holds the server to this much.
-const MAX_PENDING_REPLY: usize = 16 * 1024 * 1024;
 
 /// How long a closing connection may take to deliver its last bytes (TLS's close_notify too).
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);
@@ -183,6 +181,9 @@ where
     }
 }
 
+/// Serves the client: read what has arrived, execute it, flush (the batch's counts, and the
+/// log's durability its replies wait for), then write the replies and act on what the last
+/// command handed over (`cmd::After`), one case each. Returns when the connection is to close.
 async fn serve_until_closed<S>(
     shared: &Arc<Shared>,
     stream: &mut S,
@@ -191,13 +192,7 @@ async fn serve_until_closed<S>(
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let settings = shared.config.settings();
-    let mut parser = RequestParser::new(Limits {
-        max_bulk_len: settings.proto_max_bulk_len.min(usize::MAX as u64) as usize,
-        ..Limits::default()
-    });
-    let mut input = QueryBuffer::new(READ_CHUNK, &shared.stats.query_buffers);
-    let mut reply = Reply::new(Protocol::Resp2);
+    let mut conn = Connection::new(shared, Arc::clone(&client));
     let membership = shared.pubsub.join(client.id);
     let inbox = &*membership.inbox;
     // What ends or interrupts a wait for input, made once for the connection (see `idle`):
@@ -208,33 +203,17 @@ where
     let idled = idle(&shared.config, &waiting_since);
     tokio::pin!(shutdown, killed, idled);
     let mut arrived = Box::pin(inbox.arrived());
-    let mut session = Session::new(Arc::clone(&client), !shared.config.requires_password());
-    let mut tally = Tally::default();
-    // Requests already read but not yet run, left by a batch that stopped to write its replies.
-    let mut unfinished = false;
-    // The append-only file position this connection's replies were last known durable to.
-    let mut durable_seen = 0;
     loop {
         if inbox.overflowed() {
-            warn_overflow(&session);
+            warn_overflow(&client);
             return Ok(());
         }
-        // Only Pub/Sub messages to send: no new input to run.
-        let mut messages_only = false;
         // Read each time round, so that CONFIG SET reaches clients already connected.
         let (client_limit, ceiling) = input_limits(&shared.config);
-        if !unfinished {
-            let room = READ_CHUNK.max(parser.bytes_wanted().min(MAX_READ_AHEAD));
-            if let Err(OverCeiling(held)) = input.make_room(room, client_limit, ceiling) {
-                tracing::warn!(
-                    client = session.client.id,
-                    addr = %session.client.addr(),
-                    pending = input.len(),
-                    held,
-                    ceiling,
-                    "closing client: its request would take the request buffers of all clients \
-                     past max-query-buffers-memory"
-                );
+        if conn.unfinished {
+            conn.execute();
+        } else {
+            if !conn.make_room(client_limit, ceiling) {
                 return Ok(());
             }
             // Biased: shutdown is noticed even by a client that never stops sending, and data
@@ -246,7 +225,7 @@ where
                 biased;
                 _ = &mut shutdown => return Ok(()),
                 _ = &mut killed => return Ok(()),
-                read = stream.read_buf(input.for_reading()) => match read {
+                read = stream.read_buf(conn.input.for_reading()) => match read {
                     Ok(read) => Some(read),
                     // A TLS client that hangs up without close_notify, as most do: requests
                     // carry their own lengths, so nothing can have been cut short unnoticed.
@@ -257,152 +236,285 @@ where
                     arrived.set(inbox.arrived());
                     None
                 }
-                _ = &mut idled, if !session.client.subscribed() => {
-                    tracing::debug!(client = session.client.id, "idle timeout; closing");
+                _ = &mut idled, if !client.subscribed() => {
+                    tracing::debug!(client = client.id, "idle timeout; closing");
                     return Ok(());
                 }
             };
             match read {
                 Some(0) => return Ok(()),
-                Some(read) => Stats::add(&shared.stats.net_input_bytes, read as u64),
-                None => messages_only = true,
+                Some(read) => {
+                    Stats::add(&shared.stats.net_input_bytes, read as u64);
+                    conn.execute();
+                }
+                // Only Pub/Sub messages to send.
+                None => {}
             }
         }
-
-        let (commands, failure, consumed) = if messages_only {
-            (0, None, 0)
-        } else {
-            execute_all(
-                shared,
-                &mut parser,
-                input.pending(),
-                &mut session,
-                &mut reply,
-                &mut tally,
-            )
-        };
-        // The looks' hashes name items by their place in the input, which the next read
-        // changes: none outlives its batch (nor reaches a command run while parked).
-        session.hashed_ahead.clear();
-        input.consume(consumed);
-        unfinished = failure.is_none() && !session.close && reply.len() >= MAX_PENDING_REPLY;
-        Stats::add(&shared.stats.commands_processed, commands);
-        tally.flush(&shared.commands);
-        shared
-            .saver
-            .add_changes(std::mem::take(&mut session.writes));
-        // Before the log's write too: whoever writes the log first, once the others have run,
-        // writes everyone's records in one `write`.
-        if !reply.is_empty() || session.logged_up_to > durable_seen {
-            WriteLast::default().await;
-        }
-        if let Some(aof) = shared.aof.as_ref() {
-            // With appendfsync always, no write is acknowledged before it is on disk.
-            if session.logged_up_to > durable_seen {
-                aof.wait_durable(session.logged_up_to).await;
-                durable_seen = session.logged_up_to;
+        conn.flush().await;
+        let goes_on = match conn.session.after.take() {
+            None => conn.write_replies(stream, inbox).await?,
+            Some(After::Close) => {
+                conn.write_replies(stream, inbox).await?;
+                false
             }
-        }
-        if let Some(wait) = session.wait_asked.take() {
-            let acked = wait_for_replicas(shared, &session, wait).await;
-            reply.int(acked as i64);
-            unfinished = true;
-        }
-        if let Some(number) = session.shutdown_asked.take() {
-            if !shared.shutdown.answer(number).await {
-                // Refused (the exit snapshot failed): say so, as Redis, and go on with whatever
-                // the client sent after SHUTDOWN.
-                session.close = false;
-                reply.error(errors::SHUTDOWN_FAILED);
-                unfinished = true;
+            Some(After::Wait(wait)) => conn.wait_for_replicas(stream, inbox, wait).await?,
+            Some(After::Shutdown(number)) => conn.shutdown(stream, inbox, number).await?,
+            Some(After::Block(block)) => {
+                match conn.park(stream, inbox, *block).await? {
+                    Some(back) => conn = back,
+                    None => return Ok(()),
+                }
+                // Its reply goes out with those of the requests that were sent after it.
+                continue;
             }
-        }
-        inbox.drain_into(&mut reply);
-        if !reply.is_empty() {
-            let subscriber = session.client.subscribed();
-            if !send(stream, reply.bytes(), &shared.config, inbox, subscriber).await? {
-                if inbox.overflowed() {
-                    warn_overflow(&session);
+            Some(After::BecomeReplicaStream(psync)) => {
+                if !conn.write_replies(stream, inbox).await? {
                     return Ok(());
                 }
-                tracing::debug!(client = session.client.id, "takes no replies; closing");
-                return Ok(());
+                // From here on the connection carries the replication stream.
+                let input = conn.input.pending().to_vec();
+                drop(arrived);
+                drop(membership);
+                return replication::serve_replica(shared, stream, &client, *psync, input).await;
             }
-            Stats::add(&shared.stats.net_output_bytes, reply.len() as u64);
-            reply.clear();
-            reply.shrink(KEEP_BUFFER);
-        }
-        if let Some(block) = session.block_asked.take() {
-            let command = block
-                .request
-                .iter()
-                .next()
-                .and_then(|(_, r)| cmd::lookup(r.arg(0)));
-            let Some(parked) = park(shared, stream, &mut input, session, reply, *block).await?
-            else {
-                return Ok(());
-            };
-            let Parked {
-                session: back,
-                reply: answer,
-                ended,
-            } = parked;
-            (session, reply) = (back, answer);
-            // A served command was counted by whoever ran it.
-            let call = match ended {
-                Ended::TimedOut => Some(Call::Succeeded),
-                Ended::Failed(_) | Ended::Disconnected(_) => Some(Call::Failed),
-                Ended::Served | Ended::Withdrawn => None,
-            };
-            if let (Some(index), Some(call)) = (command, call) {
-                tally.record(index, call, 0);
-            }
-            if ended == Ended::Withdrawn {
-                return Ok(());
-            }
-            if session.close {
-                send(stream, reply.bytes(), &shared.config, inbox, false).await?;
-                return Ok(());
-            }
-            // Its reply goes out with those of the requests that were sent after it.
-            unfinished = true;
-            continue;
-        }
-        if let Some(error) = failure {
-            tracing::debug!(client = session.client.id, %error, "protocol error; closing");
-            return Ok(());
-        }
-        if session.psync_asked() {
-            // From here on the connection carries the replication stream.
-            let handshake = session.replica_handshake.take().unwrap_or_default();
-            let input = input.pending().to_vec();
-            drop(arrived);
-            drop(membership);
-            return replication::serve_replica(shared, stream, &session.client, *handshake, input)
-                .await;
-        }
-        if session.close || session.client.is_killed() {
-            return Ok(());
-        }
-        if input.len() > client_limit {
-            // As Redis does: a warning in the log, and no reply.
-            tracing::warn!(
-                client = session.client.id,
-                addr = %session.client.addr(),
-                pending = input.len(),
-                limit = client_limit,
-                "closing client that reached client-query-buffer-limit"
-            );
+        };
+        if !goes_on || client.is_killed() || conn.over_limit(client_limit) {
             return Ok(());
         }
     }
 }
 
-/// Parks the client on the keys its blocking command named (see `blocking`), until its wait
-/// ends: served, timed out or unblocked. Meanwhile the client's socket is read only to notice
-/// it leave (what it sends is kept for later, as Redis does). None when the connection is to
-/// close: the client left or was killed, or the server stops.
-async fn park<S>(
+/// One connection's state from batch to batch: what it read and has not run yet, its session,
+/// the replies it has not written, and the counts it has not handed on.
+struct Connection<'a> {
+    shared: &'a Arc<Shared>,
+    parser: RequestParser,
+    input: QueryBuffer<'a>,
+    session: Session,
+    reply: Reply,
+    tally: Tally,
+    /// Requests already read but not yet run, left by a batch that stopped early: to write its
+    /// replies, or to act on its `after`.
+    unfinished: bool,
+    /// The append-only file position this connection's replies were last known durable to.
+    durable_seen: u64,
+}
+
+impl<'a> Connection<'a> {
+    fn new(shared: &'a Arc<Shared>, client: Arc<ClientInfo>) -> Connection<'a> {
+        let settings = shared.config.settings();
+        Connection {
+            shared,
+            parser: RequestParser::new(Limits {
+                max_bulk_len: settings.proto_max_bulk_len.min(usize::MAX as u64) as usize,
+                ..Limits::default()
+            }),
+            input: QueryBuffer::new(READ_CHUNK, &shared.stats.query_buffers),
+            session: Session::new(client, !shared.config.requires_password()),
+            reply: Reply::new(Protocol::Resp2),
+            tally: Tally::default(),
+            unfinished: false,
+            durable_seen: 0,
+        }
+    }
+
+    /// Makes room to read into; false when the connection is to close, as the room would take
+    /// every client's buffers together past `max-query-buffers-memory`.
+    fn make_room(&mut self, client_limit: usize, ceiling: u64) -> bool {
+        let room = READ_CHUNK.max(self.parser.bytes_wanted().min(MAX_READ_AHEAD));
+        let Err(OverCeiling(held)) = self.input.make_room(room, client_limit, ceiling) else {
+            return true;
+        };
+        tracing::warn!(
+            client = self.session.client.id,
+            addr = %self.session.client.addr(),
+            pending = self.input.len(),
+            held,
+            ceiling,
+            "closing client: its request would take the request buffers of all clients \
+             past max-query-buffers-memory"
+        );
+        false
+    }
+
+    /// Whether what the client sent and is not run yet went past `client-query-buffer-limit`:
+    /// as Redis does, the connection then closes with a warning in the log, and no reply.
+    fn over_limit(&self, client_limit: usize) -> bool {
+        let pending = self.input.len();
+        if pending <= client_limit {
+            return false;
+        }
+        let client = &self.session.client;
+        tracing::warn!(
+            client = client.id,
+            addr = %client.addr(),
+            pending,
+            limit = client_limit,
+            "closing client that reached client-query-buffer-limit"
+        );
+        true
+    }
+
+    /// Runs the complete requests read so far (see `execute_all`), up to one that hands the
+    /// connection something to do (`Session::after`) or until the replies grow too large.
+    fn execute(&mut self) {
+        let (commands, consumed) = execute_all(
+            self.shared,
+            &mut self.parser,
+            self.input.pending(),
+            &mut self.session,
+            &mut self.reply,
+            &mut self.tally,
+        );
+        // The looks' hashes name items by their place in the input, which the next read
+        // changes: none outlives its batch (nor reaches a command run while parked).
+        self.session.hashed_ahead.clear();
+        self.input.consume(consumed);
+        self.unfinished = self.reply.len() >= MAX_PENDING_REPLY;
+        Stats::add(&self.shared.stats.commands_processed, commands);
+    }
+
+    /// Hands the batch's counts to the server, and waits for what must come before its replies
+    /// go out: the other connections' batches (`WriteLast`), then the log's durability.
+    async fn flush(&mut self) {
+        let shared = self.shared;
+        self.tally.flush(&shared.commands);
+        shared
+            .saver
+            .add_changes(std::mem::take(&mut self.session.writes));
+        let logged_up_to = self.session.logged_up_to;
+        // Before the log's write too: whoever writes the log first, once the others have run,
+        // writes everyone's records in one `write`.
+        if !self.reply.is_empty() || logged_up_to > self.durable_seen {
+            WriteLast::default().await;
+        }
+        if let Some(aof) = shared.aof.as_ref() {
+            // With appendfsync always, no write is acknowledged before it is on disk.
+            if logged_up_to > self.durable_seen {
+                aof.wait_durable(logged_up_to).await;
+                self.durable_seen = logged_up_to;
+            }
+        }
+    }
+
+    /// Writes the replies so far, with the Pub/Sub messages that arrived meanwhile; false when
+    /// the connection is to close: the client takes none of them, or its inbox overflowed.
+    async fn write_replies<S>(&mut self, stream: &mut S, inbox: &Inbox) -> io::Result<bool>
+    where
+        S: AsyncWrite + Unpin,
+    {
+        inbox.drain_into(&mut self.reply);
+        if self.reply.is_empty() {
+            return Ok(true);
+        }
+        let (client, config) = (&self.session.client, &self.shared.config);
+        let subscriber = client.subscribed();
+        if !send(stream, self.reply.bytes(), config, inbox, subscriber).await? {
+            if inbox.overflowed() {
+                warn_overflow(client);
+            } else {
+                tracing::debug!(client = client.id, "takes no replies; closing");
+            }
+            return Ok(false);
+        }
+        Stats::add(&self.shared.stats.net_output_bytes, self.reply.len() as u64);
+        self.reply.clear();
+        self.reply.shrink(KEEP_BUFFER);
+        Ok(true)
+    }
+
+    /// WAIT: waits for the replicas (the replies before it wait too), then replies with how
+    /// many acknowledged; goes on with whatever the client sent after it.
+    async fn wait_for_replicas<S>(
+        &mut self,
+        stream: &mut S,
+        inbox: &Inbox,
+        wait: WaitForReplicas,
+    ) -> io::Result<bool>
+    where
+        S: AsyncWrite + Unpin,
+    {
+        let acked = wait_for_acks(self.shared, &self.session, wait).await;
+        self.reply.int(acked as i64);
+        self.unfinished = true;
+        self.write_replies(stream, inbox).await
+    }
+
+    /// SHUTDOWN: waits for the server's answer (the replies before it wait too). The server
+    /// stops: the replies go out and the connection closes, false. Refused (the exit snapshot
+    /// failed): Redis's error follows them, and the connection goes on with whatever the client
+    /// sent after SHUTDOWN.
+    async fn shutdown<S>(&mut self, stream: &mut S, inbox: &Inbox, number: u64) -> io::Result<bool>
+    where
+        S: AsyncWrite + Unpin,
+    {
+        let stops = self.shared.shutdown.answer(number).await;
+        if !stops {
+            self.reply.error(errors::SHUTDOWN_FAILED);
+            self.unfinished = true;
+        }
+        Ok(self.write_replies(stream, inbox).await? && !stops)
+    }
+
+    /// Parks the client on the keys its blocking command named (`blocking`), once the replies
+    /// before it are written, until its wait ends. The connection comes back with its session
+    /// and the command's reply, to go out with those of the requests sent after it; None when
+    /// it is to close: the client left or was killed, the server stops, or the wait ended with
+    /// the connection (`Ended::Disconnected`, whose error is written first).
+    async fn park<S>(
+        mut self,
+        stream: &mut S,
+        inbox: &Inbox,
+        block: BlockOn,
+    ) -> io::Result<Option<Connection<'a>>>
+    where
+        S: AsyncRead + AsyncWrite + Unpin,
+    {
+        if !self.write_replies(stream, inbox).await? {
+            return Ok(None);
+        }
+        let command = block
+            .request
+            .iter()
+            .next()
+            .and_then(|(_, request)| cmd::lookup(request.arg(0)));
+        let Connection { session, reply, .. } = self;
+        let parked = stay_parked(self.shared, stream, &mut self.input, session, reply, block);
+        let Some(Parked {
+            session,
+            reply,
+            ended,
+        }) = parked.await?
+        else {
+            return Ok(None);
+        };
+        // A served command was counted by whoever ran it.
+        if let (Some(index), Some(call)) = (command, ended.call()) {
+            self.tally.record(index, call, 0);
+        }
+        let mut back = Connection {
+            session,
+            reply,
+            unfinished: true,
+            ..self
+        };
+        match ended {
+            Ended::Withdrawn => Ok(None),
+            Ended::Disconnected(_) => {
+                back.write_replies(stream, inbox).await?;
+                Ok(None)
+            }
+            _ => Ok(Some(back)),
+        }
+    }
+}
+
+/// Waits while the client is parked (see `blocking`), until its wait ends: served, timed out or
+/// unblocked. Meanwhile the client's socket is read only to notice it leave (what it sends is
+/// kept for later, as Redis does). None when the connection is to close: the client left or was
+/// killed, or the server stops.
+async fn stay_parked<S>(
     shared: &Arc<Shared>,
     stream: &mut S,
     input: &mut QueryBuffer<'_>,
@@ -541,7 +653,7 @@ fn input_limits(config: &Config) -> (usize, u64) {
 
 /// WAIT: asks the replicas to acknowledge at once, then waits until enough did, the timeout
 /// passes, or the client or the server goes; returns how many acknowledged.
-async fn wait_for_replicas(shared: &Shared, session: &Session, wait: WaitForReplicas) -> usize {
+async fn wait_for_acks(shared: &Shared, session: &Session, wait: WaitForReplicas) -> usize {
     let replication = &shared.replication;
     replication.append_control(&[b"REPLCONF", b"GETACK", b"*"], now_ms());
     let deadline = (wait.timeout_ms > 0)
@@ -554,253 +666,12 @@ async fn wait_for_replicas(shared: &Shared, session: &Session, wait: WaitForRepl
 }
 
 /// Redis's `client-output-buffer-limit pubsub`, simplified: one fixed cap, and a warning.
-fn warn_overflow(session: &Session) {
+fn warn_overflow(client: &ClientInfo) {
     tracing::warn!(
-        client = session.client.id,
-        addr = %session.client.addr(),
+        client = client.id,
+        addr = %client.addr(),
         limit = INBOX_LIMIT,
         "closing subscriber whose undelivered Pub/Sub messages went over the limit"
-    );
-}
-
-/// Executes every complete request in `input`, appending replies; returns how many ran, the
-/// protocol error that ended the batch, if one did (its reply is already appended), and how many
-/// bytes of `input` the requests that ran took up.
-///
-/// Requests that form a run (`cmd::runs`) are gathered as they are parsed and run together
-/// before anything after them.
-fn execute_all(
-    shared: &Arc<Shared>,
-    parser: &mut RequestParser,
-    input: &[u8],
-    session: &mut Session,
-    reply: &mut Reply,
-    tally: &mut Tally,
-) -> (u64, Option<String>, usize) {
-    // The lock first: a wait for it (behind an EXEC) is not the first command's time.
-    let isolation = Some(shared.isolation.shared());
-    let mut batch = Batch {
-        shared,
-        input,
-        now: now_ms(),
-        started: shared.clock.now(),
-        commands: 0,
-        isolation,
-    };
-    // The server stopped while this batch waited: nothing more runs.
-    if shared.shutdown.is_stopping() {
-        session.close = true;
-        return (0, None, 0);
-    }
-    let mut consumed = 0;
-    let mut run = cmd::Run::default();
-    // The look ahead (`cmd::prefetch`): requests before `looked_to` have been looked at; once
-    // parsing reaches `last_look`, where the latest look began, the next one is taken, so each
-    // filter command's memory is requested a look's worth of requests before it runs. A look
-    // that finds no filter command ends them for the batch.
-    let mut looked_to = 0;
-    let mut last_look = 0;
-    let mut looking = true;
-    loop {
-        let authenticated = !session.must_authenticate(&shared.config);
-        if looking && authenticated && consumed >= last_look {
-            let from = looked_to.max(consumed);
-            let db = shared.store.db(session.db);
-            // Not the request about to run, when the look starts there.
-            let skip = usize::from(from == consumed);
-            let look = cmd::prefetch::look_ahead(
-                db,
-                batch.now,
-                &input[from..],
-                skip,
-                &mut session.hashed_ahead,
-            );
-            looking = look.hinted > 0;
-            last_look = from;
-            looked_to = from + look.covered;
-        }
-        parser.set_authenticated(authenticated);
-        let more = match parser.parse(&input[consumed..]) {
-            Ok(Some(request)) => {
-                if !run.extend(request, input) {
-                    batch.run(&mut run, session, reply, tally);
-                    let index = cmd::lookup(request.arg(0));
-                    if !index.is_some_and(|index| run.begin(index, request, input)) {
-                        batch.one(request, index, session, reply, tally);
-                    }
-                }
-                true
-            }
-            Ok(None) => false,
-            Err(error) => {
-                batch.run(&mut run, session, reply, tally);
-                let message = error.to_string();
-                reply.error(&message);
-                return (batch.commands, Some(message), consumed);
-            }
-        };
-        consumed += parser.take_consumed();
-        // PSYNC, WAIT and a blocked command are carried out by the connection before anything
-        // after them runs.
-        let waits =
-            session.wait_asked.is_some() || session.psync_asked() || session.block_asked.is_some();
-        if !more || session.close || waits || reply.len() >= MAX_PENDING_REPLY {
-            batch.run(&mut run, session, reply, tally);
-            return (batch.commands, None, consumed);
-        }
-    }
-}
-
-/// What one batch's commands share as they run.
-struct Batch<'a> {
-    shared: &'a Arc<Shared>,
-    input: &'a [u8],
-    now: u64,
-    /// When the last command ended. Each command is timed from there (the first from the start
-    /// of the batch), so the clock is read once per command; the time includes framing the
-    /// request, which is small next to running it.
-    started: Tick,
-    commands: u64,
-    /// Held for the whole batch, so that a transaction elsewhere never interleaves with it.
-    isolation: Option<RwLockReadGuard<'a, ()>>,
-}
-
-impl Batch<'_> {
-    /// Runs one request, the command at `index` if the name was found.
-    fn one(
-        &mut self,
-        request: Request,
-        index: Option<usize>,
-        session: &mut Session,
-        reply: &mut Reply,
-        tally: &mut Tally,
-    ) {
-        let shared = self.shared;
-        let exclusive = cmd::is_exec(session, &request);
-        let everyone = exclusive.then(|| {
-            self.isolation = None;
-            shared.isolation.exclusive()
-        });
-        let mut ctx = Ctx {
-            server: shared,
-            store: &shared.store,
-            session: &mut *session,
-            reply,
-            now: self.now,
-        };
-        let outcome = cmd::execute_found(&mut ctx, request, index);
-        if exclusive {
-            drop(everyone);
-            self.isolation = Some(shared.isolation.shared());
-        }
-        // Clients blocked on keys this command made ready are served before the next.
-        blocking::serve_ready(shared);
-        let micros = self.lap();
-        for (outcome, micros) in session.exec_outcomes.drain(..) {
-            count(tally, outcome, micros);
-        }
-        self.counted(outcome, micros, request, session, tally);
-    }
-
-    /// Runs the requests of `run`, together if they may be, else one by one, and empties it.
-    fn run(
-        &mut self,
-        run: &mut cmd::Run,
-        session: &mut Session,
-        reply: &mut Reply,
-        tally: &mut Tally,
-    ) {
-        if run.is_empty() {
-            return;
-        }
-        let shared = self.shared;
-        let mut ends = [(self.started, false); cmd::MAX_RUN];
-        let mut ended = 0;
-        let mut ctx = Ctx {
-            server: shared,
-            store: &shared.store,
-            session: &mut *session,
-            reply: &mut *reply,
-            now: self.now,
-        };
-        let together = cmd::execute_run(&mut ctx, run, self.input, &mut |succeeded| {
-            ends[ended] = (shared.clock.now(), succeeded);
-            ended += 1;
-        });
-        let mut ranges = Default::default();
-        if together {
-            // A write may have made keys ready for blocked clients, as `one` serves them.
-            blocking::serve_ready(shared);
-            // What followed the last reply (logging the run, serving) is the last request's.
-            ends[run.len() - 1].0 = shared.clock.now();
-            for (at, &(end, succeeded)) in ends[..run.len()].iter().enumerate() {
-                let request = run.request(self.input, at, &mut ranges);
-                let micros = self.lap_to(end);
-                let outcome = match succeeded {
-                    true => Outcome::Succeeded(run.index()),
-                    false => Outcome::Failed(run.index()),
-                };
-                self.counted(outcome, micros, request, session, tally);
-            }
-        } else {
-            for at in 0..run.len() {
-                let request = run.request(self.input, at, &mut ranges);
-                self.one(request, Some(run.index()), session, reply, tally);
-            }
-        }
-        run.clear();
-    }
-
-    /// The time since the last command ended, which is now.
-    fn lap(&mut self) -> u64 {
-        self.lap_to(self.shared.clock.now())
-    }
-
-    /// The time from the end of the last command to `finished`, when this one ended.
-    fn lap_to(&mut self, finished: Tick) -> u64 {
-        let micros = self.shared.clock.micros(self.started, finished);
-        self.started = finished;
-        micros
-    }
-
-    /// Counts a command that took `micros`, and logs it if slow.
-    fn counted(
-        &mut self,
-        outcome: Outcome,
-        micros: u64,
-        request: Request,
-        session: &Session,
-        tally: &mut Tally,
-    ) {
-        count(tally, outcome, micros);
-        let threshold = self.shared.config.slowlog_threshold_us();
-        if threshold >= 0 && micros >= threshold as u64 {
-            log_slow(self.shared, session, request, micros);
-        }
-        self.commands += 1;
-    }
-}
-
-/// Counts a command's outcome in the connection's tally.
-pub(super) fn count(tally: &mut Tally, outcome: Outcome, micros: u64) {
-    let (index, call) = match outcome {
-        Outcome::Unknown | Outcome::Queued | Outcome::Blocked => return,
-        Outcome::Succeeded(index) => (index, Call::Succeeded),
-        Outcome::Failed(index) => (index, Call::Failed),
-        Outcome::Rejected(index) => (index, Call::Rejected),
-    };
-    tally.record(index, call, micros);
-}
-
-fn log_slow(shared: &Shared, session: &Session, request: Request, micros: u64) {
-    let client = &session.client;
-    let name = client.name().unwrap_or_default();
-    shared.slowlog.push(
-        request,
-        micros,
-        now_ms() / 1000,
-        (client.addr().to_string(), name),
-        shared.config.settings().slowlog_max_len,
     );
 }
 

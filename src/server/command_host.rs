@@ -1,6 +1,5 @@
 //! The server as commands see it: `cmd::Server` and `cmd::WriteLog`, implemented over `Shared`.
 
-use super::saver;
 use super::{background, replication, Shared};
 use crate::cmd::errors::{MISCONF_AOF, MISCONF_RDB};
 use crate::cmd::{
@@ -90,7 +89,7 @@ impl cmd::Server for Arc<Shared> {
     }
 
     fn save(&self) -> Result<(), SaveError> {
-        self.saver.save(self).map(|_| ()).map_err(save_error)
+        self.saver.save(self).map(|_| ())
     }
 
     fn save_in_background(&self, schedule: bool) -> Result<bool, SaveError> {
@@ -100,7 +99,7 @@ impl cmd::Server for Arc<Shared> {
                 self.saver.schedule();
                 Ok(false)
             }
-            Err(error) => Err(save_error(error)),
+            Err(error) => Err(error),
         }
     }
 
@@ -166,13 +165,6 @@ impl cmd::Server for Arc<Shared> {
 
     fn unblock_client(&self, id: u64, error: bool) -> bool {
         self.blocking.unblock(&self.store, id, error)
-    }
-}
-
-fn save_error(error: saver::SaveError) -> SaveError {
-    match error {
-        saver::SaveError::InProgress => SaveError::InProgress,
-        saver::SaveError::Failed(error) => SaveError::Failed(error.to_string()),
     }
 }
 

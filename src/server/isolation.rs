@@ -6,7 +6,7 @@
 //! each thread has a lock of its own (a "big reader" lock): a batch touches only its thread's
 //! lock, and EXEC, which is rare, pays for taking every one, always in the same order.
 
-#[cfg(test)]
+#[cfg(feature = "scaling-bench")]
 use crate::stripes::lock_waits;
 use crate::stripes::{this_thread_stripe, Padded, STRIPES};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -27,11 +27,21 @@ impl Isolation {
     /// Held while a batch of ordinary requests executes; never across an await.
     pub fn shared(&self) -> RwLockReadGuard<'_, ()> {
         let stripe = &self.stripes[this_thread_stripe()].0;
-        #[cfg(test)]
+        #[cfg(feature = "scaling-bench")]
         if let Some(guard) = lock_waits::uncontended(stripe.try_read(), &lock_waits::ISOLATION) {
             return guard;
         }
         stripe.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Returns once every batch that was in progress when it was called has ended, taking each
+    /// thread's lock in turn (never all at once, so no thread waits for another's batch). A
+    /// batch reads its clock after taking its lock: every batch still running afterwards read
+    /// its clock after this was called.
+    pub fn wait_for_batches_in_progress(&self) {
+        for stripe in self.stripes.iter() {
+            drop(stripe.0.write().unwrap_or_else(|p| p.into_inner()));
+        }
     }
 
     /// Held while a transaction executes: waits for every batch in progress to end.

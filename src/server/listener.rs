@@ -1,13 +1,14 @@
 use super::background;
 use super::connection_threads::{ConnectionThreads, Seat};
 use super::logged_writes::LoggedWrites;
+use super::panics::{self, Caught};
 use super::tls::{self, HandshakeFailure, HANDSHAKE_TIMEOUT};
 use super::{client_io, saver, shutdown, Disk, Shared, Stats};
 use crate::cmd::errors;
 use crate::cmd::ExitSave;
 use crate::config::Config;
 use crate::persist::recovery::{self, Recovery};
-use crate::persist::snapshot::LoadError;
+use crate::persist::{LoadError, LoadFailure};
 use crate::store::now_ms;
 use std::io;
 use std::net::SocketAddr;
@@ -104,28 +105,38 @@ async fn serve(
     let local = stream.local_addr().unwrap_or(addr);
     let registration = shared.clients.register(addr, local, now_ms());
     let info = registration.info.clone();
-    let served = match acceptor {
-        None => client_io::serve(&shared, stream, info).await,
-        Some(acceptor) => {
-            let handshake = tokio::select! {
-                handshake = tls::handshake(&acceptor, stream, handshake_limit(&shared)) => handshake,
-                _ = shared.shutdown.requested() => return,
-            };
-            match handshake {
-                Ok(stream) => client_io::serve(&shared, stream, info).await,
-                Err(HandshakeFailure::TimedOut) => {
-                    tracing::debug!(%addr, "TLS handshake timed out; closing");
-                    return;
-                }
-                Err(HandshakeFailure::Failed(error)) => {
-                    tracing::debug!(%addr, %error, "TLS handshake failed; closing");
-                    return;
+    // A panic ends the connection (its socket goes as the panic unwinds), visibly.
+    let served = Caught::new(async {
+        match acceptor {
+            None => client_io::serve(&shared, stream, info).await,
+            Some(acceptor) => {
+                let handshake = tokio::select! {
+                    handshake = tls::handshake(&acceptor, stream, handshake_limit(&shared)) => handshake,
+                    _ = shared.shutdown.requested() => return Ok(()),
+                };
+                match handshake {
+                    Ok(stream) => client_io::serve(&shared, stream, info).await,
+                    Err(HandshakeFailure::TimedOut) => {
+                        tracing::debug!(%addr, "TLS handshake timed out; closing");
+                        Ok(())
+                    }
+                    Err(HandshakeFailure::Failed(error)) => {
+                        tracing::debug!(%addr, %error, "TLS handshake failed; closing");
+                        Ok(())
+                    }
                 }
             }
         }
-    };
-    if let Err(error) = served {
-        tracing::debug!(%addr, %error, "connection closed with an error");
+    });
+    match served.await {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => tracing::debug!(%addr, %error, "connection closed with an error"),
+        Err(panic) => panics::note(
+            &shared,
+            &format!("the connection of {addr}"),
+            &panic,
+            "the connection is closed",
+        ),
     }
 }
 
@@ -198,7 +209,7 @@ impl Server {
                 Some(TlsListener { listener, acceptor })
             }
         };
-        let metrics = match config.metrics_addr.as_str() {
+        let metrics = match config.settings().metrics_addr.as_str() {
             "" => None,
             metrics_addr => Some(TcpListener::bind(metrics_addr).await.map_err(|e| {
                 io::Error::new(e.kind(), format!("metrics-addr {metrics_addr}: {e}"))
@@ -259,11 +270,20 @@ impl Server {
             },
         )?;
         shared.saver.set_first_segment(recovery.first_segment);
+        if let Some(position) = recovery.position {
+            let as_replica = shared.config.settings().replicaof.0.is_some();
+            shared.replication.restore(position, as_replica, now_ms());
+            tracing::info!(
+                id = %position.id(),
+                offset = position.offset,
+                "replication history restored from the snapshot"
+            );
+        }
         if let Some(open) = recovery.append_to.take() {
             background::start_log_writer(shared, open).map_err(|e| LoadError {
                 path: config.dir.clone(),
                 offset: 0,
-                reason: format!("cannot start the log writer: {e}"),
+                reason: LoadFailure::LogWriter(e),
             })?;
         }
         Ok(recovery)

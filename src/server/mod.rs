@@ -2,6 +2,10 @@
 //! orderly shutdown. Protocol and command logic live elsewhere; this module moves bytes.
 
 mod background;
+mod batch;
+/// The hooks of benches/scaling.rs, public only to it.
+#[cfg(feature = "scaling-bench")]
+pub mod bench_support;
 mod blocking;
 mod client_io;
 mod clients;
@@ -11,21 +15,21 @@ mod expiry;
 mod isolation;
 mod listener;
 mod logged_writes;
-mod metrics;
+mod metrics_endpoint;
+mod outcomes;
+mod panics;
 mod pubsub;
 mod query_buffer;
 mod replication;
+mod sampler;
 mod saver;
-#[cfg(test)]
-mod scaling;
 mod shutdown;
-mod stats;
 mod tls;
 
 pub use clients::Clients;
 pub use isolation::Isolation;
 pub use listener::Server;
-pub use saver::{SaveError, Saver};
+pub use saver::Saver;
 pub use shutdown::Shutdown;
 
 use crate::cmd::COMMANDS;
@@ -55,7 +59,8 @@ pub struct Shared {
     pub(crate) clock: CommandClock,
     /// Where the TLS port listens, when it is on.
     pub tls_addr: Option<SocketAddr>,
-    /// Where the metrics endpoint listens, when it is on.
+    /// Where the metrics endpoint listened at start-up, when it was on (CONFIG SET of
+    /// `metrics-addr` may move it since).
     pub metrics_addr: Option<SocketAddr>,
     pub saver: Saver,
     /// The append-only file, when `appendonly` is on.
@@ -76,6 +81,21 @@ pub struct Shared {
     pub(crate) stream_order: Mutex<Vec<u8>>,
     /// Clients parked by blocking commands.
     pub(crate) blocking: blocking::Blocking,
+}
+
+/// The log's sync times as the report gives them.
+fn fsync_timings(figures: crate::persist::aof::SyncFigures) -> observe::Timings {
+    use crate::persist::aof::SYNC_BOUNDS_US;
+    let bounds = SYNC_BOUNDS_US
+        .iter()
+        .map(|&bound| Some(bound))
+        .chain([None]);
+    observe::Timings {
+        count: figures.count,
+        total_us: figures.total_us,
+        last_us: figures.last_us,
+        buckets: bounds.zip(figures.buckets).collect(),
+    }
 }
 
 /// Where a server keeps its data, and what it does when the log cannot be written under
@@ -173,6 +193,7 @@ impl Shared {
             config_file: self.config.file.clone(),
             connected_clients: self.clients.count(),
             blocked_clients: self.blocking.parked(),
+            pubsub_clients: self.pubsub.subscribed_clients(),
             maxclients: settings.maxclients,
             memory: observe::Memory {
                 used: crate::memory::allocated() as u64,
@@ -183,7 +204,7 @@ impl Shared {
                 total_system: crate::memory::physical_bytes(),
                 not_counted_for_evict: self.replication.stream.beyond_backlog(),
             },
-            cpu: stats::cpu_times(),
+            cpu: sampler::cpu_times(),
             snapshots: observe::Snapshots {
                 changes_since_last: self.saver.changes(),
                 in_progress: self.saver.in_progress(),
@@ -198,6 +219,8 @@ impl Shared {
                 failure: aof.failure(),
                 current_size: aof.live_bytes(),
                 base_size: aof.base_bytes(),
+                rewrites: aof.compactions(),
+                fsyncs: fsync_timings(aof.sync_times.read()),
             }),
             stats: &self.stats,
             commands: self

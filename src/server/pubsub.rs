@@ -233,6 +233,16 @@ impl PubSub {
         }
     }
 
+    /// INFO's `pubsub_clients`: connections subscribed to at least one channel or pattern.
+    pub(crate) fn subscribed_clients(&self) -> usize {
+        let registry = self.lock();
+        registry
+            .subscribers
+            .values()
+            .filter(|subscriber| subscriber.count() > 0)
+            .count()
+    }
+
     /// INFO's `pubsub_channels` and `pubsub_patterns`.
     pub(crate) fn counts(&self) -> (usize, usize) {
         let registry = self.lock();

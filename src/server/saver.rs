@@ -3,6 +3,7 @@
 
 use super::logged_writes::LoggedWrites;
 use super::Shared;
+use crate::cmd::SaveError;
 use crate::persist::compaction;
 use crate::persist::snapshot::{self, Expired, SnapshotStats};
 use crate::store::{now_ms, Store};
@@ -14,12 +15,6 @@ use std::time::Duration;
 
 /// After a failed scheduled snapshot, wait this long before the schedule tries again, as Redis.
 const RETRY_AFTER_FAILURE_MS: u64 = 5000;
-
-#[derive(Debug)]
-pub enum SaveError {
-    InProgress,
-    Failed(io::Error),
-}
 
 pub struct Saver {
     /// Writes since the last snapshot: added to after every batch that wrote, so striped per
@@ -142,7 +137,14 @@ impl Saver {
                 // segment after all.
                 let ended = aof.rotate();
                 aof.wait_sealed(ended).and_then(|()| {
-                    let stats = snapshot::write(fs, &shared.store, dir, ended + 1, Expired::Keep)?;
+                    let stats = snapshot::write_at(
+                        fs,
+                        &shared.store,
+                        dir,
+                        ended + 1,
+                        Expired::Keep,
+                        shared.replication.position(),
+                    )?;
                     compaction::remove_segments_before(fs, dir, ended + 1)?;
                     Ok(stats)
                 })
@@ -153,12 +155,17 @@ impl Saver {
                 let ended = aof.rotate();
                 compaction::compact(fs, dir, aof, ended, &scratch, &mut applier)
             }
-            None => snapshot::write(
+            // Copied while writes go on, a snapshot holds no one position of the stream.
+            None => snapshot::write_at(
                 fs,
                 &shared.store,
                 dir,
                 self.first_segment.load(Ordering::Relaxed),
                 Expired::Drop,
+                match keyspace {
+                    Keyspace::Paused => shared.replication.position(),
+                    Keyspace::Changing => None,
+                },
             ),
         })
     }

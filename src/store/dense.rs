@@ -12,7 +12,7 @@
 //! where a scan under way no longer looks, as Redis allows. Growing or shrinking the index
 //! never moves an entry.
 
-use super::collection::Bytes;
+use super::members::Bytes;
 use std::sync::OnceLock;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 

@@ -3,8 +3,8 @@
 //! in a hash table. As in Redis, a hash that outgrows the packed form never goes back to it,
 //! and packed fields keep their insertion order, which HGETALL shows.
 
-use super::collection::Bytes;
 use super::dense::DenseMap;
+use super::members::Bytes;
 
 /// Redis's `hash-max-listpack-entries` and `hash-max-listpack-value`.
 const PACKED_ENTRIES: usize = 128;

@@ -8,7 +8,7 @@
 //! walking one chunk. A chunk that fills is shrunk to its size, so only the end chunks carry
 //! slack.
 
-use super::collection::Bytes;
+use super::members::Bytes;
 use std::collections::VecDeque;
 
 /// Largest chunk an element is added to (an element larger than this gets a chunk of its own).

@@ -6,38 +6,38 @@
 //! different keys never wait for each other, and many clients can read one filter at once.
 
 mod access;
-mod collection;
+mod collection_encoding;
 mod db;
 mod dense;
 mod eviction;
-mod frontier;
 mod glob;
 mod hash;
+mod key_table;
 mod list;
-pub mod rdb;
+mod members;
+mod scan;
 mod set;
+pub(crate) mod sketch;
 mod summary;
-mod table;
 mod value;
 mod waits;
 mod zset;
 
 pub use access::{Tracking, LFU_INIT_VAL, LRU_CLOCK_MAX};
-pub use collection::{Bytes, List};
-pub use db::{Db, ScanFilter, ValueHandle, WatchToken};
+pub use db::{Db, ValueHandle, WatchToken};
 pub use eviction::EvictionPolicy;
-pub use frontier::{
-    group_of, Frontier, FrontierInfo, FrontierOptions, HostChange, HostRules, Leased, Nacked,
-    Rules, MAX_URL_LEN,
-};
 pub use glob::glob_match;
 pub use hash::Hash;
+pub use list::List;
+pub use members::Bytes;
+pub use scan::ScanFilter;
 pub use set::Set;
+pub use sketch::TopKValue;
 pub use summary::{summarize, DbKeys, FilterTotals, Summary};
 pub use value::{Value, ValueKind};
 pub use zset::{Score, ZSet};
 
-#[cfg(test)]
+#[cfg(feature = "scaling-bench")]
 use crate::stripes::lock_waits;
 use eviction::Evictor;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -128,7 +128,7 @@ pub fn now_ms() -> u64 {
 /// A panic elsewhere must not make a key unusable for everyone: ignore lock poisoning. The data
 /// behind a lock is only ever changed by whole operations that cannot leave it half-written.
 pub(crate) fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
-    #[cfg(test)]
+    #[cfg(feature = "scaling-bench")]
     if let Some(guard) = lock_waits::uncontended(lock.try_read(), &lock_waits::KEYSPACE) {
         return guard;
     }
@@ -136,7 +136,7 @@ pub(crate) fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
 }
 
 pub(crate) fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
-    #[cfg(test)]
+    #[cfg(feature = "scaling-bench")]
     if let Some(guard) = lock_waits::uncontended(lock.try_write(), &lock_waits::KEYSPACE) {
         return guard;
     }

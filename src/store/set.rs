@@ -2,8 +2,8 @@
 //! an integer, up to 512 of them; a listpack up to 128 members of 64 bytes), larger ones in a
 //! hash table. As in Redis, a set never goes back to a more compact form.
 
-use super::collection::{Bytes, LISTPACK_ENTRIES, LISTPACK_VALUE};
 use super::dense::DenseMap;
+use super::members::{Bytes, LISTPACK_ENTRIES, LISTPACK_VALUE};
 
 /// Redis's `set-max-intset-entries`.
 const INTSET_ENTRIES: usize = 512;

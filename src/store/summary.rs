@@ -57,15 +57,19 @@ pub fn summarize(store: &Store, now: u64) -> Summary {
                 totals.links += chain.links().len() as u64;
                 totals.saturated_counters += chain.saturated_counters();
             }
-            // Collections, cuckoo filters, windowed filters and frontiers have no filter
-            // totals; INFO keyspace counts them with every key.
+            // Collections, cuckoo filters, windowed filters, frontiers, JSON documents and
+            // sketches have no filter totals; INFO keyspace counts them with every key.
             Value::List(_)
             | Value::Set(_)
             | Value::ZSet(_)
             | Value::Hash(_)
             | Value::Cuckoo(_)
             | Value::Windowed(_)
-            | Value::Frontier(_) => {}
+            | Value::Frontier(_)
+            | Value::Json(_)
+            | Value::CountMin(_)
+            | Value::TopK(_)
+            | Value::TDigest(_) => {}
         });
         summary.dbs.push(keys);
     }

@@ -1,9 +1,14 @@
-use super::collection::{self, List};
-use super::frontier::Frontier;
+use super::collection_encoding;
 use super::hash::Hash;
+use super::list::List;
 use super::set::Set;
+use super::sketch::{self, TopKValue};
 use super::zset::ZSet;
-use crate::filter::{BloomChain, CountingChain, CuckooFilter, FilterError, WindowedFilter};
+use crate::filter::{
+    BloomChain, CountMinSketch, CountingChain, CuckooFilter, FilterError, TDigest, WindowedFilter,
+};
+use crate::frontier::Frontier;
+use crate::json;
 
 /// What a key holds.
 #[derive(Debug, Clone)]
@@ -23,6 +28,13 @@ pub enum Value {
     Hash(Box<Hash>),
     /// A crawl frontier (FQ.*), boxed for the same reason.
     Frontier(Box<Frontier>),
+    /// A JSON document (JSON.*, as RedisJSON's `ReJSON-RL`), boxed for the same reason.
+    Json(Box<json::Value>),
+    /// RedisBloom's Count-Min sketch, Top-K and t-digest (`sketch.rs`), boxed for the same
+    /// reason.
+    CountMin(Box<CountMinSketch>),
+    TopK(Box<TopKValue>),
+    TDigest(Box<TDigest>),
 }
 
 impl Value {
@@ -40,13 +52,17 @@ impl Value {
             Value::ZSet(_) => "zset",
             Value::Hash(_) => "hash",
             Value::Frontier(_) => "frontier",
+            Value::Json(_) => json::rdb::TYPE_NAME,
+            Value::CountMin(_) => "CMSk-TYPE",
+            Value::TopK(_) => "TopK-TYPE",
+            Value::TDigest(_) => "TDIS-TYPE",
         }
     }
 
     /// OBJECT ENCODING's answer for a collection, None for other values.
     pub fn collection_encoding(&self) -> Option<&'static str> {
         match self {
-            Value::List(list) => Some(collection::list_encoding(list)),
+            Value::List(list) => Some(collection_encoding::list_encoding(list)),
             Value::Set(set) => Some(set.encoding()),
             Value::ZSet(zset) => Some(zset.encoding()),
             Value::Hash(hash) => Some(hash.encoding()),
@@ -74,11 +90,16 @@ impl Value {
             Value::Counting(chain) => own + chain.memory_bytes(),
             Value::Cuckoo(filter) => own + filter.memory_bytes(),
             Value::Windowed(filter) => own + filter.memory_bytes(),
-            Value::List(list) => own + collection::list_memory(list),
+            Value::List(list) => own + collection_encoding::list_memory(list),
             Value::Set(set) => own + set.memory_bytes(),
             Value::ZSet(zset) => own + zset.memory_bytes(),
             Value::Hash(hash) => own + hash.memory_bytes(),
             Value::Frontier(frontier) => own + frontier.memory_bytes(),
+            // RedisJSON's own estimate, which its MEMORY USAGE and JSON.DEBUG MEMORY report.
+            Value::Json(document) => own + document.memory() as u64,
+            Value::CountMin(sketch) => own + sketch.memory_usage(),
+            Value::TopK(top_k) => own + top_k.sketch.memory_usage(),
+            Value::TDigest(digest) => own + digest.memory_usage(),
         }
     }
 }
@@ -97,6 +118,10 @@ pub enum ValueKind {
     Cuckoo = 7,
     Frontier = 8,
     Windowed = 9,
+    Json = 10,
+    CountMin = 11,
+    TopK = 12,
+    TDigest = 13,
 }
 
 impl ValueKind {
@@ -112,8 +137,21 @@ impl ValueKind {
             7 => Some(ValueKind::Cuckoo),
             8 => Some(ValueKind::Frontier),
             9 => Some(ValueKind::Windowed),
+            10 => Some(ValueKind::Json),
+            11 => Some(ValueKind::CountMin),
+            12 => Some(ValueKind::TopK),
+            13 => Some(ValueKind::TDigest),
             _ => None,
         }
+    }
+
+    /// RedisBloom's Count-Min sketch, Top-K and t-digest: their snapshot header is their whole
+    /// saved form.
+    pub fn is_sketch(self) -> bool {
+        matches!(
+            self,
+            ValueKind::CountMin | ValueKind::TopK | ValueKind::TDigest
+        )
     }
 }
 
@@ -130,10 +168,15 @@ impl Value {
             Value::ZSet(_) => ValueKind::ZSet,
             Value::Hash(_) => ValueKind::Hash,
             Value::Frontier(_) => ValueKind::Frontier,
+            Value::Json(_) => ValueKind::Json,
+            Value::CountMin(_) => ValueKind::CountMin,
+            Value::TopK(_) => ValueKind::TopK,
+            Value::TDigest(_) => ValueKind::TDigest,
         }
     }
 
-    /// A collection, and a frontier, is its header whole: it is captured at one instant, as
+    /// A collection, a frontier, a JSON document (its compact text) and a sketch is its header
+    /// whole: it is captured at one instant, as
     /// Redis's fork would, and has no payload.
     pub fn snapshot_header(&self) -> Vec<u8> {
         match self {
@@ -142,11 +185,15 @@ impl Value {
             Value::Counting(chain) => chain.dump_header(),
             Value::Cuckoo(filter) => filter.header().to_vec(),
             Value::Windowed(filter) => filter.dump_header(),
-            Value::List(list) => collection::encode_list(list),
-            Value::Set(set) => collection::encode_set(set),
-            Value::ZSet(zset) => collection::encode_zset(zset),
-            Value::Hash(hash) => collection::encode_hash(hash),
+            Value::List(list) => collection_encoding::encode_list(list),
+            Value::Set(set) => collection_encoding::encode_set(set),
+            Value::ZSet(zset) => collection_encoding::encode_zset(zset),
+            Value::Hash(hash) => collection_encoding::encode_hash(hash),
             Value::Frontier(frontier) => frontier.encode(),
+            Value::Json(document) => json::to_text(document),
+            Value::CountMin(sketch) => sketch::encode_count_min(sketch),
+            Value::TopK(top_k) => sketch::encode_top_k(top_k),
+            Value::TDigest(digest) => sketch::encode_t_digest(digest),
         }
     }
 
@@ -161,7 +208,11 @@ impl Value {
             | Value::Set(_)
             | Value::ZSet(_)
             | Value::Hash(_)
-            | Value::Frontier(_) => 0,
+            | Value::Frontier(_)
+            | Value::Json(_)
+            | Value::CountMin(_)
+            | Value::TopK(_)
+            | Value::TDigest(_) => 0,
         }
     }
 
@@ -183,7 +234,11 @@ impl Value {
             | Value::Set(_)
             | Value::ZSet(_)
             | Value::Hash(_)
-            | Value::Frontier(_) => offset == 0 && len == 0,
+            | Value::Frontier(_)
+            | Value::Json(_)
+            | Value::CountMin(_)
+            | Value::TopK(_)
+            | Value::TDigest(_) => offset == 0 && len == 0,
         }
     }
 
@@ -218,7 +273,11 @@ impl Value {
             | Value::Set(_)
             | Value::ZSet(_)
             | Value::Hash(_)
-            | Value::Frontier(_) => Ok(()),
+            | Value::Frontier(_)
+            | Value::Json(_)
+            | Value::CountMin(_)
+            | Value::TopK(_)
+            | Value::TDigest(_) => Ok(()),
         })
     }
 
@@ -250,20 +309,39 @@ impl Value {
             ValueKind::Windowed => {
                 Value::Windowed(Box::new(WindowedFilter::from_header(header, limit_bytes)?))
             }
-            ValueKind::List => collection::decode_list(header)
+            ValueKind::List => collection_encoding::decode_list(header)
                 .map(|list| Value::List(Box::new(list)))
                 .ok_or(FilterError::BadDump)?,
-            ValueKind::Set => collection::decode_set(header)
+            ValueKind::Set => collection_encoding::decode_set(header)
                 .map(|set| Value::Set(Box::new(set)))
                 .ok_or(FilterError::BadDump)?,
-            ValueKind::ZSet => collection::decode_zset(header)
+            ValueKind::ZSet => collection_encoding::decode_zset(header)
                 .map(|zset| Value::ZSet(Box::new(zset)))
                 .ok_or(FilterError::BadDump)?,
-            ValueKind::Hash => collection::decode_hash(header)
+            ValueKind::Hash => collection_encoding::decode_hash(header)
                 .map(|hash| Value::Hash(Box::new(hash)))
                 .ok_or(FilterError::BadDump)?,
             // Its seen-set's bits are in the header: the header's length bounds what it takes.
             ValueKind::Frontier => Value::Frontier(Box::new(Frontier::decode(header)?)),
+            // sieved's own text, of any depth a document may have, read back exactly; the
+            // header's length bounds what it takes.
+            ValueKind::Json => std::str::from_utf8(header)
+                .ok()
+                .and_then(|text| json::parse(text, json::ParseLimits::own(usize::MAX)).ok())
+                .map(|document| Value::Json(Box::new(document)))
+                .ok_or(FilterError::BadDump)?,
+            // A snapshot is sieved's own file, and RESTORE takes sketches only in RedisBloom's
+            // encodings (checked against the limit there), so their form is trusted here as a
+            // frontier's is: a digest's compression may ask for more than its header's bytes.
+            ValueKind::CountMin => sketch::decode_count_min(header, u64::MAX)
+                .map(|sketch| Value::CountMin(Box::new(sketch)))
+                .map_err(|_| FilterError::BadDump)?,
+            ValueKind::TopK => sketch::decode_top_k(header, u64::MAX)
+                .map(|top_k| Value::TopK(Box::new(top_k)))
+                .map_err(|_| FilterError::BadDump)?,
+            ValueKind::TDigest => sketch::decode_t_digest(header, u64::MAX)
+                .map(|digest| Value::TDigest(Box::new(digest)))
+                .map_err(|_| FilterError::BadDump)?,
         };
         if value.payload_len() != payload_len {
             return Err(FilterError::BadDump);
@@ -287,7 +365,11 @@ impl Value {
             | Value::Set(_)
             | Value::ZSet(_)
             | Value::Hash(_)
-            | Value::Frontier(_) => Err(FilterError::BadOffset),
+            | Value::Frontier(_)
+            | Value::Json(_)
+            | Value::CountMin(_)
+            | Value::TopK(_)
+            | Value::TDigest(_) => Err(FilterError::BadOffset),
         }
     }
 }

@@ -2,8 +2,8 @@
 //! keeps them; larger ones as a table by member beside a tree by (score, member). As in Redis,
 //! a set that outgrows the packed form never goes back to it.
 
-use super::collection::{Bytes, LISTPACK_ENTRIES, LISTPACK_VALUE};
 use super::dense::DenseMap;
+use super::members::{Bytes, LISTPACK_ENTRIES, LISTPACK_VALUE};
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
 

@@ -286,7 +286,7 @@ fn written_segment(dir: &Path) -> (Vec<u8>, Vec<String>) {
 fn read_back(dir: &Path, bytes: &[u8]) -> Result<(usize, Stop), String> {
     let path = dir.join("sieved-1.aof");
     std::fs::write(&path, bytes).expect("write");
-    let mut reader = SegmentReader::open(&path, 1).map_err(|(_, why)| why)?;
+    let mut reader = SegmentReader::open(&path, 1).map_err(|(_, why)| why.to_string())?;
     let mut records = 0;
     loop {
         match reader.next_record() {

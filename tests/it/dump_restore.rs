@@ -6,7 +6,7 @@ use crate::support::{
     assert_command_info_as_redis, check_writes_survive_restarts, escape, RawClient, RedisServer,
     TestServer,
 };
-use sieved::store::rdb::append_trailer;
+use sieved::rdb::append_trailer;
 use std::net::SocketAddr;
 
 /// The data of a bulk reply.
@@ -400,7 +400,8 @@ fn migrate_moves_filters_and_accepts_redis_as_source() {
 }
 
 fn restore_writes(client: &mut RawClient) {
-    use sieved::store::{rdb, Value};
+    use sieved::rdb;
+    use sieved::store::Value;
     let payload = rdb::dump(&Value::String(b"restored".to_vec()));
     for args in [
         &[&b"RESTORE"[..], b"plain", b"0", &payload, b"REPLACE"][..],

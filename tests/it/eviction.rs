@@ -380,6 +380,19 @@ fn evictions_reach_the_log_and_replicas_as_deletions() {
     assert_eq!(client.cmd(&["SIEVED.DIGEST"]), digest);
 }
 
+/// The most a TCP connection's send and receive buffers may hold between them, from the
+/// kernel's `tcp_wmem` and `tcp_rmem` maxima.
+fn socket_buffers_at_most() -> u64 {
+    ["/proc/sys/net/ipv4/tcp_wmem", "/proc/sys/net/ipv4/tcp_rmem"]
+        .iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(path).expect(path);
+            let max = text.split_whitespace().last().expect("three numbers");
+            max.parse::<u64>().expect("a number")
+        })
+        .sum()
+}
+
 /// What the replication stream holds for a replica that lags is left out of `maxmemory`, as Redis
 /// leaves out its replicas' output buffers: a stopped replica does not make its primary evict
 /// keys (which would not help it catch up) and then refuse writes.
@@ -399,13 +412,22 @@ fn a_lagging_replica_makes_its_primary_evict_nothing() {
     primary.wait_for(&mut replica);
     replica.signal("-STOP");
     primary.limit_memory();
-    // Rewrites of the same keys: the keyspace stays its size while the stream grows by 18 MB,
-    // more than the sockets between the two can take in, and 70 times the room maxmemory leaves.
-    for _ in 0..60 {
+    // Rewrites of the same keys: the keyspace stays its size while the stream grows, until the
+    // sockets between the two are full and the stream holds more than the room maxmemory leaves.
+    // How much the sockets take is the kernel's business (a receive buffer that grew while the
+    // replica was reading may take tens of MB), so the bound on rounds comes from its limits.
+    let round = (KEYS * VALUE) as u64;
+    let rounds = (socket_buffers_at_most() + 4 * ROOM).div_ceil(round) + 2;
+    let mut written = 0;
+    while primary.info_number("memory", "mem_not_counted_for_evict") <= ROOM {
+        assert!(
+            written < rounds,
+            "{rounds} rounds of {round} bytes and the primary holds nothing for its replica"
+        );
         primary.fill("old", KEYS);
+        written += 1;
     }
     assert_eq!(primary.info_number("stats", "evicted_keys"), 0);
-    assert!(primary.info_number("memory", "mem_not_counted_for_evict") > ROOM);
 
     replica.signal("-CONT");
     primary.wait_for(&mut replica);

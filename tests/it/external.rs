@@ -5,9 +5,8 @@
 //! set: .ci/run installs every one of them, so there a missing program is a failure.
 
 use crate::support::tls;
-use crate::support::{missing, python_with, tool, TestServer};
+use crate::support::{missing, python_with, repo_file, tool, TestServer};
 use sieved::config::ClientAuth;
-use std::env;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -464,7 +463,7 @@ fn python_redis_py_suite() {
         return;
     };
     let server = TestServer::start();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/test_clients.py");
+    let script = repo_file("tests/python/test_clients.py");
     let mut command = Command::new(&python);
     command.arg(&script).arg(server.addr.port().to_string());
     command.env("SIEVED_HOST", server.addr.ip().to_string());

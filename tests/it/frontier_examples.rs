@@ -3,13 +3,13 @@
 //! examples/scrapy-frontier/crawl.py (Scrapy workers with the frontier as their scheduler). Each
 //! script checks its own crawl and exits non-zero on any problem; this test runs them.
 
-use crate::support::{free_port, python_with, spawn_server, DataDir};
+use crate::support::{free_port, python_with, repo_file, spawn_server, DataDir};
 use std::path::Path;
 use std::process::Command;
 
 /// Runs `script` with `args` and returns its last line (its JSON summary).
 fn run_example(python: &Path, script: &str, args: &[&str]) -> String {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(script);
+    let script = repo_file(script);
     let output = Command::new(python)
         .arg(&script)
         .args(args)

@@ -8,7 +8,7 @@ use crate::support::redisbloom::{check_filter, fixtures as redisbloom_fixtures, 
 use crate::support::{
     binary, escape, free_port, spawn_server, DataDir, RawClient, RedisServer, TestServer,
 };
-use sieved::store::rdb::append_trailer;
+use sieved::rdb::append_trailer;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -291,7 +291,7 @@ fn redisbloom_payload(rdb: &[u8], key: &str) -> Vec<u8> {
 
 /// `key`'s value in the RDB file: its type byte and its bytes, which a payload's trailer follows.
 fn redisbloom_value(rdb: &[u8], key: &str) -> Vec<u8> {
-    use sieved::store::rdb::{read_value, Input, Limits, SliceInput};
+    use sieved::rdb::{read_value, Input, Limits, SliceInput};
     let mut pattern = vec![7u8, key.len() as u8];
     pattern.extend_from_slice(key.as_bytes());
     let start = rdb

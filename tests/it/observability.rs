@@ -2,10 +2,9 @@
 //! SLOWLOG and SIEVED.STATS, each checked against the numbers of a known workload. The server is
 //! started from deploy/sieved.conf, with the test's port, directory and metrics address on top.
 
-use crate::support::{info_field, DataDir, RawClient, TestServer};
+use crate::support::metrics::{http_get, sample};
+use crate::support::{info_field, repo_file, DataDir, RawClient, TestServer};
 use sieved::config::{self, Config};
-use std::io::{Read, Write};
-use std::path::Path;
 use std::time::Duration;
 
 /// A server started from deploy/sieved.conf, its data directory removed when dropped (it runs
@@ -24,7 +23,7 @@ impl std::ops::Deref for Deployed {
 }
 
 fn start_from_deployed_config() -> Deployed {
-    let config_file = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/sieved.conf");
+    let config_file = repo_file("deploy/sieved.conf");
     let dir = DataDir::new("observability");
     let matches = config::command()
         .try_get_matches_from([
@@ -191,35 +190,6 @@ fn instantaneous_ops_per_sec_follows_the_load() {
     );
 }
 
-fn http_get(addr: std::net::SocketAddr, path: &str) -> (String, String) {
-    let mut stream = std::net::TcpStream::connect(addr).expect("connect to metrics");
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: test\r\nAccept: */*\r\n\r\n"
-    )
-    .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).expect("read response");
-    let (head, body) = response.split_once("\r\n\r\n").expect("a head and a body");
-    assert!(
-        head.contains(&format!("Content-Length: {}\r\n", body.len())),
-        "{head}"
-    );
-    (head.lines().next().unwrap().to_string(), body.to_string())
-}
-
-/// The value of the sample line `name` (labels included) in a metrics page.
-fn sample(page: &str, name: &str) -> f64 {
-    page.lines()
-        .find_map(|line| {
-            line.strip_prefix(name)
-                .and_then(|rest| rest.strip_prefix(' '))
-        })
-        .unwrap_or_else(|| panic!("no {name} in\n{page}"))
-        .parse()
-        .unwrap()
-}
-
 #[test]
 fn metrics_endpoint_reports_the_workload() {
     let server = start_from_deployed_config();
@@ -230,7 +200,7 @@ fn metrics_endpoint_reports_the_workload() {
     client.cmd(&["BF.ADD", "elsewhere", "x"]);
     client.cmd(&["EXPIRE", "elsewhere", "100"]);
 
-    let (status, page) = http_get(metrics, "/metrics");
+    let (status, page) = http_get(metrics, "/metrics").expect("the endpoint answers");
     assert_eq!(status, "HTTP/1.1 200 OK");
     let count = |command: &str| {
         sample(
@@ -284,13 +254,13 @@ fn metrics_endpoint_reports_the_workload() {
     assert_eq!(sample(&page, "sieved_snapshot_file_bytes"), 0.0);
 
     assert_eq!(client.cmd(&["SAVE"]), b"+OK\r\n");
-    let (_, page) = http_get(metrics, "/metrics?fresh=1");
+    let (_, page) = http_get(metrics, "/metrics?fresh=1").expect("the endpoint answers");
     assert_eq!(sample(&page, "sieved_snapshots_total"), 1.0);
     assert_eq!(sample(&page, "sieved_snapshot_age_seconds"), 0.0);
     assert!(sample(&page, "sieved_snapshot_file_bytes") > 0.0);
     assert_eq!(sample(&page, "sieved_changes_since_snapshot"), 0.0);
 
-    let (status, _) = http_get(metrics, "/");
+    let (status, _) = http_get(metrics, "/").expect("the endpoint answers");
     assert_eq!(status, "HTTP/1.1 404 Not Found");
 }
 

@@ -3,18 +3,14 @@
 //! `systemd-analyze verify`, required under CI as external.rs requires its programs).
 
 use crate::support::{
-    binary, free_port, missing, on_path, python_with, wait_until_serving, DataDir, RawClient,
-    Running,
+    binary, free_port, missing, on_path, python_with, repo_file, wait_until_serving, DataDir,
+    RawClient, Running,
 };
 use std::io::{Read, Write};
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
-
-fn repo_file(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
-}
 
 /// The real binary, killed if the test ends without stopping it.
 fn sieved() -> Command {

@@ -2,11 +2,11 @@
 //! serving; damaged files detected wherever the damage is; and kill -9 during sustained writes.
 
 use crate::support::{
-    binary, encode_command, free_port, info_field, spawn_server, DataDir, RawClient, TestServer,
+    binary, encode_command, free_port, info_field, repo_file, spawn_server, DataDir, RawClient,
+    TestServer,
 };
 use sieved::persist::snapshot;
 use sieved::store::Store;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -120,7 +120,7 @@ fn save_and_restart_restore_everything() {
 #[test]
 fn a_version_1_snapshot_still_loads() {
     let dir = DataDir::new("v1");
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/v1.snap");
+    let fixture = repo_file("tests/data/v1.snap");
     std::fs::copy(fixture, dir.snapshot()).expect("copy the snapshot");
     let server = TestServer::start_in(&dir.0);
     let mut client = server.client();
@@ -144,10 +144,10 @@ fn a_version_1_snapshot_still_loads() {
         items.extend(names.iter().map(String::as_str));
         assert!(!client.cmd(&items).windows(4).any(|w| w == b":0\r\n"));
     }
-    // Saved again, it is a version 4 file that loads the same.
+    // Saved again, it is a version 5 file that loads the same.
     assert_eq!(client.cmd(&["SAVE"]), b"+OK\r\n");
     let saved = std::fs::read(dir.snapshot()).expect("snapshot");
-    assert_eq!(&saved[8..12], &4u32.to_le_bytes());
+    assert_eq!(&saved[8..12], &5u32.to_le_bytes());
     let before = client.cmd(&["BF.DEBUG", "chain"]);
     drop(server);
     let server = TestServer::start_in(&dir.0);
@@ -165,7 +165,7 @@ fn a_version_1_snapshot_still_loads() {
 #[test]
 fn a_version_3_snapshot_still_loads() {
     let dir = DataDir::new("v3");
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/v3.snap");
+    let fixture = repo_file("tests/data/v3.snap");
     std::fs::copy(fixture, dir.snapshot()).expect("copy the snapshot");
     let server = TestServer::start_in(&dir.0);
     let mut client = server.client();

@@ -9,8 +9,7 @@ use crate::support::redisbloom::{
     assert_transcript_replays, check_filter, decode_base64, fixtures as redisbloom_fixtures,
     json_strings, mexists, FILTERS,
 };
-use crate::support::{RawClient, TestServer};
-use std::path::PathBuf;
+use crate::support::{repo_file, RawClient, TestServer};
 
 /// The integer after `"field": ` in `text`; None for null.
 fn number_after(text: &str, field: &str) -> Option<i64> {
@@ -119,7 +118,7 @@ fn the_resp3_transcript_replays_byte_identical() {
 #[test]
 fn filters_saved_with_xxh3_load_and_answer_as_before() {
     let dir = crate::support::DataDir::new("xxh3-fixture");
-    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/xxh3");
+    let fixture = repo_file("tests/data/xxh3");
     for name in ["sieved.snap", "sieved-2.aof"] {
         std::fs::copy(fixture.join(name), dir.0.join(name)).expect("copy the fixture");
     }

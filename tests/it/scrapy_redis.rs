@@ -3,7 +3,7 @@
 //! examples/scrapy-redis/crawl.py checks each crawl (every page fetched, the queue drained);
 //! this test checks what lies between the runs: the commands sent, and the duplicates.
 
-use crate::support::{free_port, python_with, spawn_server, DataDir, RedisServer};
+use crate::support::{free_port, python_with, repo_file, spawn_server, DataDir, RedisServer};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
@@ -12,7 +12,7 @@ const PAGES: &str = "1000";
 
 /// Runs a crawl against the server on `port` and returns its JSON summary line.
 fn crawl(python: &Path, port: u16, workers: u32, dupefilter: &str, exactly_once: bool) -> String {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scrapy-redis/crawl.py");
+    let script = repo_file("examples/scrapy-redis/crawl.py");
     let mut command = Command::new(python);
     command
         .arg(&script)

@@ -307,7 +307,7 @@ def test_redis_py_test_fixtures(ctx):
     wanted = int("".join("%02d" % int(segment) for segment in "2.8.0".split(".")))
     assert modules["bf"]["ver"] >= wanted, f"modules {info['modules']}"
     listed = ctx.r.module_list()
-    assert [(m["name"], m["ver"]) for m in listed] == [("bf", 80800)], f"MODULE LIST {listed}"
+    assert [(m["name"], m["ver"]) for m in listed] == [("bf", 80800), ("ReJSON", 20819)], f"MODULE LIST {listed}"
 
     pool = redis.ConnectionPool(**{**redis.connection.parse_url(url), **ctx.options})
     fixture = redis.Redis(connection_pool=pool).client()
@@ -413,6 +413,53 @@ def test_select(ctx):
     check_flag(ctx, ctx.r.bf().exists(key, "x"), False)
     check_flag(ctx, other.bf().exists(key, "x"), True)
     other.close()
+
+
+def test_json_documents(ctx):
+    """redis-py's JSON helpers (r.json()), as applications use them against RedisJSON."""
+    js = ctx.r.json()
+    key = ctx.key("doc")
+    doc = {"name": "crawl", "n": 1, "tags": ["a"], "meta": {"ok": True, "none": None}}
+    assert js.set(key, "$", doc) is True
+    assert js.get(key) == doc
+    assert js.get(key, "$.meta.ok") == [True]
+    assert js.get(key, ".name") == "crawl"
+    assert js.set(key, "$.name", "again", nx=True) is None
+    assert js.set(key, "$.new", 5, nx=True) is True
+    assert js.numincrby(key, "$.n", 2) == [3]
+    assert js.numincrby(key, "$.n", 0.5) == [3.5]
+    assert js.arrappend(key, "$.tags", "b", "c") == [3]
+    assert js.arrlen(key, "$.tags") == [3]
+    assert js.arrindex(key, "$.tags", "c") == [2]
+    assert js.arrpop(key, "$.tags") == ['"c"'] or js.get(key, "$.tags") == [["a", "b"]]
+    assert js.strlen(key, "$.name") == [5]
+    assert js.strappend(key, "!", "$.name") == [6]
+    assert js.toggle(key, "$.meta.ok") == [0] or js.get(key, "$.meta.ok") == [False]
+    assert sorted(js.objkeys(key, "$.meta")[0]) == ["none", "ok"]
+    assert js.objlen(key, "$.meta") == [2]
+    # RESP3 nests the per-path answers one level deeper.
+    types = js.type(key, "$.meta.*")
+    types = types[0] if ctx.resp3 else types
+    assert [t[0] if isinstance(t, list) else t for t in types] == ["boolean", "null"], types
+    assert js.merge(key, "$", {"meta": None, "added": [1]}) is True
+    assert "meta" not in js.get(key)
+    assert js.delete(key, "$.added") == 1
+    assert js.clear(key, "$.tags") == 1
+    assert js.get(key, "$.tags") == [[]]
+    other = ctx.key("other")
+    assert js.mset([(other, "$", {"x": 1}), (key, "$.x", 2)]) is True
+    assert js.mget([key, other, ctx.key("missing")], "$.x") == [[2], [1], None]
+    assert ctx.r.type(key) == "ReJSON-RL"
+    assert js.debug("MEMORY", key) > 0
+    raises(
+        lambda: js.get(key, "$["),
+        "Error occurred at position 2, Error at position 2: expected one of the following: "
+        "'<string>[,<string>,...]', '<number>', ['start:end:steps'], '*'",
+    )
+    ctx.r.set(ctx.key("plain"), "v")
+    raises(lambda: js.get(ctx.key("plain")), "Existing key has wrong Redis type")
+    assert js.delete(key) == 1
+    assert js.get(key) is None
 
 
 CHECKS = [value for name, value in sorted(globals().items()) if name.startswith("test_")]

@@ -45,6 +45,7 @@
 //! unless `aof-load-damaged` is `yes`, which keeps the records before the damage, sets the
 //! damaged file aside under a new name and writes a snapshot of what was loaded.
 
+use crate::persist::load_error::{LoadFailure, LogDamage};
 use crate::protocol::Request;
 use std::fs::{self, File};
 use std::io::{self, BufReader, Read};
@@ -180,9 +181,9 @@ pub enum Stop {
     End,
     /// The last record is incomplete or fails its checksum and nothing follows it: a write cut
     /// short by a crash. The offset is where it starts.
-    Torn { offset: u64, reason: String },
+    Torn { offset: u64, reason: LogDamage },
     /// Damage with more of the file after it.
-    Damaged { offset: u64, reason: String },
+    Damaged { offset: u64, reason: LogDamage },
 }
 
 /// Decodes the first record of `input` (a replication stream's bytes, in this same format),
@@ -191,17 +192,17 @@ pub enum Stop {
 pub(crate) fn decode_record(
     input: &[u8],
     max_body: u64,
-) -> Result<Option<(Record, usize)>, String> {
+) -> Result<Option<(Record, usize)>, LogDamage> {
     let Some(head) = input.get(..RECORD_HEAD_LEN) else {
         return Ok(None);
     };
     let (length, check) = head.split_at(8);
     if xxh3_64(length) as u32 != u32::from_le_bytes(check.try_into().expect("four bytes")) {
-        return Err("a record's length field is damaged".into());
+        return Err(LogDamage::LengthField);
     }
     let body_len = u64::from_le_bytes(length.try_into().expect("eight bytes"));
     if !(BODY_MIN_LEN..=max_body).contains(&body_len) {
-        return Err(format!("a record of {body_len} bytes is out of bounds"));
+        return Err(LogDamage::OutOfBounds(body_len));
     }
     let total = RECORD_HEAD_LEN + body_len as usize + RECORD_TAIL_LEN;
     let Some(record) = input.get(..total) else {
@@ -210,7 +211,7 @@ pub(crate) fn decode_record(
     let body = &record[RECORD_HEAD_LEN..total - RECORD_TAIL_LEN];
     let tail = &record[total - RECORD_TAIL_LEN..];
     if xxh3_64(body) != u64::from_le_bytes(tail.try_into().expect("eight bytes")) {
-        return Err("a record fails its checksum".into());
+        return Err(LogDamage::Checksum);
     }
     parse_body(body.to_vec(), false).map(|record| Some((record, total)))
 }
@@ -226,12 +227,9 @@ pub struct SegmentReader {
 
 impl SegmentReader {
     /// Opens a segment and checks its header.
-    pub fn open(path: &Path, segment: u64) -> Result<SegmentReader, (u64, String)> {
-        let file = File::open(path).map_err(|error| (0, error.to_string()))?;
-        let size = file
-            .metadata()
-            .map_err(|error| (0, error.to_string()))?
-            .len();
+    pub fn open(path: &Path, segment: u64) -> Result<SegmentReader, (u64, LoadFailure)> {
+        let file = File::open(path).map_err(|error| (0, error.into()))?;
+        let size = file.metadata().map_err(|error| (0, error.into()))?.len();
         let mut reader = SegmentReader {
             input: BufReader::with_capacity(1 << 20, file),
             size,
@@ -246,31 +244,34 @@ impl SegmentReader {
         reader
             .input
             .read_exact(&mut header)
-            .map_err(|error| (0, error.to_string()))?;
+            .map_err(|error| (0, error.into()))?;
         if &header[..8] != MAGIC {
-            return Err((0, "not a sieved append-only file (bad magic)".into()));
+            return Err((0, LogDamage::BadMagic.into()));
         }
         let version = u32::from_le_bytes(header[8..12].try_into().expect("four bytes"));
         if version != VERSION && version != VERSION_FIXED_WIDTH {
             return Err((
                 8,
-                format!(
-                    "append-only file version {version} is not supported (this build reads \
-                     {VERSION_FIXED_WIDTH} and {VERSION})"
-                ),
+                LogDamage::Version {
+                    version,
+                    fixed_width: VERSION_FIXED_WIDTH,
+                    current: VERSION,
+                }
+                .into(),
             ));
         }
         if header[12..16] != [0u8; 4] {
-            return Err((
-                12,
-                "the reserved field of the file header is not zero".into(),
-            ));
+            return Err((12, LogDamage::ReservedField.into()));
         }
         let number = u64::from_le_bytes(header[16..24].try_into().expect("eight bytes"));
         if number != segment {
             return Err((
                 16,
-                format!("the file says it is segment {number}, its name says {segment}"),
+                LogDamage::SegmentNumber {
+                    inside: number,
+                    named: segment,
+                }
+                .into(),
             ));
         }
         reader.offset = FILE_HEADER_LEN;
@@ -288,14 +289,14 @@ impl SegmentReader {
         if self.size < FILE_HEADER_LEN {
             return Err(Stop::Torn {
                 offset: 0,
-                reason: "the file header is incomplete".into(),
+                reason: LogDamage::HeaderIncomplete,
             });
         }
-        let torn = |reason: &str| Stop::Torn {
+        let torn = |reason| Stop::Torn {
             offset: start,
-            reason: reason.to_string(),
+            reason,
         };
-        let damaged = |reason: String| Stop::Damaged {
+        let damaged = |reason| Stop::Damaged {
             offset: start,
             reason,
         };
@@ -306,40 +307,41 @@ impl SegmentReader {
             (RECORD_HEAD_LEN, BODY_MIN_LEN)
         };
         if left < head_len as u64 {
-            return Err(torn("the last record is cut short"));
+            return Err(torn(LogDamage::CutShort));
         }
         let mut head = [0u8; RECORD_HEAD_LEN];
         let head = &mut head[..head_len];
-        self.read(head).map_err(|e| damaged(e.to_string()))?;
+        self.read(head)
+            .map_err(|e| damaged(LogDamage::Unreadable(e.kind())))?;
         let (length, check) = head.split_at(head_len - 4);
         let check = u32::from_le_bytes(check.try_into().expect("four bytes"));
         if xxh3_64(length) as u32 != check {
             // A crash can leave zeros where the tail was to go; anything else is damage.
             if head.iter().all(|&b| b == 0) && self.rest_is_zero()? {
-                return Err(torn("the end of the file is zeros"));
+                return Err(torn(LogDamage::ZeroTail));
             }
-            return Err(damaged("a record's length field is damaged".into()));
+            return Err(damaged(LogDamage::LengthField));
         }
         let mut wide = [0u8; 8];
         wide[..length.len()].copy_from_slice(length);
         let body_len = u64::from_le_bytes(wide);
         if body_len < min_body {
-            return Err(damaged(format!(
-                "a record of {body_len} bytes is too short"
-            )));
+            return Err(damaged(LogDamage::TooShort(body_len)));
         }
         if body_len > (self.size - self.offset).saturating_sub(RECORD_TAIL_LEN as u64) {
-            return Err(torn("the last record is cut short"));
+            return Err(torn(LogDamage::CutShort));
         }
         let mut body = vec![0u8; body_len as usize];
-        self.read(&mut body).map_err(|e| damaged(e.to_string()))?;
+        self.read(&mut body)
+            .map_err(|e| damaged(LogDamage::Unreadable(e.kind())))?;
         let mut tail = [0u8; RECORD_TAIL_LEN];
-        self.read(&mut tail).map_err(|e| damaged(e.to_string()))?;
+        self.read(&mut tail)
+            .map_err(|e| damaged(LogDamage::Unreadable(e.kind())))?;
         if xxh3_64(&body) != u64::from_le_bytes(tail) {
             if self.offset == self.size {
-                return Err(torn("the last record fails its checksum"));
+                return Err(torn(LogDamage::LastChecksum));
             }
-            return Err(damaged("a record fails its checksum".into()));
+            return Err(damaged(LogDamage::Checksum));
         }
         parse_body(body, fixed_width).map_err(damaged)
     }
@@ -355,7 +357,7 @@ impl SegmentReader {
         loop {
             let n = self.input.read(&mut chunk).map_err(|e| Stop::Damaged {
                 offset: self.offset,
-                reason: e.to_string(),
+                reason: LogDamage::Unreadable(e.kind()),
             })?;
             if n == 0 {
                 return Ok(true);
@@ -408,8 +410,8 @@ impl BodyCursor<'_> {
 
 /// Splits a checksummed body into its commands; a body whose checksum matched but whose
 /// contents do not parse was written by a different program, and is damage.
-fn parse_body(body: Vec<u8>, fixed_width: bool) -> Result<Record, String> {
-    let bad = || "a record's contents are malformed".to_string();
+fn parse_body(body: Vec<u8>, fixed_width: bool) -> Result<Record, LogDamage> {
+    let bad = || LogDamage::Malformed;
     let time_ms = u64::from_le_bytes(body[..8].try_into().expect("eight bytes"));
     let mut cursor = BodyCursor {
         body: &body,
@@ -449,7 +451,7 @@ fn parse_body(body: Vec<u8>, fixed_width: bool) -> Result<Record, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::persist::tests::request;
+    use crate::persist::test_support::request;
 
     /// Writes `records` after a header of `version` and reads them back.
     fn read_back(version: u32, records: &[u8]) -> Vec<Record> {

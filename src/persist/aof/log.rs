@@ -7,10 +7,11 @@
 //! the file is durable: connections wait for that before they send their replies, so the writes
 //! of every client that arrived during one sync share the next one (group commit).
 
-use super::writer::FileEnd;
+use super::file_end::{FileEnd, OpenSegment, State};
+use super::sync_times::SyncTimes;
 use crate::config::Fsync;
-use crate::persist::fs::{DataFile, FileSystem};
-#[cfg(test)]
+use crate::persist::fs::FileSystem;
+#[cfg(feature = "scaling-bench")]
 use crate::stripes::lock_waits;
 use std::io;
 use std::path::PathBuf;
@@ -18,20 +19,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::sync::watch;
-
-pub(super) struct State {
-    pub(super) buffer: Vec<u8>,
-    /// Bytes ever appended, counted from the start of the process: a position in the log.
-    pub(super) appended: u64,
-    /// The segment that appends go to.
-    pub(super) segment: u64,
-    /// Set by a compaction: the bytes before this position belong to the previous segment.
-    pub(super) rotate_at: Option<u64>,
-    /// Bytes in the segments not yet folded into a snapshot, buffered bytes included.
-    pub(super) live_bytes: u64,
-    pub(super) writer_waiting: bool,
-    pub(super) closing: bool,
-}
 
 /// What happens when the log cannot be written and acknowledged writes would be lost: the
 /// server exits (as Redis does with `appendfsync always`); a test records it instead.
@@ -57,19 +44,13 @@ pub struct Aof {
     pub(super) sealed: AtomicU64,
     /// Size of the live segments right after the last compaction, for the growth rule.
     base_bytes: AtomicU64,
+    /// Compactions that folded the log into a snapshot: INFO's `aof_rewrites`.
+    compactions: AtomicU64,
+    /// How long the syncs of the file took, for INFO and the metrics endpoint.
+    pub(crate) sync_times: SyncTimes,
     started: AtomicBool,
     pub(super) stopped: Mutex<bool>,
     pub(super) stopped_signal: Condvar,
-}
-
-/// The segment the writer thread appends to first.
-pub struct OpenSegment {
-    pub segment: u64,
-    pub file: Box<dyn DataFile>,
-    /// Length of `file`, which appends continue from.
-    pub file_len: u64,
-    /// Bytes in this and any earlier live segments.
-    pub live_bytes: u64,
 }
 
 impl Aof {
@@ -95,6 +76,8 @@ impl Aof {
             on_fatal,
             sealed: AtomicU64::new(0),
             base_bytes: AtomicU64::new(0),
+            compactions: AtomicU64::new(0),
+            sync_times: SyncTimes::default(),
             started: AtomicBool::new(false),
             stopped: Mutex::new(false),
             stopped_signal: Condvar::new(),
@@ -114,7 +97,7 @@ impl Aof {
     }
 
     pub(super) fn lock(&self) -> MutexGuard<'_, State> {
-        #[cfg(test)]
+        #[cfg(feature = "scaling-bench")]
         if let Some(guard) = lock_waits::uncontended(self.state.try_lock(), &lock_waits::LOG) {
             return guard;
         }
@@ -127,7 +110,7 @@ impl Aof {
         Appender {
             aof: self,
             state: self.lock(),
-            #[cfg(test)]
+            #[cfg(feature = "scaling-bench")]
             since: std::time::Instant::now(),
         }
     }
@@ -238,6 +221,12 @@ impl Aof {
         let mut state = self.lock();
         state.live_bytes = state.live_bytes.saturating_sub(folded_bytes);
         self.base_bytes.store(state.live_bytes, Ordering::Relaxed);
+        self.compactions.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Compactions since start-up.
+    pub fn compactions(&self) -> u64 {
+        self.compactions.load(Ordering::Relaxed)
     }
 
     /// Whether the writer has stopped: nothing more reaches the file.
@@ -284,11 +273,11 @@ impl Aof {
 pub struct Appender<'a> {
     aof: &'a Aof,
     state: MutexGuard<'a, State>,
-    #[cfg(test)]
+    #[cfg(feature = "scaling-bench")]
     since: std::time::Instant,
 }
 
-#[cfg(test)]
+#[cfg(feature = "scaling-bench")]
 impl Drop for Appender<'_> {
     fn drop(&mut self) {
         lock_waits::LOG_HELD_NS.add(self.since.elapsed().as_nanos() as u64);

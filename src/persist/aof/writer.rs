@@ -13,8 +13,9 @@
 //! what a connection should not do on its way to a reply: syncing, starting segments, retrying
 //! failed writes, and writing while a background sync runs (a write can then wait on the sync).
 
+use super::file_end::{BackgroundSyncs, FileEnd, OpenSegment, Segment, SyncThread};
 use super::format::{file_header, segment_path, FILE_HEADER_LEN};
-use super::log::{Aof, OpenSegment, State};
+use super::log::Aof;
 use crate::config::Fsync;
 use crate::persist::fs::{remove_if_present, DataFile, FileSyncer, FileSystem};
 use std::io;
@@ -53,132 +54,6 @@ pub fn create_segment(
     }
 }
 
-/// The file being appended to, and how far it got.
-struct Segment {
-    file: Box<dyn DataFile>,
-    number: u64,
-    /// Log position up to which bytes are in the files.
-    written: u64,
-    /// Length of the current file.
-    file_len: u64,
-    unsynced: bool,
-    last_sync: Instant,
-    /// A handle of this file for the sync thread, made when first needed.
-    syncer: Option<Arc<dyn FileSyncer>>,
-}
-
-/// What the `everysec` sync thread reports back.
-#[derive(Default)]
-struct BackgroundSyncs {
-    /// A sync was handed over and has not finished: the next one waits for it, as in Redis.
-    in_flight: bool,
-    /// The last background sync failed: the writer syncs inline next, and until that works
-    /// write commands stay refused.
-    failed: bool,
-}
-
-/// The end of the log that writes to the file: whoever holds it writes.
-pub(super) struct FileEnd {
-    segment: Segment,
-    syncs: SyncThread,
-    /// Swapped in for the buffer that is taken to be written, so that appends reuse its memory.
-    spare: Vec<u8>,
-}
-
-impl FileEnd {
-    /// Takes what was appended, leaving the spare buffer in its place.
-    fn take_appended(&mut self, state: &mut State) -> Vec<u8> {
-        std::mem::swap(&mut state.buffer, &mut self.spare);
-        std::mem::take(&mut self.spare)
-    }
-
-    /// Keeps the memory of a buffer that was written out, for the next `take_appended`.
-    fn recycle(&mut self, mut written: Vec<u8>) {
-        written.clear();
-        self.spare = written;
-    }
-
-    fn new(
-        start: OpenSegment,
-        jobs: mpsc::Sender<(Arc<dyn FileSyncer>, u64)>,
-        background: Arc<Mutex<BackgroundSyncs>>,
-    ) -> FileEnd {
-        FileEnd {
-            segment: Segment {
-                file: start.file,
-                number: start.segment,
-                written: 0,
-                file_len: start.file_len,
-                unsynced: false,
-                last_sync: Instant::now(),
-                syncer: None,
-            },
-            syncs: SyncThread {
-                jobs,
-                state: background,
-            },
-            spare: Vec::new(),
-        }
-    }
-}
-
-/// The `everysec` sync thread's end of things: where to send a sync, and what came of it.
-struct SyncThread {
-    jobs: mpsc::Sender<(Arc<dyn FileSyncer>, u64)>,
-    state: Arc<Mutex<BackgroundSyncs>>,
-}
-
-impl SyncThread {
-    fn state(&self) -> std::sync::MutexGuard<'_, BackgroundSyncs> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-impl Segment {
-    /// Appends all of `data` or, failing, leaves the file as it was.
-    fn append(&mut self, data: &[u8]) -> io::Result<()> {
-        if data.is_empty() {
-            return Ok(());
-        }
-        if let Err(error) = self.file.write_all(data) {
-            let _ = self.file.set_len(self.file_len);
-            return Err(error);
-        }
-        self.written += data.len() as u64;
-        self.file_len += data.len() as u64;
-        self.unsynced = true;
-        Ok(())
-    }
-
-    fn sync(&mut self) -> io::Result<()> {
-        self.file.sync()?;
-        self.unsynced = false;
-        self.last_sync = Instant::now();
-        Ok(())
-    }
-
-    /// Starts a sync of what is written so far on the sync thread, unless one is still running
-    /// (then the next chance is taken instead, as Redis postpones its fsync).
-    fn sync_in_background(&mut self, thread: &SyncThread) -> io::Result<()> {
-        let mut state = thread.state();
-        if state.in_flight {
-            return Ok(());
-        }
-        let syncer = match &self.syncer {
-            Some(syncer) => syncer.clone(),
-            None => self.syncer.insert(Arc::from(self.file.syncer()?)).clone(),
-        };
-        if thread.jobs.send((syncer, self.file_len)).is_err() {
-            drop(state);
-            return self.sync();
-        }
-        state.in_flight = true;
-        self.unsynced = false;
-        self.last_sync = Instant::now();
-        Ok(())
-    }
-}
-
 /// The sync thread's loop: one sync at a time. A failure refuses writes at once, as Redis does
 /// when its background fsync fails, until the writer's own retry of the sync works.
 fn run_syncs(
@@ -187,7 +62,11 @@ fn run_syncs(
     state: Arc<Mutex<BackgroundSyncs>>,
 ) {
     for (syncer, len) in jobs {
+        let started = Instant::now();
         let result = syncer.sync(len);
+        if result.is_ok() {
+            aof.sync_times.record(started.elapsed());
+        }
         let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
         state.in_flight = false;
         if let Err(error) = result {
@@ -389,7 +268,7 @@ impl Aof {
             let before = (at.saturating_sub(segment.written) as usize).min(data.len());
             segment.append(&data[..before])?;
             *consumed = before;
-            segment.sync()?;
+            segment.sync(&self.sync_times)?;
             self.sealed.store(segment.number, Ordering::Release);
             segment.file = create_segment(self.fs.as_ref(), &self.dir, segment.number + 1)?;
             segment.syncer = None;
@@ -403,13 +282,13 @@ impl Aof {
         let retry = syncs.state().failed;
         if segment.unsynced || retry {
             match self.fsync() {
-                Fsync::Always => segment.sync()?,
+                Fsync::Always => segment.sync(&self.sync_times)?,
                 _ if closing || retry => {
-                    segment.sync()?;
+                    segment.sync(&self.sync_times)?;
                     syncs.state().failed = false;
                 }
                 Fsync::EverySec if segment.last_sync.elapsed() >= Duration::from_secs(1) => {
-                    segment.sync_in_background(syncs)?
+                    segment.sync_in_background(syncs, &self.sync_times)?
                 }
                 Fsync::EverySec | Fsync::No => {}
             }
@@ -427,7 +306,7 @@ mod tests {
     use super::*;
     use crate::persist::faults::{Fault, FaultyFs};
     use crate::persist::fs::RealFs;
-    use crate::persist::tests::scratch_dir;
+    use crate::persist::test_support::scratch_dir;
     use std::path::PathBuf;
 
     /// A log on a fresh scratch directory, with its first segment ready for a writer.

@@ -5,12 +5,18 @@
 //! ```text
 //! offset  size  field
 //! 0       8     magic "SIEVEDSN"
-//! 8       4     format version, 2 (1 is still read)
+//! 8       4     format version, 5 (1 to 4 are still read)
 //! 12      4     first log segment: the number of the first append-only file segment whose
 //!               writes this snapshot does not hold (those before it are folded in); 0 if no
 //!               segment was ever folded in (version 1 files have 0 here)
 //! 16      8     creation time, Unix milliseconds
-//! 24      ...   records, then the end record
+//! 24      1     replication position: 1 if the next two fields name the replication history
+//!               and offset this snapshot holds exactly, 0 if it names none (version 5 on;
+//!               older files have neither this field nor the next two)
+//! 25      40    replication ID, 40 hexadecimal characters (zeros when none)
+//! 65      8     replication offset: the stream's offset (Redis's `master_repl_offset`) at
+//!               the instant the data was cut (0 when none)
+//! 73      ...   records, then the end record
 //!
 //! key record
 //! 0       1     tag 0x01
@@ -25,14 +31,14 @@
 //! 16+K    4     header length H
 //! 20+K    H     header: empty for a string; for a filter its SCANDUMP header, itself
 //!               versioned and checksummed (filter/dump.rs, for both filter types); for a
-//!               collection, the whole of it (store/collection.rs): a u64 count, then each
+//!               collection, the whole of it (store/collection_encoding.rs): a u64 count, then each
 //!               element as a u32 length and its bytes (a sorted set's member then its f64
 //!               score's bits, a hash's field then its value), sets and hashes in byte order;
-//!               for a cuckoo filter, its 38-byte CF.SCANDUMP header (filter/cuckoo.rs: u64
+//!               for a cuckoo filter, its 38-byte CF.SCANDUMP header (filter/cuckoo/mod.rs: u64
 //!               items, first sub-filter's buckets, deletes, sub-filters; u16 bucket size,
 //!               max iterations, expansion), checked on load as CF.LOADCHUNK checks it;
 //!               for a crawl frontier, the whole of it, seen-set bits included
-//!               (store/frontier/encoding.rs), so that it too is captured at one instant; for
+//!               (frontier/encoding.rs), so that it too is captured at one instant; for
 //!               a time-windowed filter, its TBF.SCANDUMP header (filter/windowed.rs: shape,
 //!               window, and each slice's time and items)
 //! 20+K+H  8     payload length P
@@ -61,6 +67,15 @@
 //! Version 4 changes only what the file checksum covers: through the records' checksums, which
 //! it covers, it still depends on every byte, but the bytes of a record, nearly all the file,
 //! are hashed once on writing and once on loading, not twice.
+//!
+//! Version 5 adds the replication position, Redis's RDB aux fields `repl-id` and `repl-offset`:
+//! a restarted replica continues from it with a partial resync, and a restarted primary keeps
+//! it as its second ID (see `server/replication/mod.rs`, `Replication::restore`). Redis's third,
+//! `repl-stream-db`, has no counterpart: every record of sieved's stream names its database. A
+//! snapshot names a position only when it is a cut at one instant of both the data and the
+//! stream: written with every command paused (the exit snapshot, a replica's save of a full
+//! sync it took over). A background snapshot, copied while writes go on, names none, nor does a
+//! compaction (its data is the log's up to a segment's end, whose offset the log does not hold).
 //!
 //! The collection kinds, the cuckoo filter and the frontier were added without a version change: older files
 //! hold none of them, and so load as before; an older build refuses a file holding one, naming
@@ -95,7 +110,9 @@ use std::path::{Path, PathBuf};
 
 pub const FILE_NAME: &str = "sieved.snap";
 pub(super) const MAGIC: &[u8; 8] = b"SIEVEDSN";
-pub(super) const VERSION: u32 = 4;
+pub(super) const VERSION: u32 = 5;
+/// The first version whose header names a replication position.
+pub(super) const VERSION_POSITION: u32 = 5;
 /// The last version whose file checksum hashes the key records' bytes a second time.
 pub(super) const VERSION_WHOLE_FILE_CHECKSUM: u32 = 3;
 /// The version before Bloom filters had a layout.
@@ -109,6 +126,29 @@ pub(super) const LOCKED_PIECE: u64 = 64 * 1024;
 
 const TEMP_PREFIX: &str = "sieved.snap.tmp-";
 
+/// Where a snapshot's data stands in a replication history: the ID and the stream's offset
+/// (the next byte) that its data holds exactly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplPosition {
+    /// 40 hexadecimal characters, as Redis's replication IDs.
+    pub id: [u8; 40],
+    pub offset: u64,
+}
+
+impl ReplPosition {
+    /// The position of `id` (which must be 40 bytes long; None otherwise) at `offset`.
+    pub fn new(id: &str, offset: u64) -> Option<ReplPosition> {
+        Some(ReplPosition {
+            id: id.as_bytes().try_into().ok()?,
+            offset,
+        })
+    }
+
+    pub fn id(&self) -> String {
+        String::from_utf8_lossy(&self.id).into_owned()
+    }
+}
+
 /// Where this process writes a snapshot before renaming it into place.
 pub(super) fn temp_path(dir: &Path) -> PathBuf {
     dir.join(format!("{TEMP_PREFIX}{}", std::process::id()))
@@ -117,17 +157,31 @@ pub(super) fn temp_path(dir: &Path) -> PathBuf {
 /// Where a replica receives its primary's snapshot in a full sync, before loading it.
 const SYNC_PREFIX: &str = "sieved.sync.tmp-";
 
-pub fn sync_payload_path(dir: &Path) -> PathBuf {
-    dir.join(format!("{SYNC_PREFIX}{}", std::process::id()))
+/// The payload file of this process's replication link number `link`: each link has its own,
+/// so that a link that REPLICAOF ended never touches the next one's.
+pub fn sync_payload_path(dir: &Path, link: u64) -> PathBuf {
+    dir.join(format!("{SYNC_PREFIX}{}-{link}", std::process::id()))
+}
+
+/// Whether `name` is a sync payload of this process, which one of its links may be receiving.
+pub(crate) fn is_own_sync_payload(name: &str) -> bool {
+    name.strip_prefix(SYNC_PREFIX)
+        .and_then(|rest| rest.strip_prefix(&format!("{}-", std::process::id())))
+        .is_some_and(all_digits)
+}
+
+fn all_digits(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Whether `name` is a snapshot's (or a sync payload's) temporary file, of this process or of an
-/// earlier one.
+/// earlier one: `<prefix><pid>`, and for a sync payload also `<prefix><pid>-<link>`.
 pub(crate) fn is_temp_file(name: &str) -> bool {
-    [TEMP_PREFIX, SYNC_PREFIX].iter().any(|prefix| {
-        name.strip_prefix(prefix)
-            .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
-    })
+    name.strip_prefix(TEMP_PREFIX).is_some_and(all_digits)
+        || name.strip_prefix(SYNC_PREFIX).is_some_and(|rest| {
+            let (pid, link) = rest.split_once('-').unwrap_or((rest, "0"));
+            all_digits(pid) && all_digits(link)
+        })
 }
 
 #[cfg(test)]
@@ -139,11 +193,19 @@ mod tests {
         let own = temp_path(Path::new("/d"));
         assert!(is_temp_file(own.file_name().unwrap().to_str().unwrap()));
         assert!(is_temp_file("sieved.snap.tmp-1"));
+        let payload = sync_payload_path(Path::new("/d"), 7);
+        let payload = payload.file_name().unwrap().to_str().unwrap();
+        assert!(is_temp_file(payload) && is_own_sync_payload(payload));
+        assert!(is_temp_file("sieved.sync.tmp-1") && !is_own_sync_payload("sieved.sync.tmp-1"));
+        assert!(is_temp_file("sieved.sync.tmp-1-2"));
         for other in [
             "sieved.snap",
             "sieved.snap.tmp-",
             "sieved.snap.tmp-12a",
             "sieved.snap.tmp-1.bak",
+            "sieved.snap.tmp-1-2",
+            "sieved.sync.tmp-1-",
+            "sieved.sync.tmp-1-2-3",
             "xsieved.snap.tmp-1",
             "sieved-1.aof",
         ] {

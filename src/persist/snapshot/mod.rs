@@ -6,6 +6,6 @@ mod prefault;
 mod read;
 mod write;
 
-pub use format::{sync_payload_path, FILE_NAME};
-pub use read::{load, load_file, LoadError, LoadReport};
-pub use write::{remove_leftovers, write, write_to, Expired, SnapshotStats};
+pub use format::{sync_payload_path, ReplPosition, FILE_NAME};
+pub use read::{load, load_file, LoadReport};
+pub use write::{remove_leftovers, write, write_at, write_to, Expired, SnapshotStats};

@@ -7,15 +7,16 @@
 //! bound: a value can be no larger than the bytes that hold it.
 
 use super::format::{
-    FILE_NAME, MAGIC, TAG_END, TAG_KEY, VERSION, VERSION_CLASSIC_ONLY, VERSION_WHOLE_FILE_CHECKSUM,
+    ReplPosition, FILE_NAME, MAGIC, TAG_END, TAG_KEY, VERSION, VERSION_CLASSIC_ONLY,
+    VERSION_POSITION, VERSION_WHOLE_FILE_CHECKSUM,
 };
 use super::prefault::fill_faulting_ahead;
 use crate::filter::FilterError;
+use crate::persist::load_error::{LoadError, LoadFailure, SnapshotDamage};
 use crate::store::{now_ms, Store, Value, ValueKind};
-use std::fmt;
 use std::fs::File;
 use std::io::{self, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 use xxhash_rust::xxh3::Xxh3;
 
@@ -24,32 +25,13 @@ use xxhash_rust::xxh3::Xxh3;
 pub struct LoadReport {
     /// The first append-only file segment the snapshot does not hold.
     pub first_segment: u64,
+    /// The replication position the snapshot holds exactly, if it names one.
+    pub position: Option<ReplPosition>,
     pub keys: u64,
     pub expired: u64,
     pub bytes: u64,
     pub duration: Duration,
 }
-
-#[derive(Debug)]
-pub struct LoadError {
-    pub path: PathBuf,
-    pub offset: u64,
-    pub reason: String,
-}
-
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "cannot load {}: {} (at byte {})",
-            self.path.display(),
-            self.reason,
-            self.offset
-        )
-    }
-}
-
-impl std::error::Error for LoadError {}
 
 /// Loads `<dir>/sieved.snap` into an empty `store`; Ok(None) if there is no snapshot.
 /// `progress` is called with (bytes read, file size) as the load advances.
@@ -76,7 +58,7 @@ pub fn load_file(
             return Err(LoadError {
                 path,
                 offset: 0,
-                reason: error.to_string(),
+                reason: LoadFailure::Io(error),
             })
         }
     };
@@ -99,9 +81,10 @@ pub fn load_file(
     let result = load_records(store, &mut reader, &mut progress);
     let offset = reader.offset;
     result
-        .map(|(first_segment, keys, expired)| {
+        .map(|(first_segment, position, keys, expired)| {
             Some(LoadReport {
                 first_segment,
+                position,
                 keys,
                 expired,
                 bytes: size,
@@ -179,7 +162,7 @@ impl Reader {
     }
 
     /// Reads until at least `want` bytes are waiting in the buffer (`want` at most its size).
-    fn ensure(&mut self, want: usize) -> Result<(), String> {
+    fn ensure(&mut self, want: usize) -> Result<(), LoadFailure> {
         if self.end - self.at >= want {
             return Ok(());
         }
@@ -189,17 +172,17 @@ impl Reader {
         (self.at, self.hashed) = (0, 0);
         while self.end < want {
             match self.file.read(&mut self.buffer[self.end..]) {
-                Ok(0) => return Err(TRUNCATED.into()),
+                Ok(0) => return Err(SnapshotDamage::Truncated.into()),
                 Ok(read) => self.end += read,
                 Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-                Err(error) => return Err(error.to_string()),
+                Err(error) => return Err(error.into()),
             }
         }
         Ok(())
     }
 
     /// The next `n` bytes, from the buffer (`n` at most its size).
-    fn take(&mut self, n: usize) -> Result<&[u8], String> {
+    fn take(&mut self, n: usize) -> Result<&[u8], LoadFailure> {
         self.ensure(n)?;
         let at = self.at;
         self.at += n;
@@ -207,29 +190,29 @@ impl Reader {
         Ok(&self.buffer[at..at + n])
     }
 
-    fn array<const N: usize>(&mut self) -> Result<[u8; N], String> {
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], LoadFailure> {
         Ok(self.take(N)?.try_into().expect("N bytes"))
     }
 
-    fn u8(&mut self) -> Result<u8, String> {
+    fn u8(&mut self) -> Result<u8, LoadFailure> {
         Ok(self.array::<1>()?[0])
     }
 
-    fn u16(&mut self) -> Result<u16, String> {
+    fn u16(&mut self) -> Result<u16, LoadFailure> {
         self.array().map(u16::from_le_bytes)
     }
 
-    fn u32(&mut self) -> Result<u32, String> {
+    fn u32(&mut self) -> Result<u32, LoadFailure> {
         self.array().map(u32::from_le_bytes)
     }
 
-    fn u64(&mut self) -> Result<u64, String> {
+    fn u64(&mut self) -> Result<u64, LoadFailure> {
         self.array().map(u64::from_le_bytes)
     }
 
     /// Fills `out` with the next bytes of the file: what the buffer holds, then, for a long
     /// run, large reads straight into `out`, each hashed as soon as it has landed.
-    fn fill(&mut self, out: &mut [u8]) -> Result<(), String> {
+    fn fill(&mut self, out: &mut [u8]) -> Result<(), LoadFailure> {
         let waiting = out.len().min(self.end - self.at);
         let (head, rest) = out.split_at_mut(waiting);
         head.copy_from_slice(&self.buffer[self.at..self.at + waiting]);
@@ -247,8 +230,8 @@ impl Reader {
             self.file
                 .read_exact(chunk)
                 .map_err(|error| match error.kind() {
-                    io::ErrorKind::UnexpectedEof => TRUNCATED.to_string(),
-                    _ => error.to_string(),
+                    io::ErrorKind::UnexpectedEof => SnapshotDamage::Truncated.into(),
+                    _ => LoadFailure::Io(error),
                 })?;
             self.hash(chunk);
             self.offset += chunk.len() as u64;
@@ -257,18 +240,21 @@ impl Reader {
     }
 
     /// A length field, refused if larger than what is left of the file.
-    fn length(&mut self, what: &str) -> Result<u64, String> {
+    fn length(&mut self, what: &'static str) -> Result<u64, LoadFailure> {
         let len = self.u64()?;
         let left = self.size.saturating_sub(self.offset);
         if len > left {
-            return Err(format!(
-                "{what} length {len} is longer than the rest of the file ({left} bytes)"
-            ));
+            return Err(SnapshotDamage::TooLong {
+                what,
+                len,
+                left: Some(left),
+            }
+            .into());
         }
         Ok(len)
     }
 
-    fn bytes(&mut self, len: u64) -> Result<Vec<u8>, String> {
+    fn bytes(&mut self, len: u64) -> Result<Vec<u8>, LoadFailure> {
         let mut buf = vec![0u8; len as usize];
         self.fill(&mut buf)?;
         Ok(buf)
@@ -284,13 +270,13 @@ impl Reader {
 
     /// Reads a checksum field and compares it with what the bytes before it hash to (`digest`
     /// of the hashers); the field itself is part of the file's checksum.
-    fn check(&mut self, digest: fn(&Reader) -> u64, what: &str) -> Result<(), String> {
+    fn check(&mut self, digest: fn(&Reader) -> u64, what: &'static str) -> Result<(), LoadFailure> {
         self.hash_taken();
         self.in_record = false;
         let expected = digest(self);
         let stored = self.array::<8>()?;
         if u64::from_le_bytes(stored) != expected {
-            return Err(format!("{what} checksum mismatch"));
+            return Err(SnapshotDamage::Checksum(what).into());
         }
         self.hash_taken();
         Ok(())
@@ -305,22 +291,21 @@ const DIRECT_READ: usize = 4 << 20;
 /// The load reports its progress about this often.
 const PROGRESS_STEP: u64 = 64 << 20;
 
-const TRUNCATED: &str = "the file ends early (truncated?)";
-
-fn describe(kind: ValueKind, error: FilterError, payload_len: u64) -> String {
+fn describe(kind: ValueKind, error: FilterError, payload_len: u64) -> SnapshotDamage {
     match error {
         _ if matches!(
             kind,
             ValueKind::List | ValueKind::Set | ValueKind::ZSet | ValueKind::Hash
         ) =>
         {
-            "a collection's contents are invalid".to_string()
+            SnapshotDamage::Collection
         }
-        FilterError::TooLarge { bytes, .. } => format!(
-            "a filter header describes {bytes} bytes of arrays, but its payload holds {payload_len}"
-        ),
-        FilterError::OutOfMemory => "not enough memory for a filter".to_string(),
-        _ => "a filter header is invalid".to_string(),
+        FilterError::TooLarge { bytes, .. } => SnapshotDamage::FilterArrays {
+            bytes,
+            payload: payload_len,
+        },
+        FilterError::OutOfMemory => SnapshotDamage::FilterMemory,
+        _ => SnapshotDamage::FilterHeader,
     }
 }
 
@@ -328,20 +313,35 @@ fn load_records(
     store: &Store,
     reader: &mut Reader,
     progress: &mut impl FnMut(u64, u64),
-) -> Result<(u64, u64, u64), String> {
+) -> Result<(u64, Option<ReplPosition>, u64, u64), LoadFailure> {
     if &reader.array::<8>()? != MAGIC {
-        return Err("not a sieved snapshot (bad magic)".into());
+        return Err(SnapshotDamage::BadMagic.into());
     }
     let version = reader.u32()?;
     if !(VERSION_CLASSIC_ONLY..=VERSION).contains(&version) {
-        return Err(format!(
-            "snapshot format version {version} is not supported (this build reads \
-             {VERSION_CLASSIC_ONLY} to {VERSION})"
-        ));
+        return Err(SnapshotDamage::Version {
+            version,
+            oldest: VERSION_CLASSIC_ONLY,
+            newest: VERSION,
+        }
+        .into());
     }
     reader.whole_file_checksum = version <= VERSION_WHOLE_FILE_CHECKSUM;
     let first_segment = reader.u32()? as u64;
     reader.u64()?;
+    let position = match version >= VERSION_POSITION {
+        true => {
+            let named = reader.u8()?;
+            let id = reader.array::<40>()?;
+            let offset = reader.u64()?;
+            match named {
+                0 => None,
+                1 if id.iter().all(u8::is_ascii_hexdigit) => Some(ReplPosition { id, offset }),
+                _ => return Err(SnapshotDamage::ReplPosition.into()),
+            }
+        }
+        false => None,
+    };
     let now = now_ms();
     let (mut keys, mut expired) = (0u64, 0u64);
     let mut reported = 0;
@@ -358,18 +358,15 @@ fn load_records(
                 reader.in_record = false;
                 break;
             }
-            tag => return Err(format!("unknown record tag {tag:#04x}")),
+            tag => return Err(SnapshotDamage::UnknownTag(tag).into()),
         }
         let db = reader.u16()? as usize;
         if db >= store.databases() {
-            return Err(format!(
-                "database {db} does not exist; start with --databases {}",
-                db + 1
-            ));
+            return Err(SnapshotDamage::Database(db).into());
         }
         let expires_at = reader.u64()?;
         let kind = reader.u8()?;
-        let kind = ValueKind::from_tag(kind).ok_or_else(|| format!("unknown value kind {kind}"))?;
+        let kind = ValueKind::from_tag(kind).ok_or(SnapshotDamage::UnknownKind(kind))?;
         let key_len = reader.u32()? as u64;
         let key = reader.bytes(reader_len_checked(reader, key_len, "key")?)?;
         let header_len = reader.u32()? as u64;
@@ -386,10 +383,10 @@ fn load_records(
                         reported = reader.offset;
                         progress(reader.offset, reader.size);
                     }
-                    Ok::<(), String>(())
+                    Ok::<(), LoadFailure>(())
                 })
             })
-            .map_err(|_| "a payload does not fit its header".to_string())??;
+            .map_err(|_| SnapshotDamage::Payload)??;
         reader.check(|reader| reader.record_hash.digest(), "record")?;
         // A key that has expired is kept until the sweeper removes it: writes replayed from
         // the append-only file ran while it was alive, and must find it as they did then.
@@ -403,24 +400,28 @@ fn load_records(
     let count = reader.u64()?;
     reader.check(|reader| reader.file_hash.digest(), "file")?;
     if count != keys + expired {
-        return Err(format!(
-            "the end record counts {count} keys but the file holds {}",
-            keys + expired
-        ));
+        return Err(SnapshotDamage::Count {
+            counted: count,
+            found: keys + expired,
+        }
+        .into());
     }
     if reader.offset != reader.size {
-        return Err("bytes follow the end record".into());
+        return Err(SnapshotDamage::TrailingBytes.into());
     }
-    Ok((first_segment, keys, expired))
+    Ok((first_segment, position, keys, expired))
 }
 
 /// Keys and headers are small; anything claiming more than the file holds is damage.
-fn reader_len_checked(reader: &Reader, len: u64, what: &str) -> Result<u64, String> {
+fn reader_len_checked(reader: &Reader, len: u64, what: &'static str) -> Result<u64, LoadFailure> {
     let left = reader.size.saturating_sub(reader.offset);
     if len > left {
-        return Err(format!(
-            "{what} length {len} is longer than the rest of the file"
-        ));
+        return Err(SnapshotDamage::TooLong {
+            what,
+            len,
+            left: None,
+        }
+        .into());
     }
     Ok(len)
 }
@@ -437,9 +438,9 @@ mod tests {
     fn every_field_may_straddle_the_end_of_the_buffer() {
         let dir = std::env::temp_dir().join(format!("sieved-read-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("directory");
-        // The file header (24 bytes) and the record's fields before the payload (37 with a key
+        // The file header (73 bytes) and the record's fields before the payload (37 with a key
         // of one byte) come before the payload; the end record's tag after its checksum.
-        let fields = 24 + 37 + 8;
+        let fields = 73 + 37 + 8;
         let around = |edge: usize| (edge - fields - 30)..(edge - fields + 30);
         for len in around(BUFFER).chain(around(BUFFER / 2)) {
             let store = Store::new(1, 1);

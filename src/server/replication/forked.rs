@@ -90,7 +90,7 @@ fn child_main(store: &Store, parent: libc::pid_t, out: libc::c_int) -> ! {
     }
     // SAFETY: `out` is the pipe's write end, open in this process and owned by nothing else here.
     let file = unsafe { File::from_raw_fd(out) };
-    let status = match snapshot::write_to(file, store, 0, Expired::Keep) {
+    let status = match snapshot::write_to(file, store, 0, Expired::Keep, None) {
         Ok(_) => 0,
         Err(_) => 1,
     };

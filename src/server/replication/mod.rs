@@ -16,6 +16,7 @@ pub(crate) use stream::{Behind, Stream};
 use crate::cmd::errors;
 use crate::config::Settings;
 use crate::persist::aof::format;
+use crate::persist::snapshot::ReplPosition;
 use crate::protocol::Request;
 use crate::server::Shared;
 use crate::store::now_ms;
@@ -95,6 +96,11 @@ pub(crate) struct Primary {
     pub(crate) down_since_ms: u64,
     /// Why the last attempt failed, for INFO.
     pub(crate) last_error: Option<String>,
+    /// How long the link waits before its next attempt, for INFO.
+    pub(crate) retry_delay_ms: u64,
+    /// The full sync's payload as it arrives: its size (-1 while unknown, as Redis shows the
+    /// diskless form's) and the bytes received; None outside a transfer.
+    pub(crate) transfer: Option<(i64, u64)>,
 }
 
 /// A replica this server streams to.
@@ -104,8 +110,27 @@ pub(crate) struct Follower {
     pub(crate) port: u16,
     /// Redis's names: `wait_bgsave` (the cut), `send_bulk` (the snapshot), `online`.
     pub(crate) state: &'static str,
+    /// The offset the replica last acknowledged; 0 until it does, as Redis shows it.
     pub(crate) acked: u64,
-    pub(crate) last_ack_ms: u64,
+    /// When it last acknowledged, Unix milliseconds; None until its first `REPLCONF ACK` on
+    /// this link. A replica sends one only once it holds the data (after a full sync, once it
+    /// has loaded the payload and swapped it in), so until then WAIT and min-replicas-to-write
+    /// do not count it, whatever was sent to it.
+    pub(crate) last_ack_ms: Option<u64>,
+    /// When the primary took the replica on, Unix milliseconds: its lag until its first ACK.
+    pub(crate) since_ms: u64,
+}
+
+impl Follower {
+    /// Seconds since the replica last acknowledged (or since it was taken on, before that).
+    fn lag_secs(&self, now: u64) -> u64 {
+        now.saturating_sub(self.last_ack_ms.unwrap_or(self.since_ms)) / 1000
+    }
+
+    /// Whether WAIT and min-replicas-to-write may count it: online, and heard from.
+    fn counts(&self) -> bool {
+        self.state == "online" && self.last_ack_ms.is_some()
+    }
 }
 
 /// The replication side of the server: its role, its stream, its replicas.
@@ -116,8 +141,15 @@ pub(crate) struct Replication {
     primary: Mutex<Option<Primary>>,
     /// Mirrors `primary.is_some()`, read by every command.
     replica: AtomicBool,
-    /// Bumped whenever REPLICAOF changes the primary: a link whose number is old stops.
-    pub(crate) generation: AtomicU64,
+    /// Bumped whenever REPLICAOF changes the primary (under `primary`'s lock and
+    /// `link_gate`): a link whose number is old stops, and nothing it does takes effect.
+    generation: AtomicU64,
+    /// Held while a link makes anything take effect (a record applied, a data set swapped in,
+    /// the history it continues), and by REPLICAOF while it changes the primary: once
+    /// REPLICAOF has answered, nothing of the link it ended can change this server.
+    link_gate: Mutex<()>,
+    /// The current link's task, aborted by REPLICAOF: its socket and its transfer end at once.
+    link_task: Mutex<Option<tokio::task::AbortHandle>>,
     followers: Mutex<BTreeMap<u64, Follower>>,
     /// Bumped on every acknowledgement, for WAIT.
     acks: watch::Sender<u64>,
@@ -131,12 +163,24 @@ pub(crate) struct Replication {
     min_replicas: AtomicU64,
     max_lag_secs: AtomicU64,
     /// Whether this server's history is worth offering a primary in PSYNC: not when it
-    /// started as a replica and has not synced yet (it then asks `PSYNC ? -1`, as Redis).
+    /// started as a replica and has not synced yet (it then asks `PSYNC ? -1`, as Redis),
+    /// unless its snapshot named the position its data holds (`restore`).
     pub(crate) offers_history: AtomicBool,
-    /// On a replica, the primary's clock as its stream last showed it (the time of the newest
-    /// record applied): the expiry sweeper removes only what had expired by then, so a write
-    /// still to come, stamped later, never finds gone a key it would have found alive.
+    /// Whether start-up restored the history from the snapshot (`restore`).
+    restored: AtomicBool,
+    /// On a replica, the primary's published clock (see `published_clock_ms`) as the newest
+    /// control record applied (a heartbeat PING, a GETACK) carries it; 0 until the link's
+    /// first. Write records do not move it: their times are their batches' clocks, and a batch
+    /// that began earlier may log after one that began later.
     pub(crate) primary_clock_ms: AtomicU64,
+    /// On a primary, a time no batch still running (or to come) began before: what the expiry
+    /// sweeper removes keys and ages windowed filters by, and the time control records carry
+    /// to replicas, which sweep by it too. A key removed by it is one every write still to
+    /// come would find expired anyway, here and on every replica, so removing it (which is
+    /// logged nowhere) changes nothing any write sees. `publish_clock` moves it.
+    published_clock_ms: AtomicU64,
+    /// The published clock the last control record carried.
+    announced_clock_ms: AtomicU64,
     /// When the last replica went away, Unix milliseconds (for `repl-backlog-ttl`); 0 while
     /// any is connected.
     pub(crate) alone_since_ms: AtomicU64,
@@ -158,6 +202,8 @@ impl Replication {
             primary: Mutex::new(None),
             replica: AtomicBool::new(false),
             generation: AtomicU64::new(0),
+            link_gate: Mutex::new(()),
+            link_task: Mutex::new(None),
             followers: Mutex::new(BTreeMap::new()),
             acks: watch::channel(0).0,
             sync_full: AtomicU64::new(0),
@@ -165,7 +211,10 @@ impl Replication {
             sync_partial_err: AtomicU64::new(0),
             alone_since_ms: AtomicU64::new(0),
             primary_clock_ms: AtomicU64::new(0),
+            published_clock_ms: AtomicU64::new(0),
+            announced_clock_ms: AtomicU64::new(0),
             offers_history: AtomicBool::new(true),
+            restored: AtomicBool::new(false),
             read_only: AtomicBool::new(true),
             serve_stale: AtomicBool::new(true),
             min_replicas: AtomicU64::new(0),
@@ -237,6 +286,47 @@ impl Replication {
         }
     }
 
+    /// Where this server's data stands in its history, for a snapshot taken while no write
+    /// runs: None while that is in doubt (a replica that has not synced, or whose link failed
+    /// part-way through a record) or while the stream records nothing (a primary that never had
+    /// a replica, whose ID no one has seen).
+    pub(crate) fn position(&self) -> Option<ReplPosition> {
+        if !self.offers_history.load(Ordering::Relaxed) || !self.stream.is_active() {
+            return None;
+        }
+        let ids = lock(&self.ids);
+        ReplPosition::new(&ids.replid, self.stream.offset())
+    }
+
+    /// Start-up, from the position the loaded data holds exactly (see `persist::recovery`), as
+    /// Redis 7 restores it from its RDB's `repl-id` and `repl-offset`. A replica continues that
+    /// history: its first PSYNC asks for the byte after it, and a primary whose backlog still
+    /// holds it continues partially. A primary starts a new history at that offset and keeps
+    /// the old ID as its second, valid up to there, with a backlog from there: its replicas at
+    /// that offset continue partially. One whose data is behind what others saw under the old
+    /// ID (a log that lost its tail) has a smaller offset than theirs, so they sync in full.
+    pub(crate) fn restore(&self, position: ReplPosition, as_replica: bool, now: u64) {
+        let id = position.id();
+        let mut ids = lock(&self.ids);
+        match as_replica {
+            true => {
+                ids.replid = id;
+                ids.replid2 = NO_ID.to_string();
+                ids.second_offset = -1;
+            }
+            false => {
+                ids.replid = random_id();
+                ids.replid2 = id;
+                ids.second_offset = position.offset as i64 + 1;
+                self.alone_since_ms.store(now, Ordering::Relaxed);
+            }
+        }
+        drop(ids);
+        self.stream.restart_at(position.offset);
+        self.offers_history.store(true, Ordering::Relaxed);
+        self.restored.store(true, Ordering::Relaxed);
+    }
+
     /// A replica after a full sync: nothing before it is shared with anyone.
     pub(crate) fn reset_history(&self, replid: &str) {
         let mut ids = lock(&self.ids);
@@ -249,8 +339,13 @@ impl Replication {
         lock(&self.primary).clone()
     }
 
-    /// Sets or clears the primary; returns the link's generation number.
+    /// Sets or clears the primary, ending the link to the previous one: from its return on,
+    /// nothing that link started (a transfer, a load, a swap, a record) takes effect, and its
+    /// task is aborted. Returns the new link's generation number. The caller (REPLICAOF) may
+    /// hold a batch's isolation: a link takes the gate only inside one, so it never waits
+    /// for it while holding the gate.
     pub(crate) fn set_primary(&self, primary: Option<(String, u16)>, now: u64) -> u64 {
+        let _gate = lock(&self.link_gate);
         let mut current = lock(&self.primary);
         *current = primary.map(|(host, port)| Primary {
             host,
@@ -259,17 +354,57 @@ impl Replication {
             last_io_ms: 0,
             down_since_ms: now,
             last_error: None,
+            retry_delay_ms: 0,
+            transfer: None,
         });
         self.replica.store(current.is_some(), Ordering::Release);
+        if let Some(task) = lock(&self.link_task).take() {
+            task.abort();
+        }
         self.generation.fetch_add(1, Ordering::AcqRel) + 1
     }
 
-    /// The time the expiry sweeper removes keys by: a primary's own clock, or a replica's
-    /// primary's as the stream shows it.
-    pub(crate) fn expiry_clock(&self, now: u64) -> u64 {
+    /// Notes the task of link `generation`, for the REPLICAOF that ends it; a link already
+    /// ended meanwhile is aborted at once.
+    pub(crate) fn link_started(&self, generation: u64, task: tokio::task::AbortHandle) {
+        let mut current = lock(&self.link_task);
+        match self.is_current(generation) {
+            true => *current = Some(task),
+            false => task.abort(),
+        }
+    }
+
+    /// Runs `effect` if link `generation` is still the current one, under the gate that
+    /// REPLICAOF takes: None, and nothing done, for a link REPLICAOF ended. Callers take a
+    /// batch's isolation (if any) before, never inside.
+    pub(crate) fn if_current<T>(&self, generation: u64, effect: impl FnOnce() -> T) -> Option<T> {
+        let _gate = lock(&self.link_gate);
+        self.is_current(generation).then(effect)
+    }
+
+    /// The time the expiry sweeper removes keys and ages windowed filters by: a primary's
+    /// published clock, or a replica's primary's as its control records carry it.
+    pub(crate) fn expiry_clock(&self) -> u64 {
         match self.is_replica() {
             true => self.primary_clock_ms.load(Ordering::Relaxed),
-            false => now,
+            false => self.published_clock_ms.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Publishes `now`, read before every batch then in progress had ended (the caller waits
+    /// for them: `Isolation::wait_for_batches_in_progress`): the batches still running, and
+    /// all to come, began after it.
+    pub(crate) fn publish_clock(&self, now: u64) {
+        self.published_clock_ms.fetch_max(now, Ordering::Relaxed);
+    }
+
+    /// Sends replicas the published clock (a PING, as a heartbeat) if it moved since a control
+    /// record last carried it: the sweeper calls it once it removed or aged something by that
+    /// clock, so that replicas do the same within a sweep rather than a heartbeat period.
+    pub(crate) fn announce_clock(&self) {
+        let published = self.published_clock_ms.load(Ordering::Relaxed);
+        if self.announced_clock_ms.load(Ordering::Relaxed) < published {
+            self.append_control(&[b"PING"], published);
         }
     }
 
@@ -278,12 +413,13 @@ impl Replication {
         self.generation.load(Ordering::Acquire) == generation
     }
 
-    /// Updates the link's state, if `generation` is still the current one.
+    /// Updates the link's state, if `generation` is still the current one (checked under the
+    /// lock REPLICAOF changes it under, so an ended link never writes its successor's state).
     pub(crate) fn update_link(&self, generation: u64, update: impl FnOnce(&mut Primary)) -> bool {
+        let mut current = lock(&self.primary);
         if self.generation.load(Ordering::Acquire) != generation {
             return false;
         }
-        let mut current = lock(&self.primary);
         match current.as_mut() {
             Some(primary) => {
                 update(primary);
@@ -314,7 +450,7 @@ impl Replication {
     pub(crate) fn acknowledged(&self, id: u64, offset: u64, now: u64) {
         self.update_follower(id, |follower| {
             follower.acked = follower.acked.max(offset);
-            follower.last_ack_ms = now;
+            follower.last_ack_ms = Some(now);
         });
         self.acks.send_modify(|n| *n += 1);
     }
@@ -334,21 +470,22 @@ impl Replication {
         lock(&self.followers).values().cloned().collect()
     }
 
-    /// Replicas online that acknowledged at least `offset`.
+    /// Replicas online that acknowledged at least `offset` themselves (WAIT's count).
     pub(crate) fn acked_at_least(&self, offset: u64) -> usize {
         lock(&self.followers)
             .values()
-            .filter(|f| f.state == "online" && f.acked >= offset)
+            .filter(|f| f.counts() && f.acked >= offset)
             .count()
     }
 
-    /// Replicas online whose last acknowledgement is at most `max_lag_secs` old.
+    /// Replicas online whose last acknowledgement is at most `max_lag_secs` old
+    /// (min-replicas-to-write's count). Redis counts a replica from the end of its transfer;
+    /// here only from its first ACK, sent once it has loaded what it was sent, so that a
+    /// write admitted by the setting is never on a primary alone.
     pub(crate) fn good_followers(&self, now: u64, max_lag_secs: u64) -> u64 {
         lock(&self.followers)
             .values()
-            .filter(|f| {
-                f.state == "online" && now.saturating_sub(f.last_ack_ms) / 1000 <= max_lag_secs
-            })
+            .filter(|f| f.counts() && f.lag_secs(now) <= max_lag_secs)
             .count() as u64
     }
 
@@ -381,11 +518,14 @@ impl Replication {
     }
 
     /// Appends a record that is no write (a heartbeat PING, a REPLCONF GETACK) to the stream,
-    /// if anyone reads it: replicas see it at its place, and it counts in the offsets.
+    /// if anyone reads it: replicas see it at its place, and it counts in the offsets. Its time
+    /// is never past the published clock, whatever `now` the caller read: replicas sweep by it.
     pub(crate) fn append_control(&self, args: &[&[u8]], now: u64) {
         if !self.stream.is_active() || self.is_replica() || lock(&self.followers).is_empty() {
             return;
         }
+        let now = now.min(self.published_clock_ms.load(Ordering::Relaxed));
+        self.announced_clock_ms.fetch_max(now, Ordering::Relaxed);
         let mut body = Vec::new();
         let mut ranges = Vec::new();
         for arg in args {
@@ -424,6 +564,21 @@ impl Replication {
                 },
                 u8::from(primary.state == LinkState::Sync),
             );
+            if let (LinkState::Sync, Some((total, read))) = (primary.state, primary.transfer) {
+                let left = if total < 0 { -1 } else { total - read as i64 };
+                let perc = if total > 0 {
+                    read as f64 * 100.0 / total as f64
+                } else {
+                    0.0
+                };
+                let _ = write!(
+                    out,
+                    "master_sync_total_bytes:{total}\r\nmaster_sync_read_bytes:{read}\r\n\
+                     master_sync_left_bytes:{left}\r\nmaster_sync_perc:{perc:.2}\r\n\
+                     master_sync_last_io_seconds_ago:{}\r\n",
+                    now.saturating_sub(primary.last_io_ms) / 1000
+                );
+            }
             if !up {
                 let _ = write!(
                     out,
@@ -434,8 +589,9 @@ impl Replication {
                 if let Some(error) = &primary.last_error {
                     let _ = write!(
                         out,
-                        "master_link_last_error:{}\r\n",
-                        error.replace(['\r', '\n'], " ")
+                        "master_link_last_error:{}\r\nmaster_link_retry_delay_ms:{}\r\n",
+                        error.replace(['\r', '\n'], " "),
+                        primary.retry_delay_ms,
                     );
                 }
             }
@@ -458,7 +614,7 @@ impl Replication {
                 follower.port,
                 follower.state,
                 follower.acked,
-                now.saturating_sub(follower.last_ack_ms) / 1000,
+                follower.lag_secs(now),
             );
         }
         let ids = lock(&self.ids);
@@ -491,7 +647,9 @@ pub(in crate::server) async fn run(shared: Arc<Shared>) {
     let settings = shared.config.settings();
     replication.apply_settings(&settings);
     if let Some(primary) = settings.replicaof.0 {
-        replication.offers_history.store(false, Ordering::Relaxed);
+        if !replication.restored.load(Ordering::Relaxed) {
+            replication.offers_history.store(false, Ordering::Relaxed);
+        }
         follow(&shared, Some(primary));
     }
     let mut tick = tokio::time::interval(Duration::from_secs(1));

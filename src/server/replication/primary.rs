@@ -10,7 +10,7 @@
 #[cfg(target_os = "linux")]
 use super::forked::{self, SnapshotChild};
 use super::{Behind, Follower};
-use crate::cmd::{ClientInfo, ClientKind, ReplicaHandshake};
+use crate::cmd::{ClientInfo, ClientKind, Psync};
 #[cfg(not(target_os = "linux"))]
 use crate::persist::snapshot::{self, Expired};
 use crate::protocol::{Limits, RequestParser};
@@ -38,7 +38,7 @@ pub(in crate::server) async fn serve<S>(
     shared: &Arc<Shared>,
     stream: &mut S,
     client: &Arc<ClientInfo>,
-    handshake: ReplicaHandshake,
+    psync: Psync,
     input: Vec<u8>,
 ) -> io::Result<()>
 where
@@ -46,17 +46,21 @@ where
 {
     let replication = &shared.replication;
     let id = client.id;
-    let (replid, offset) = handshake.psync.clone().unwrap_or_default();
+    let Psync {
+        replid,
+        offset,
+        handshake,
+    } = psync;
     client.set_kind(ClientKind::Replica);
     let follower = Follower {
         ip: handshake
             .announced_ip
-            .clone()
             .unwrap_or_else(|| client.addr().ip().to_string()),
         port: handshake.listening_port,
         state: "wait_bgsave",
         acked: 0,
-        last_ack_ms: now_ms(),
+        last_ack_ms: None,
+        since_ms: now_ms(),
     };
     // PSYNC names the next byte it wants, counting from 1.
     let wanted = u64::try_from(offset.saturating_sub(1)).unwrap_or(0);
@@ -66,11 +70,12 @@ where
         && replication.stream.add_reader(id, wanted).is_ok();
     let served = if continues {
         replication.sync_partial_ok.fetch_add(1, Ordering::Relaxed);
+        // Counted for WAIT from its first ACK, which it sends at once: what it holds is what
+        // its own log holds, which the ACK (not PSYNC's offset) answers for.
         replication.add_follower(
             id,
             Follower {
                 state: "online",
-                acked: wanted,
                 ..follower
             },
         );
@@ -134,11 +139,9 @@ where
         seconds = started.elapsed().as_secs_f64(),
         "snapshot sent to replica"
     );
-    replication.update_follower(id, |f| {
-        f.state = "online";
-        f.acked = offset;
-        f.last_ack_ms = now_ms();
-    });
+    // Online, but counted by WAIT and min-replicas-to-write only from its first ACK: what was
+    // sent may still be in flight, and the replica holds it only once it has loaded it.
+    replication.update_follower(id, |f| f.state = "online");
     feed(shared, stream, client, offset, input).await
 }
 
@@ -215,7 +218,7 @@ where
                 pieces,
                 piece: Vec::with_capacity(SEND_CHUNK),
             };
-            let written = snapshot::write_to(out, &copy, 0, Expired::Keep);
+            let written = snapshot::write_to(out, &copy, 0, Expired::Keep, None);
             // Freeing a large copy takes a while: here, off the runtime.
             drop(copy);
             written.map(|(_, bytes)| bytes)
@@ -336,6 +339,8 @@ where
             return Ok(());
         }
         if !out.is_empty() {
+            #[cfg(debug_assertions)]
+            crate::server::panics::test_panic("feed", &out);
             send(shared, stream, client, &out).await?;
             at += out.len() as u64;
             continue;

@@ -5,6 +5,8 @@
 
 pub mod async_client;
 pub mod client;
+pub mod metrics;
+pub mod proxy;
 pub mod redisbloom;
 pub mod rng;
 pub mod tls;
@@ -144,6 +146,11 @@ impl Drop for DataDir {
 
 pub fn binary() -> &'static str {
     env!("CARGO_BIN_EXE_sieved")
+}
+
+/// A file of the repository (deploy/, examples/, docs/...), by its path from the top.
+pub fn repo_file(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
 }
 
 /// For a test that measures its process's memory (the counting allocator's total, which is also
