@@ -16,9 +16,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn metrics_page(addr: SocketAddr) -> String {
-    let (status, page) = http_get(addr, "/metrics").expect("the endpoint answers");
-    assert_eq!(status, "HTTP/1.1 200 OK");
-    page
+    let response = http_get(addr, "/metrics").expect("the endpoint answers");
+    assert_eq!(response.status, "HTTP/1.1 200 OK");
+    response.body
 }
 
 /// `promtool check metrics` of `page`: nothing to say, and success.
@@ -76,8 +76,9 @@ impl Drop for Prometheus {
 
 /// Whether Prometheus's instant query `query` returns a series; None while it cannot answer.
 fn has_series(prometheus: SocketAddr, query: &str) -> Option<bool> {
-    let (status, body) = http_get(prometheus, &format!("/api/v1/query?query={query}"))?;
-    if !status.contains("200") || !body.contains("\"status\":\"success\"") {
+    let response = http_get(prometheus, &format!("/api/v1/query?query={query}"))?;
+    let body = response.body;
+    if !response.status.contains("200") || !body.contains("\"status\":\"success\"") {
         return None;
     }
     Some(!body.contains("\"result\":[]"))
@@ -312,7 +313,7 @@ fn prometheus_scrapes_every_metric_the_dashboard_uses() {
         std::thread::sleep(Duration::from_millis(200));
     }
     // The rules loaded and evaluate without error.
-    let (_, rules) = http_get(api, "/api/v1/rules").expect("the rules");
+    let rules = http_get(api, "/api/v1/rules").expect("the rules").body;
     assert!(rules.contains("\"health\":\"ok\""), "{rules}");
     assert!(!rules.contains("\"health\":\"err\""), "{rules}");
     drop(scraper);

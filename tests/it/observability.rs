@@ -190,6 +190,20 @@ fn instantaneous_ops_per_sec_follows_the_load() {
     );
 }
 
+/// The status line and the body of `GET path` at the metrics endpoint, whose every response
+/// gives its length.
+fn get(addr: std::net::SocketAddr, path: &str) -> (String, String) {
+    let response = http_get(addr, path).expect("the endpoint answers");
+    assert!(
+        response
+            .head
+            .contains(&format!("Content-Length: {}\r\n", response.body.len())),
+        "{}",
+        response.head
+    );
+    (response.status, response.body)
+}
+
 #[test]
 fn metrics_endpoint_reports_the_workload() {
     let server = start_from_deployed_config();
@@ -200,7 +214,7 @@ fn metrics_endpoint_reports_the_workload() {
     client.cmd(&["BF.ADD", "elsewhere", "x"]);
     client.cmd(&["EXPIRE", "elsewhere", "100"]);
 
-    let (status, page) = http_get(metrics, "/metrics").expect("the endpoint answers");
+    let (status, page) = get(metrics, "/metrics");
     assert_eq!(status, "HTTP/1.1 200 OK");
     let count = |command: &str| {
         sample(
@@ -254,13 +268,13 @@ fn metrics_endpoint_reports_the_workload() {
     assert_eq!(sample(&page, "sieved_snapshot_file_bytes"), 0.0);
 
     assert_eq!(client.cmd(&["SAVE"]), b"+OK\r\n");
-    let (_, page) = http_get(metrics, "/metrics?fresh=1").expect("the endpoint answers");
+    let (_, page) = get(metrics, "/metrics?fresh=1");
     assert_eq!(sample(&page, "sieved_snapshots_total"), 1.0);
     assert_eq!(sample(&page, "sieved_snapshot_age_seconds"), 0.0);
     assert!(sample(&page, "sieved_snapshot_file_bytes") > 0.0);
     assert_eq!(sample(&page, "sieved_changes_since_snapshot"), 0.0);
 
-    let (status, _) = http_get(metrics, "/").expect("the endpoint answers");
+    let (status, _) = get(metrics, "/");
     assert_eq!(status, "HTTP/1.1 404 Not Found");
 }
 

@@ -5,9 +5,16 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
-/// The status line and the body of `GET path` at `addr`, or None when nothing answers there.
-/// A response that gives its length must have a body of that length.
-pub fn http_get(addr: SocketAddr, path: &str) -> Option<(String, String)> {
+/// An HTTP response as it came.
+pub struct Response {
+    pub status: String,
+    /// The status line and the headers.
+    pub head: String,
+    pub body: String,
+}
+
+/// The response to `GET path` at `addr`, or None when nothing answers there.
+pub fn http_get(addr: SocketAddr, path: &str) -> Option<Response> {
     let mut stream = TcpStream::connect(addr).ok()?;
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
@@ -20,13 +27,11 @@ pub fn http_get(addr: SocketAddr, path: &str) -> Option<(String, String)> {
     let mut response = String::new();
     stream.read_to_string(&mut response).ok()?;
     let (head, body) = response.split_once("\r\n\r\n")?;
-    if let Some(length) = head
-        .lines()
-        .find_map(|line| line.strip_prefix("Content-Length: "))
-    {
-        assert_eq!(length.parse(), Ok(body.len()), "{head}");
-    }
-    Some((head.lines().next()?.to_string(), body.to_string()))
+    Some(Response {
+        status: head.lines().next()?.to_string(),
+        head: head.to_string(),
+        body: body.to_string(),
+    })
 }
 
 /// The value of the sample line `name` (labels included) in a metrics page.
