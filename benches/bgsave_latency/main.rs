@@ -26,7 +26,7 @@ mod rng;
 mod daemon;
 mod load;
 
-use client::{escape, try_info_field, RawClient};
+use client::{escape, loopback, try_info_field, RawClient};
 use daemon::Daemon;
 use load::{Clients, Summary, Workload, BASELINE, SLOW, SNAPSHOT};
 use rng::Rng;
@@ -284,10 +284,6 @@ fn measure(
         bgsave_reply,
         fork_usec: info_field(control, "stats", "latest_fork_usec").ok(),
     })
-}
-
-fn loopback(port: u16) -> SocketAddr {
-    SocketAddr::from(([127, 0, 0, 1], port))
 }
 
 /// Connects once the server answers PING, trying for up to `patience`.

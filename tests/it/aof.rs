@@ -2,7 +2,7 @@
 //! while clients write, torn tails dropped, and damage detected at every offset.
 
 use crate::support::{
-    free_port, sieved_command, spawn_server, DataDir, RawClient, Running, TestServer,
+    free_port, loopback, sieved_command, spawn_server, DataDir, RawClient, Running, TestServer,
 };
 use sieved::config::Config;
 use sieved::persist::aof::{list_segments, SegmentReader, Stop};
@@ -20,10 +20,6 @@ fn acknowledged(client: &mut RawClient, args: &[&str]) -> bool {
     client
         .try_command(&args)
         .is_ok_and(|reply| reply.starts_with(b":"))
-}
-
-fn addr(port: u16) -> SocketAddr {
-    format!("127.0.0.1:{port}").parse().expect("address")
 }
 
 /// Asserts that every item answers 1 to `exists` (BF.MEXISTS or CBF.MEXISTS) on `key`.
@@ -70,7 +66,7 @@ fn run_writers(
             let stop = stop.clone();
             std::thread::spawn(move || {
                 let mut acked = Acknowledged::default();
-                let mut client = RawClient::connect(addr(port));
+                let mut client = RawClient::connect(loopback(port));
                 for i in 0.. {
                     if stop.load(Ordering::Relaxed) {
                         break;
@@ -107,7 +103,7 @@ fn kill_during_writes(
 ) -> (Acknowledged, Instant) {
     let stop = Arc::new(AtomicBool::new(false));
     let writers = run_writers(port, cycle, 3, &stop);
-    let mut compactor = RawClient::connect(addr(port));
+    let mut compactor = RawClient::connect(loopback(port));
     std::thread::sleep(run_for / 2);
     // A compaction in the middle, so that kills also land during and after one.
     compactor.cmd(&["BGREWRITEAOF"]);
@@ -143,7 +139,7 @@ fn appendfsync_always_loses_no_acknowledged_write_to_kill_9() {
     for cycle in 0..=CYCLES {
         let port = free_port();
         let server = spawn_server(&dir.0, port, &flags);
-        let mut client = RawClient::connect(addr(port));
+        let mut client = RawClient::connect(loopback(port));
         let what = format!("after kill {cycle}");
         assert_all_present(&mut client, "BF.MEXISTS", "urls", &safe, &what);
         assert_all_present(&mut client, "CBF.MEXISTS", "counted", &kept, &what);
@@ -172,7 +168,7 @@ fn appendfsync_everysec_and_no_lose_no_acknowledged_write_to_kill_9() {
         assert!(!items.is_empty(), "nothing was acknowledged");
         let port = free_port();
         let _server = spawn_server(&dir.0, port, &flags);
-        let mut client = RawClient::connect(addr(port));
+        let mut client = RawClient::connect(loopback(port));
         assert_all_present(&mut client, "BF.MEXISTS", "urls", &items, fsync);
     }
 }
@@ -349,7 +345,7 @@ fn start_output(dir: &Path, extra: &[&str]) -> (bool, String) {
         if let Some(_status) = child.try_wait().expect("wait") {
             break;
         }
-        if let Ok(mut client) = RawClient::try_connect(addr(port)) {
+        if let Ok(mut client) = RawClient::try_connect(loopback(port)) {
             // The port opens before loading; a server that fails to load just closes this.
             let _ = client.try_command(&[b"SHUTDOWN", b"NOSAVE"]);
             break;

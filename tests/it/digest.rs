@@ -2,12 +2,8 @@
 //! took the writes in and however their keyspace is sharded; any difference changes it; and a
 //! restart from the append-only file brings back a keyspace with the same digest.
 
-use crate::support::{free_port, spawn_server, DataDir, RawClient};
+use crate::support::{free_port, loopback, spawn_server, DataDir, RawClient};
 use std::net::SocketAddr;
-
-fn addr(port: u16) -> SocketAddr {
-    format!("127.0.0.1:{port}").parse().expect("address")
-}
 
 const ZEROS: &[u8] = b"$32\r\n00000000000000000000000000000000\r\n";
 
@@ -37,8 +33,8 @@ fn equal_data_gives_equal_digests_and_any_change_shows() {
     let _a = spawn_server(&dir_a.0, port_a, &["--shards", "4"]);
     let _b = spawn_server(&dir_b.0, port_b, &["--shards", "64"]);
     let (mut a, mut b) = (
-        RawClient::connect(addr(port_a)),
-        RawClient::connect(addr(port_b)),
+        RawClient::connect(loopback(port_a)),
+        RawClient::connect(loopback(port_b)),
     );
     assert_eq!(a.cmd(&["SIEVED.DIGEST"]), ZEROS);
     write(&mut a, &[0, 1, 2, 3, 4, 5]);
@@ -79,7 +75,7 @@ fn a_restart_from_the_log_gives_back_the_same_digest() {
     let port = free_port();
     let flags = ["--appendonly", "yes", "--appendfsync", "always"];
     let server = spawn_server(&dir.0, port, &flags);
-    let mut client = RawClient::connect(addr(port));
+    let mut client = RawClient::connect(loopback(port));
     write(&mut client, &[0, 1, 2, 3, 4, 5]);
     for i in 0..2000 {
         client.cmd(&["CBF.ADD", "counts", &format!("item{}", i % 700)]);
@@ -87,6 +83,6 @@ fn a_restart_from_the_log_gives_back_the_same_digest() {
     let digest = client.cmd(&["SIEVED.DIGEST"]);
     server.kill();
     let _server = spawn_server(&dir.0, port, &flags);
-    let mut client = RawClient::connect(addr(port));
+    let mut client = RawClient::connect(loopback(port));
     assert_eq!(client.cmd(&["SIEVED.DIGEST"]), digest);
 }

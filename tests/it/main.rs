@@ -50,6 +50,7 @@ mod replication_trust;
 mod robustness;
 mod scan;
 mod scrapy_redis;
+mod scripting;
 mod security;
 mod sentinel;
 mod server;

@@ -36,10 +36,6 @@ fn start(args: &[&str], dir: &Path, port: u16, configure: impl FnOnce(&mut Comma
     wait_until_serving(Running(command.spawn().expect("start sieved")), port)
 }
 
-fn connect(port: u16) -> RawClient {
-    RawClient::connect(format!("127.0.0.1:{port}").parse().expect("address"))
-}
-
 fn config_get(client: &mut RawClient, name: &str) -> String {
     let reply = client.cmd(&["CONFIG", "GET", name]);
     let text = String::from_utf8(reply).expect("text");
@@ -60,10 +56,10 @@ fn deployed_config_sets_every_parameter_to_its_default() {
     let data = dir.0.join("data");
     let port = free_port();
     let _server = start(&["--config", conf.to_str().unwrap()], &data, port, |_| {});
-    let mut from_file = connect(port);
+    let mut from_file = RawClient::local(port);
     let other_port = free_port();
     let _plain = start(&[], &dir.0.join("plain"), other_port, |_| {});
-    let mut built_in = connect(other_port);
+    let mut built_in = RawClient::local(other_port);
     for name in [
         "bind",
         "databases",
@@ -118,7 +114,7 @@ fn flags_override_the_environment_which_overrides_the_file() {
                 .env("SIEVED_SLOWLOG_MAX_LEN", "9");
         },
     );
-    let mut client = connect(port);
+    let mut client = RawClient::local(port);
     assert_eq!(config_get(&mut client, "bf-initial-size"), "300");
     assert_eq!(config_get(&mut client, "bf-expansion-factor"), "4");
     assert_eq!(config_get(&mut client, "slowlog-max-len"), "9");
@@ -181,7 +177,7 @@ fn config_rewrite_round_trips_and_keeps_the_file_as_written() {
     let data = dir.0.join("data");
     let port = free_port();
     let server = start(&["--config", conf.to_str().unwrap()], &data, port, |_| {});
-    let mut client = connect(port);
+    let mut client = RawClient::local(port);
     assert_eq!(client.cmd(&["CONFIG", "REWRITE"]), b"+OK\r\n");
     assert_eq!(
         std::fs::read_to_string(&conf).unwrap(),
@@ -217,7 +213,7 @@ fn config_rewrite_round_trips_and_keeps_the_file_as_written() {
 
     let port = free_port();
     let _again = start(&["--config", conf.to_str().unwrap()], &data, port, |_| {});
-    let mut client = connect(port);
+    let mut client = RawClient::local(port);
     assert_eq!(config_get(&mut client, "bf-error-rate"), "0.05");
     assert_eq!(config_get(&mut client, "save"), "");
     assert_eq!(config_get(&mut client, "slowlog-max-len"), "64");
@@ -231,7 +227,7 @@ fn config_rewrite_writes_requirepass() {
     let data = dir.0.join("data");
     let port = free_port();
     let server = start(&["--config", conf.to_str().unwrap()], &data, port, |_| {});
-    let mut client = connect(port);
+    let mut client = RawClient::local(port);
     let password = "two words, \"quoted\"";
     assert_eq!(
         client.cmd(&["CONFIG", "SET", "requirepass", password]),
@@ -261,7 +257,7 @@ fn config_rewrite_writes_requirepass() {
 
     let port = free_port();
     let _again = start(&["--config", conf.to_str().unwrap()], &data, port, |_| {});
-    let mut client = connect(port);
+    let mut client = RawClient::local(port);
     assert_eq!(
         client.cmd(&["PING"]),
         b"-NOAUTH Authentication required.\r\n"
@@ -287,7 +283,7 @@ fn config_rewrite_appends_what_the_file_lacks() {
         port,
         |_| {},
     );
-    let mut client = connect(port);
+    let mut client = RawClient::local(port);
     client.cmd(&[
         "CONFIG",
         "SET",
@@ -334,7 +330,7 @@ fn ready_after_loading_then_stopping_on_sigterm() {
     // A snapshot to load first, so READY has something to wait for.
     {
         let server = start(&[], &data, port, |_| {});
-        let mut client = connect(port);
+        let mut client = RawClient::local(port);
         client.cmd(&["BF.MADD", "seen", "a", "b", "c"]);
         client.cmd(&["SAVE"]);
         drop(server);
@@ -351,7 +347,7 @@ fn ready_after_loading_then_stopping_on_sigterm() {
     let ready = receive(&socket);
     assert!(ready.starts_with("READY=1\n"), "{ready:?}");
     assert!(ready.contains("1 keys loaded"), "{ready:?}");
-    let mut client = connect(port);
+    let mut client = RawClient::local(port);
     assert_eq!(client.cmd(&["BF.EXISTS", "seen", "b"]), b":1\r\n");
 
     let status = Command::new("kill")
@@ -486,7 +482,7 @@ fn reserving_a_large_filter_takes_no_memory_yet() {
     let dir = DataDir::new("lazy");
     let port = free_port();
     let server = start(&[], &dir.0, port, |_| {});
-    let mut client = connect(port);
+    let mut client = RawClient::local(port);
     let before = resident_kib(server.0.id());
     for layout in ["classic", "blocked"] {
         client.cmd(&["CONFIG", "SET", "bf-layout", layout]);

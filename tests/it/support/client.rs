@@ -81,6 +81,11 @@ pub fn words(line: &str) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// The address of `port` on the loopback interface, where every test's server listens.
+pub fn loopback(port: u16) -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], port))
+}
+
 pub struct RawClient {
     stream: TcpStream,
     /// Bytes received and not yet handed out as a reply.
@@ -94,6 +99,11 @@ impl RawClient {
     /// Connects; fails the test if nothing listens at `addr`.
     pub fn connect(addr: SocketAddr) -> RawClient {
         RawClient::try_connect(addr).expect("connect")
+    }
+
+    /// Connects to `port` on the loopback interface; fails the test if nothing listens there.
+    pub fn local(port: u16) -> RawClient {
+        RawClient::connect(loopback(port))
     }
 
     pub fn try_connect(addr: SocketAddr) -> io::Result<RawClient> {

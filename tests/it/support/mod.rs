@@ -12,7 +12,7 @@ pub mod rng;
 pub mod tls;
 
 pub use client::{
-    encode_command, escape, info_field, try_info_field, words, Node, RawClient, Resp,
+    encode_command, escape, info_field, loopback, try_info_field, words, Node, RawClient, Resp,
 };
 pub use rng::Rng;
 
