@@ -31,7 +31,6 @@ use daemon::Daemon;
 use load::{Clients, Summary, Workload, BASELINE, SLOW, SNAPSHOT};
 use rng::Rng;
 use std::io;
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 const MIB: u64 = 1 << 20;

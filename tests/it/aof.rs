@@ -6,7 +6,6 @@ use crate::support::{
 };
 use sieved::config::Config;
 use sieved::persist::aof::{list_segments, SegmentReader, Stop};
-use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};

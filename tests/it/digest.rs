@@ -3,7 +3,6 @@
 //! restart from the append-only file brings back a keyspace with the same digest.
 
 use crate::support::{free_port, loopback, spawn_server, DataDir, RawClient};
-use std::net::SocketAddr;
 
 const ZEROS: &[u8] = b"$32\r\n00000000000000000000000000000000\r\n";
 

@@ -7,7 +7,6 @@
 use crate::support::{
     free_port, loopback, output_of_refused_start, sieved_command, spawn_server, DataDir, RawClient,
 };
-use std::net::SocketAddr;
 use std::process::Stdio;
 use std::sync::{Mutex, MutexGuard};
 
