@@ -22,7 +22,13 @@
 //! window, 25,000 added in each slice's time (469 KiB of slices); `tbf-1GiB`: four slices of 256 MiB
 //! against the 1 GiB filter, half their bits set at random. `cargo bench --bench filters -- tbf`.
 
+// The tests' generator (see its file); this benchmark draws only `next`.
+#[allow(dead_code)]
+#[path = "../tests/it/support/rng.rs"]
+mod rng;
+
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use rng::Rng;
 use sieved::filter::{
     BloomChain, ChainOptions, CounterBits, CountingChain, CountingOptions, FilterError, HashScheme,
     HashedChain, Layout, Retired, WindowOptions, WindowedFilter, MAX_CHUNK_BYTES,
@@ -42,17 +48,6 @@ const GIB_CAPACITY: u64 = 896_000_000;
 /// The same for the blocked layout, 9.92 bits per item at 1% instead of 9.59.
 const GIB_BLOCKED_CAPACITY: u64 = 866_000_000;
 const GIB_COUNTING_CAPACITY: u64 = GIB_CAPACITY / 4;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
 
 /// Items shaped like redis-benchmark's `__rand_int__`: twelve decimal digits.
 fn item_pool(seed: u64) -> Vec<[u8; 12]> {

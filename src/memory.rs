@@ -12,7 +12,9 @@ static PEAK: AtomicUsize = AtomicUsize::new(0);
 // SAFETY: every call is forwarded unchanged to the system allocator; the counter only observes.
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let ptr = System.alloc(layout);
+        // SAFETY: the caller keeps `alloc`'s contract (a layout of non-zero size), which is the
+        // system allocator's.
+        let ptr = unsafe { System.alloc(layout) };
         if !ptr.is_null() {
             ALLOCATED.fetch_add(layout.size(), Ordering::Relaxed);
         }
@@ -20,7 +22,8 @@ unsafe impl GlobalAlloc for CountingAllocator {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let ptr = System.alloc_zeroed(layout);
+        // SAFETY: as in `alloc`: the caller's contract is the system allocator's.
+        let ptr = unsafe { System.alloc_zeroed(layout) };
         if !ptr.is_null() {
             ALLOCATED.fetch_add(layout.size(), Ordering::Relaxed);
         }
@@ -28,12 +31,16 @@ unsafe impl GlobalAlloc for CountingAllocator {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout);
+        // SAFETY: the caller passes a block this allocator gave, with its layout; every block it
+        // gives is the system allocator's, unchanged.
+        unsafe { System.dealloc(ptr, layout) };
         ALLOCATED.fetch_sub(layout.size(), Ordering::Relaxed);
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let new = System.realloc(ptr, layout, new_size);
+        // SAFETY: as in `dealloc`, `ptr` and `layout` are the system allocator's block, and the
+        // caller keeps `realloc`'s contract for `new_size`.
+        let new = unsafe { System.realloc(ptr, layout, new_size) };
         if !new.is_null() {
             ALLOCATED.fetch_add(new_size, Ordering::Relaxed);
             ALLOCATED.fetch_sub(layout.size(), Ordering::Relaxed);

@@ -1,7 +1,8 @@
 //! The measured traffic: closed-loop client threads, one request in flight each, recording every
 //! request's latency into the window (baseline or snapshot) that was open when its reply arrived.
 
-use crate::resp::Connection;
+use crate::rng::Rng;
+use crate::{call, loopback, RawClient};
 use std::io;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
@@ -36,7 +37,7 @@ impl Workload {
     }
 
     /// Half writes, half reads; each key (the big ones and the small one) equally likely.
-    fn request(&self, rng: &mut SplitMix) -> Vec<Vec<u8>> {
+    fn request(&self, rng: &mut Rng) -> Vec<Vec<u8>> {
         let write = rng.next() & 1 == 0;
         match *self {
             Workload::Bloom { big_keys } => {
@@ -91,16 +92,16 @@ impl Clients {
         let phase = Arc::new(AtomicU8::new(WARM_UP));
         let mut threads = Vec::with_capacity(count);
         for index in 0..count {
-            let mut connection = Connection::open(port)?;
+            let mut connection = RawClient::try_connect(loopback(port))?;
             let phase = phase.clone();
-            let mut rng = SplitMix(0x5EED_0000 + index as u64);
+            let mut rng = Rng::seeded(0x5EED_0000 + index as u64);
             threads.push(std::thread::spawn(move || {
                 let mut samples = Samples::default();
                 loop {
                     let request = workload.request(&mut rng);
                     let args: Vec<&[u8]> = request.iter().map(Vec::as_slice).collect();
                     let sent = Instant::now();
-                    connection.call(&args)?;
+                    call(&mut connection, &args)?;
                     let latency = sent.elapsed().as_nanos() as u64;
                     match phase.load(Ordering::Relaxed) {
                         BASELINE => samples.baseline.push(latency),
@@ -164,18 +165,5 @@ impl Summary {
             max: Duration::from_nanos(latencies.last().copied().unwrap_or(0)),
             slow: latencies.len() - latencies.partition_point(|&ns| ns <= slow_ns),
         }
-    }
-}
-
-/// Sebastiano Vigna's SplitMix64: random enough for picking keys and items, and seedable.
-pub struct SplitMix(pub u64);
-
-impl SplitMix {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
     }
 }

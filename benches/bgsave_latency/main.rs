@@ -14,13 +14,22 @@
 //! "sieved redis"), `CLIENTS` (8), `BIG_VALUES` (4), `BIG_MIB` (512), `BASELINE_SECS` (10),
 //! `SIEVED_BIN` (another sieved binary to measure).
 
+// The tests' RESP client and generator (see their files). Both servers are measured through
+// the client, so its own cost is the same on both sides.
+#[allow(dead_code)]
+#[path = "../../tests/it/support/client.rs"]
+mod client;
+#[allow(dead_code)]
+#[path = "../../tests/it/support/rng.rs"]
+mod rng;
+
 mod daemon;
 mod load;
-mod resp;
 
+use client::{escape, loopback, try_info_field, RawClient};
 use daemon::Daemon;
-use load::{Clients, SplitMix, Summary, Workload, BASELINE, SLOW, SNAPSHOT};
-use resp::{Connection, Reply};
+use load::{Clients, Summary, Workload, BASELINE, SLOW, SNAPSHOT};
+use rng::Rng;
 use std::io;
 use std::time::{Duration, Instant};
 
@@ -109,18 +118,24 @@ fn run() -> io::Result<()> {
 
 fn measure_sieved(settings: &Settings) -> io::Result<Outcome> {
     let daemon = Daemon::sieved(settings.big_bytes * 2)?;
-    let mut control = Connection::open_when_ready(daemon.port, STARTUP_PATIENCE)?;
+    let mut control = connect_when_ready(daemon.port, STARTUP_PATIENCE)?;
     let capacity = (settings.big_bytes as f64 * 8.0 / BITS_PER_ITEM) as u64;
     for index in 0..settings.big_values {
-        control.call(&[
-            b"BF.RESERVE",
-            format!("big:{index}").as_bytes(),
-            b"0.01",
-            capacity.to_string().as_bytes(),
-            b"NONSCALING",
-        ])?;
+        call(
+            &mut control,
+            &[
+                b"BF.RESERVE",
+                format!("big:{index}").as_bytes(),
+                b"0.01",
+                capacity.to_string().as_bytes(),
+                b"NONSCALING",
+            ],
+        )?;
     }
-    control.call(&[b"BF.RESERVE", b"small", b"0.01", b"1000000"])?;
+    call(
+        &mut control,
+        &[b"BF.RESERVE", b"small", b"0.01", b"1000000"],
+    )?;
     let items = settings.big_bytes * FILL_ITEMS_PER_512_MIB / (512 * MIB);
     eprintln!(
         "sieved: filling {} filters of capacity {capacity} with {items} items each",
@@ -144,18 +159,21 @@ fn measure_sieved(settings: &Settings) -> io::Result<Outcome> {
 
 /// Adds `items` random items to `big:<index>` in BF.MADD batches.
 fn fill_filter(port: u16, index: u64, items: u64) -> io::Result<()> {
-    let mut connection = Connection::open(port)?;
+    let mut connection = RawClient::try_connect(loopback(port))?;
     let key = format!("big:{index}");
-    let mut rng = SplitMix(index);
+    let mut rng = Rng::seeded(index);
     for _ in 0..items / FILL_BATCH {
         let batch: Vec<String> = (0..FILL_BATCH)
             .map(|_| format!("{:016x}", rng.next()))
             .collect();
         let mut args: Vec<&[u8]> = vec![b"BF.MADD", key.as_bytes()];
         args.extend(batch.iter().map(String::as_bytes));
-        match connection.call(&args)? {
-            Reply::Array(added) if added.len() == batch.len() => {}
-            other => return Err(io::Error::other(format!("BF.MADD answered {other:?}"))),
+        let added = call(&mut connection, &args)?;
+        if !added.starts_with(format!("*{}\r\n", batch.len()).as_bytes()) {
+            return Err(io::Error::other(format!(
+                "BF.MADD answered {}",
+                escape(&added)
+            )));
         }
     }
     Ok(())
@@ -163,21 +181,27 @@ fn fill_filter(port: u16, index: u64, items: u64) -> io::Result<()> {
 
 fn measure_redis(settings: &Settings) -> io::Result<Outcome> {
     let daemon = Daemon::redis()?;
-    let mut control = Connection::open_when_ready(daemon.port, STARTUP_PATIENCE)?;
+    let mut control = connect_when_ready(daemon.port, STARTUP_PATIENCE)?;
     eprintln!(
         "redis: {} strings of {} MiB",
         settings.big_values,
         settings.big_bytes / MIB
     );
     for index in 0..settings.big_values {
-        let length = control.call(&[
-            b"SETRANGE",
-            format!("big:{index}").as_bytes(),
-            (settings.big_bytes - 1).to_string().as_bytes(),
-            b"x",
-        ])?;
-        if !matches!(length, Reply::Integer(n) if n as u64 == settings.big_bytes) {
-            return Err(io::Error::other(format!("SETRANGE answered {length:?}")));
+        let length = call(
+            &mut control,
+            &[
+                b"SETRANGE",
+                format!("big:{index}").as_bytes(),
+                (settings.big_bytes - 1).to_string().as_bytes(),
+                b"x",
+            ],
+        )?;
+        if length != format!(":{}\r\n", settings.big_bytes).as_bytes() {
+            return Err(io::Error::other(format!(
+                "SETRANGE answered {}",
+                escape(&length)
+            )));
         }
     }
     let workload = Workload::Strings {
@@ -191,7 +215,7 @@ fn measure_redis(settings: &Settings) -> io::Result<Outcome> {
 fn measure(
     settings: &Settings,
     daemon: &Daemon,
-    control: &mut Connection,
+    control: &mut RawClient,
     workload: Workload,
 ) -> io::Result<Outcome> {
     let resident = daemon.rss_bytes()?;
@@ -220,12 +244,15 @@ fn measure(
     let baseline_window = baseline_started.elapsed();
     eprintln!("{}: BGSAVE", daemon.name);
     let snapshot_started = Instant::now();
-    let started = control.call(&[b"BGSAVE"])?;
+    let started = call(control, &[b"BGSAVE"])?;
     let bgsave_reply = snapshot_started.elapsed();
-    if !matches!(&started, Reply::Simple(text) if text.starts_with("Background saving started")) {
-        return Err(io::Error::other(format!("BGSAVE answered {started:?}")));
+    if !started.starts_with(b"+Background saving started") {
+        return Err(io::Error::other(format!(
+            "BGSAVE answered {}",
+            escape(&started)
+        )));
     }
-    while control.info_field("persistence", "rdb_bgsave_in_progress")? != "0" {
+    while info_field(control, "persistence", "rdb_bgsave_in_progress")? != "0" {
         if snapshot_started.elapsed() > SNAPSHOT_PATIENCE {
             return Err(io::Error::other(format!(
                 "{}: the snapshot did not finish in {} s",
@@ -237,7 +264,7 @@ fn measure(
     }
     let snapshot_wall = snapshot_started.elapsed();
     let samples = clients.finish()?;
-    let status = control.info_field("persistence", "rdb_last_bgsave_status")?;
+    let status = info_field(control, "persistence", "rdb_last_bgsave_status")?;
     if status != "ok" {
         return Err(io::Error::other(format!(
             "{}: the snapshot failed ({status})",
@@ -252,10 +279,48 @@ fn measure(
         during: Summary::of(samples.snapshot, snapshot_wall),
         snapshot_bytes: daemon.snapshot_bytes(),
         snapshot_wall,
-        reported_seconds: control.info_field("persistence", "rdb_last_bgsave_time_sec")?,
+        reported_seconds: info_field(control, "persistence", "rdb_last_bgsave_time_sec")?,
         bgsave_reply,
-        fork_usec: control.info_field("stats", "latest_fork_usec").ok(),
+        fork_usec: info_field(control, "stats", "latest_fork_usec").ok(),
     })
+}
+
+/// Connects once the server answers PING, trying for up to `patience`.
+fn connect_when_ready(port: u16, patience: Duration) -> io::Result<RawClient> {
+    let deadline = Instant::now() + patience;
+    loop {
+        let attempt = RawClient::try_connect(loopback(port)).and_then(|mut client| {
+            call(&mut client, &[b"PING"])?;
+            Ok(client)
+        });
+        match attempt {
+            Ok(client) => return Ok(client),
+            Err(error) if Instant::now() >= deadline => return Err(error),
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+}
+
+/// Sends one command and returns its reply; an error reply becomes an `io::Error`.
+fn call(client: &mut RawClient, args: &[&[u8]]) -> io::Result<Vec<u8>> {
+    let reply = client.try_command(args)?;
+    if reply.starts_with(b"-") {
+        return Err(io::Error::other(format!(
+            "{} answered {}",
+            String::from_utf8_lossy(args[0]),
+            escape(&reply)
+        )));
+    }
+    Ok(reply)
+}
+
+/// The value of `field` in the reply to `INFO section`.
+fn info_field(client: &mut RawClient, section: &str, field: &str) -> io::Result<String> {
+    let reply = call(client, &[b"INFO", section.as_bytes()])?;
+    let text = String::from_utf8_lossy(&reply);
+    try_info_field(&text, field)
+        .map(str::to_owned)
+        .ok_or_else(|| io::Error::other(format!("INFO {section} has no {field}")))
 }
 
 fn print_table(settings: &Settings, outcomes: &[Outcome], before: &str, after: &str) {

@@ -397,7 +397,7 @@ mod tests {
     /// the size share probes. Its effect on the rate falls as the size grows (Kirsch and
     /// Mitzenmacher, "Less hashing, same performance"): at 2^34 bits a pair of items shares two
     /// or more probes with probability of order k²/m, 3·10^-9, so it cannot move the rate
-    /// measurably; tests/fpr.rs measures it where it matters, on small filters.
+    /// measurably; tests/it/fpr.rs measures it where it matters, on small filters.
     #[test]
     fn no_bias_past_2_to_the_34_bits() {
         let kinds = [

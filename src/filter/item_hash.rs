@@ -96,7 +96,7 @@ impl ItemHash {
     /// Plain double hashing (h1 + i·h2 taken straight to a position) correlates the probes of
     /// different items: two items whose steps nearly agree share several bits. With many probes
     /// in a small array that measurably inflates the false-positive rate (by 5 to 20% at error
-    /// rates of 1e-4, in tests/fpr.rs). Passing each h1 + i·h2 through a 64-bit finaliser makes
+    /// rates of 1e-4, in tests/it/fpr.rs). Passing each h1 + i·h2 through a 64-bit finaliser makes
     /// the positions behave as independent for the cost of two multiplications per probe. The
     /// positions are mapped onto the array with a multiply-shift instead of a modulo, which is
     /// uniform for any size and avoids a division per probe.

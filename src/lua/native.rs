@@ -23,17 +23,23 @@ fn raise_marker() -> Value {
 }
 
 unsafe extern "C-unwind" fn trampoline(state: *mut ffi::lua_State) -> c_int {
-    let nargs = ffi::lua_gettop(state);
-    ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
-    ffi::lua_insert(state, 1);
-    ffi::lua_call(state, nargs, ffi::LUA_MULTRET);
-    let nresults = ffi::lua_gettop(state);
-    if nresults >= 2 && ffi::lua_touserdata(state, 1) == std::ptr::addr_of!(RAISE_MARKER) as *mut _
-    {
-        ffi::lua_settop(state, 2);
-        ffi::lua_error(state);
+    // SAFETY: Lua calls this C function with the state of the running script and its arguments on
+    // that state's stack, with room for the LUA_MINSTACK values a C function may push; every call
+    // below is on that state.
+    unsafe {
+        let nargs = ffi::lua_gettop(state);
+        ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
+        ffi::lua_insert(state, 1);
+        ffi::lua_call(state, nargs, ffi::LUA_MULTRET);
+        let nresults = ffi::lua_gettop(state);
+        if nresults >= 2
+            && ffi::lua_touserdata(state, 1) == std::ptr::addr_of!(RAISE_MARKER) as *mut _
+        {
+            ffi::lua_settop(state, 2);
+            ffi::lua_error(state);
+        }
+        nresults
     }
-    nresults
 }
 
 /// What a Rust function raises.

@@ -23,197 +23,266 @@ pub(crate) const READONLY_ERROR: &str = "Attempt to modify a readonly table";
 /// Raises `msg` after the caller's `chunk:line: ` (what `luaL_error` does). Builds the message on
 /// the Lua stack: nothing of Rust's is alive when `lua_error` unwinds past this frame.
 unsafe fn raise_located(state: *mut ffi::lua_State, msg: &'static str) -> ! {
-    ffi::luaL_where(state, 1);
-    ffi::lua_pushlstring(state, msg.as_ptr().cast(), msg.len());
-    ffi::lua_concat(state, 2);
-    ffi::lua_error(state)
+    // SAFETY: this fn's callers are C functions Lua is running, and `state` is theirs, so the C API
+    // may be called on it as it is below.
+    unsafe {
+        ffi::luaL_where(state, 1);
+        ffi::lua_pushlstring(state, msg.as_ptr().cast(), msg.len());
+        ffi::lua_concat(state, 2);
+        ffi::lua_error(state)
+    }
 }
 
 unsafe fn raise_bare(state: *mut ffi::lua_State, msg: &'static str) -> ! {
-    ffi::lua_pushlstring(state, msg.as_ptr().cast(), msg.len());
-    ffi::lua_error(state)
+    // SAFETY: this fn's callers are C functions Lua is running, and `state` is theirs, so the C API
+    // may be called on it as it is below.
+    unsafe {
+        ffi::lua_pushlstring(state, msg.as_ptr().cast(), msg.len());
+        ffi::lua_error(state)
+    }
 }
 
 /// The backing table of the proxy at `idx`, in its place (upvalue 1 maps proxies to backings).
 unsafe fn unproxy(state: *mut ffi::lua_State, idx: c_int) -> bool {
-    if ffi::lua_type(state, idx) != ffi::LUA_TTABLE {
-        return false;
-    }
-    ffi::lua_pushvalue(state, idx);
-    ffi::lua_rawget(state, ffi::lua_upvalueindex(1));
-    if ffi::lua_type(state, -1) == ffi::LUA_TTABLE {
-        ffi::lua_replace(state, idx);
-        true
-    } else {
-        ffi::lua_pop(state, 1);
-        false
+    // SAFETY: this fn's callers are C functions Lua is running, and `state` is theirs, so the C API
+    // may be called on it as it is below.
+    unsafe {
+        if ffi::lua_type(state, idx) != ffi::LUA_TTABLE {
+            return false;
+        }
+        ffi::lua_pushvalue(state, idx);
+        ffi::lua_rawget(state, ffi::lua_upvalueindex(1));
+        if ffi::lua_type(state, -1) == ffi::LUA_TTABLE {
+            ffi::lua_replace(state, idx);
+            true
+        } else {
+            ffi::lua_pop(state, 1);
+            false
+        }
     }
 }
 
 unsafe fn is_proxy(state: *mut ffi::lua_State, idx: c_int) -> bool {
-    ffi::lua_pushvalue(state, idx);
-    ffi::lua_rawget(state, ffi::lua_upvalueindex(1));
-    let found = ffi::lua_type(state, -1) == ffi::LUA_TTABLE;
-    ffi::lua_pop(state, 1);
-    found
+    // SAFETY: this fn's callers are C functions Lua is running, and `state` is theirs, so the C API
+    // may be called on it as it is below.
+    unsafe {
+        ffi::lua_pushvalue(state, idx);
+        ffi::lua_rawget(state, ffi::lua_upvalueindex(1));
+        let found = ffi::lua_type(state, -1) == ffi::LUA_TTABLE;
+        ffi::lua_pop(state, 1);
+        found
+    }
 }
 
 /// `__newindex` of every proxy.
 unsafe extern "C-unwind" fn readonly_newindex(state: *mut ffi::lua_State) -> c_int {
-    raise_located(state, READONLY_ERROR)
+    // SAFETY: Lua calls this C function with the state of the running script and its arguments on
+    // that state's stack, with room for the LUA_MINSTACK values a C function may push; every call
+    // below is on that state.
+    unsafe { raise_located(state, READONLY_ERROR) }
 }
 
 /// `__index` of the globals' backing: Redis's `luaProtectedTableError`.
 pub(crate) unsafe extern "C-unwind" fn missing_global(state: *mut ffi::lua_State) -> c_int {
-    if ffi::lua_gettop(state) != 2 {
-        raise_located(state, "Wrong number of arguments to luaProtectedTableError");
+    // SAFETY: Lua calls this C function with the state of the running script and its arguments on
+    // that state's stack, with room for the LUA_MINSTACK values a C function may push; every call
+    // below is on that state.
+    unsafe {
+        if ffi::lua_gettop(state) != 2 {
+            raise_located(state, "Wrong number of arguments to luaProtectedTableError");
+        }
+        if ffi::lua_isstring(state, -1) == 0 && ffi::lua_isnumber(state, -1) == 0 {
+            raise_located(
+                state,
+                "Second argument to luaProtectedTableError must be a string or number",
+            );
+        }
+        ffi::luaL_where(state, 1);
+        let head = "Script attempted to access nonexistent global variable '";
+        ffi::lua_pushlstring(state, head.as_ptr().cast(), head.len());
+        ffi::lua_pushvalue(state, 2);
+        ffi::lua_pushlstring(state, c"'".as_ptr(), 1);
+        ffi::lua_concat(state, 4);
+        ffi::lua_error(state)
     }
-    if ffi::lua_isstring(state, -1) == 0 && ffi::lua_isnumber(state, -1) == 0 {
-        raise_located(
-            state,
-            "Second argument to luaProtectedTableError must be a string or number",
-        );
-    }
-    ffi::luaL_where(state, 1);
-    let head = "Script attempted to access nonexistent global variable '";
-    ffi::lua_pushlstring(state, head.as_ptr().cast(), head.len());
-    ffi::lua_pushvalue(state, 2);
-    ffi::lua_pushlstring(state, c"'".as_ptr(), 1);
-    ffi::lua_concat(state, 4);
-    ffi::lua_error(state)
 }
 
 unsafe extern "C-unwind" fn sandbox_next(state: *mut ffi::lua_State) -> c_int {
-    ffi::luaL_checktype(state, 1, ffi::LUA_TTABLE);
-    unproxy(state, 1);
-    ffi::lua_settop(state, 2);
-    if ffi::lua_next(state, 1) != 0 {
-        2
-    } else {
-        ffi::lua_pushnil(state);
-        1
+    // SAFETY: Lua calls this C function with the state of the running script and its arguments on
+    // that state's stack, with room for the LUA_MINSTACK values a C function may push; every call
+    // below is on that state.
+    unsafe {
+        ffi::luaL_checktype(state, 1, ffi::LUA_TTABLE);
+        unproxy(state, 1);
+        ffi::lua_settop(state, 2);
+        if ffi::lua_next(state, 1) != 0 {
+            2
+        } else {
+            ffi::lua_pushnil(state);
+            1
+        }
     }
 }
 
 /// `pairs`: upvalue 2 is `next`.
 unsafe extern "C-unwind" fn sandbox_pairs(state: *mut ffi::lua_State) -> c_int {
-    ffi::luaL_checktype(state, 1, ffi::LUA_TTABLE);
-    ffi::lua_pushvalue(state, ffi::lua_upvalueindex(2));
-    ffi::lua_pushvalue(state, 1);
-    ffi::lua_pushnil(state);
-    3
+    // SAFETY: Lua calls this C function with the state of the running script and its arguments on
+    // that state's stack, with room for the LUA_MINSTACK values a C function may push; every call
+    // below is on that state.
+    unsafe {
+        ffi::luaL_checktype(state, 1, ffi::LUA_TTABLE);
+        ffi::lua_pushvalue(state, ffi::lua_upvalueindex(2));
+        ffi::lua_pushvalue(state, 1);
+        ffi::lua_pushnil(state);
+        3
+    }
 }
 
 unsafe extern "C-unwind" fn sandbox_ipairs_step(state: *mut ffi::lua_State) -> c_int {
-    let i = ffi::luaL_checkinteger(state, 2) as c_int;
-    ffi::luaL_checktype(state, 1, ffi::LUA_TTABLE);
-    unproxy(state, 1);
-    let next = i.wrapping_add(1);
-    ffi::lua_pushinteger(state, next as ffi::lua_Integer);
-    ffi::lua_rawgeti(state, 1, next as _);
-    if ffi::lua_type(state, -1) == ffi::LUA_TNIL {
-        0
-    } else {
-        2
+    // SAFETY: Lua calls this C function with the state of the running script and its arguments on
+    // that state's stack, with room for the LUA_MINSTACK values a C function may push; every call
+    // below is on that state.
+    unsafe {
+        let i = ffi::luaL_checkinteger(state, 2) as c_int;
+        ffi::luaL_checktype(state, 1, ffi::LUA_TTABLE);
+        unproxy(state, 1);
+        let next = i.wrapping_add(1);
+        ffi::lua_pushinteger(state, next as ffi::lua_Integer);
+        ffi::lua_rawgeti(state, 1, next as _);
+        if ffi::lua_type(state, -1) == ffi::LUA_TNIL {
+            0
+        } else {
+            2
+        }
     }
 }
 
 /// `ipairs`: upvalue 2 is its step function.
 unsafe extern "C-unwind" fn sandbox_ipairs(state: *mut ffi::lua_State) -> c_int {
-    ffi::luaL_checktype(state, 1, ffi::LUA_TTABLE);
-    ffi::lua_pushvalue(state, ffi::lua_upvalueindex(2));
-    ffi::lua_pushvalue(state, 1);
-    ffi::lua_pushinteger(state, 0);
-    3
+    // SAFETY: Lua calls this C function with the state of the running script and its arguments on
+    // that state's stack, with room for the LUA_MINSTACK values a C function may push; every call
+    // below is on that state.
+    unsafe {
+        ffi::luaL_checktype(state, 1, ffi::LUA_TTABLE);
+        ffi::lua_pushvalue(state, ffi::lua_upvalueindex(2));
+        ffi::lua_pushvalue(state, 1);
+        ffi::lua_pushinteger(state, 0);
+        3
+    }
 }
 
 unsafe extern "C-unwind" fn sandbox_rawget(state: *mut ffi::lua_State) -> c_int {
-    ffi::luaL_checktype(state, 1, ffi::LUA_TTABLE);
-    ffi::luaL_checkany(state, 2);
-    unproxy(state, 1);
-    ffi::lua_settop(state, 2);
-    ffi::lua_rawget(state, 1);
-    1
+    // SAFETY: Lua calls this C function with the state of the running script and its arguments on
+    // that state's stack, with room for the LUA_MINSTACK values a C function may push; every call
+    // below is on that state.
+    unsafe {
+        ffi::luaL_checktype(state, 1, ffi::LUA_TTABLE);
+        ffi::luaL_checkany(state, 2);
+        unproxy(state, 1);
+        ffi::lua_settop(state, 2);
+        ffi::lua_rawget(state, 1);
+        1
+    }
 }
 
 unsafe extern "C-unwind" fn sandbox_rawset(state: *mut ffi::lua_State) -> c_int {
-    ffi::luaL_checktype(state, 1, ffi::LUA_TTABLE);
-    ffi::luaL_checkany(state, 2);
-    ffi::luaL_checkany(state, 3);
-    if is_proxy(state, 1) {
-        raise_bare(state, READONLY_ERROR);
+    // SAFETY: Lua calls this C function with the state of the running script and its arguments on
+    // that state's stack, with room for the LUA_MINSTACK values a C function may push; every call
+    // below is on that state.
+    unsafe {
+        ffi::luaL_checktype(state, 1, ffi::LUA_TTABLE);
+        ffi::luaL_checkany(state, 2);
+        ffi::luaL_checkany(state, 3);
+        if is_proxy(state, 1) {
+            raise_bare(state, READONLY_ERROR);
+        }
+        ffi::lua_settop(state, 3);
+        ffi::lua_rawset(state, 1);
+        1
     }
-    ffi::lua_settop(state, 3);
-    ffi::lua_rawset(state, 1);
-    1
 }
 
 /// `getmetatable`: upvalue 2 maps a metatable to what scripts are shown for it (`false`: nil).
 unsafe extern "C-unwind" fn sandbox_getmetatable(state: *mut ffi::lua_State) -> c_int {
-    ffi::luaL_checkany(state, 1);
-    if ffi::lua_getmetatable(state, 1) == 0 {
-        ffi::lua_pushnil(state);
-        return 1;
-    }
-    ffi::lua_pushvalue(state, -1);
-    ffi::lua_rawget(state, ffi::lua_upvalueindex(2));
-    match ffi::lua_type(state, -1) {
-        ffi::LUA_TNIL => {
-            ffi::lua_pop(state, 1);
-            ffi::luaL_getmetafield(state, 1, c"__metatable".as_ptr());
+    // SAFETY: Lua calls this C function with the state of the running script and its arguments on
+    // that state's stack, with room for the LUA_MINSTACK values a C function may push; every call
+    // below is on that state.
+    unsafe {
+        ffi::luaL_checkany(state, 1);
+        if ffi::lua_getmetatable(state, 1) == 0 {
+            ffi::lua_pushnil(state);
+            return 1;
         }
-        ffi::LUA_TBOOLEAN => ffi::lua_pushnil(state),
-        _ => {}
+        ffi::lua_pushvalue(state, -1);
+        ffi::lua_rawget(state, ffi::lua_upvalueindex(2));
+        match ffi::lua_type(state, -1) {
+            ffi::LUA_TNIL => {
+                ffi::lua_pop(state, 1);
+                ffi::luaL_getmetafield(state, 1, c"__metatable".as_ptr());
+            }
+            ffi::LUA_TBOOLEAN => ffi::lua_pushnil(state),
+            _ => {}
+        }
+        1
     }
-    1
 }
 
 unsafe extern "C-unwind" fn sandbox_setmetatable(state: *mut ffi::lua_State) -> c_int {
-    let t = ffi::lua_type(state, 2);
-    ffi::luaL_checktype(state, 1, ffi::LUA_TTABLE);
-    if t != ffi::LUA_TNIL && t != ffi::LUA_TTABLE {
-        ffi::luaL_argerror(state, 2, c"nil or table expected".as_ptr());
+    // SAFETY: Lua calls this C function with the state of the running script and its arguments on
+    // that state's stack, with room for the LUA_MINSTACK values a C function may push; every call
+    // below is on that state.
+    unsafe {
+        let t = ffi::lua_type(state, 2);
+        ffi::luaL_checktype(state, 1, ffi::LUA_TTABLE);
+        if t != ffi::LUA_TNIL && t != ffi::LUA_TTABLE {
+            ffi::luaL_argerror(state, 2, c"nil or table expected".as_ptr());
+        }
+        if is_proxy(state, 1) {
+            raise_bare(state, READONLY_ERROR);
+        }
+        if ffi::luaL_getmetafield(state, 1, c"__metatable".as_ptr()) != 0 {
+            raise_located(state, "cannot change a protected metatable");
+        }
+        ffi::lua_settop(state, 2);
+        ffi::lua_setmetatable(state, 1);
+        1
     }
-    if is_proxy(state, 1) {
-        raise_bare(state, READONLY_ERROR);
-    }
-    if ffi::luaL_getmetafield(state, 1, c"__metatable".as_ptr()) != 0 {
-        raise_located(state, "cannot change a protected metatable");
-    }
-    ffi::lua_settop(state, 2);
-    ffi::lua_setmetatable(state, 1);
-    1
 }
 
 /// `table.insert`, as Lua 5.1's `tinsert`.
 unsafe extern "C-unwind" fn sandbox_table_insert(state: *mut ffi::lua_State) -> c_int {
-    ffi::luaL_checktype(state, 1, ffi::LUA_TTABLE);
-    let mut e = (ffi::lua_objlen(state, 1) as c_int).wrapping_add(1);
-    let pos = match ffi::lua_gettop(state) {
-        2 => e,
-        3 => {
-            let pos = ffi::luaL_checkinteger(state, 2) as c_int;
-            if pos > e {
-                e = pos;
+    // SAFETY: Lua calls this C function with the state of the running script and its arguments on
+    // that state's stack, with room for the LUA_MINSTACK values a C function may push; every call
+    // below is on that state.
+    unsafe {
+        ffi::luaL_checktype(state, 1, ffi::LUA_TTABLE);
+        let mut e = (ffi::lua_objlen(state, 1) as c_int).wrapping_add(1);
+        let pos = match ffi::lua_gettop(state) {
+            2 => e,
+            3 => {
+                let pos = ffi::luaL_checkinteger(state, 2) as c_int;
+                if pos > e {
+                    e = pos;
+                }
+                if is_proxy(state, 1) {
+                    raise_bare(state, READONLY_ERROR);
+                }
+                let mut i = e;
+                while i > pos {
+                    ffi::lua_rawgeti(state, 1, (i - 1) as _);
+                    ffi::lua_rawseti(state, 1, i as _);
+                    i -= 1;
+                }
+                pos
             }
-            if is_proxy(state, 1) {
-                raise_bare(state, READONLY_ERROR);
-            }
-            let mut i = e;
-            while i > pos {
-                ffi::lua_rawgeti(state, 1, (i - 1) as _);
-                ffi::lua_rawseti(state, 1, i as _);
-                i -= 1;
-            }
-            pos
+            _ => raise_located(state, "wrong number of arguments to 'insert'"),
+        };
+        if is_proxy(state, 1) {
+            raise_bare(state, READONLY_ERROR);
         }
-        _ => raise_located(state, "wrong number of arguments to 'insert'"),
-    };
-    if is_proxy(state, 1) {
-        raise_bare(state, READONLY_ERROR);
+        ffi::lua_rawseti(state, 1, pos as _);
+        0
     }
-    ffi::lua_rawseti(state, 1, pos as _);
-    0
 }
 
 /// The proxies made so far, and the tables the sandboxed functions consult.

@@ -133,51 +133,66 @@ pub(crate) struct Vm {
 /// Runs `f` (at 2) under the error handler (at 1) with the arguments after it, and answers
 /// `(true, result)` or `(false, error)` without ever raising.
 unsafe extern "C-unwind" fn run_protected(state: *mut ffi::lua_State) -> c_int {
-    let nargs = ffi::lua_gettop(state) - 2;
-    let status = ffi::lua_pcall(state, nargs, 1, 1);
-    ffi::lua_pushboolean(state, c_int::from(status == 0));
-    ffi::lua_insert(state, -2);
-    2
+    // SAFETY: Lua calls this C function with the state of the running script and its arguments on
+    // that state's stack, with room for the LUA_MINSTACK values a C function may push; every call
+    // below is on that state.
+    unsafe {
+        let nargs = ffi::lua_gettop(state) - 2;
+        let status = ffi::lua_pcall(state, nargs, 1, 1);
+        ffi::lua_pushboolean(state, c_int::from(status == 0));
+        ffi::lua_insert(state, -2);
+        2
+    }
 }
 
 /// Redis's replacement of `pcall` (`luaRedisPcall`): an error table is answered by its `err`
 /// text, as scripts written for Redis 6 expect.
 unsafe extern "C-unwind" fn redis_pcall(state: *mut ffi::lua_State) -> c_int {
-    ffi::luaL_checkany(state, 1);
-    let argc = ffi::lua_gettop(state);
-    ffi::lua_pushboolean(state, 1);
-    ffi::lua_insert(state, 1);
-    if ffi::lua_pcall(state, argc - 1, ffi::LUA_MULTRET, 0) != 0 {
-        ffi::lua_remove(state, 1);
-        if ffi::lua_type(state, -1) == ffi::LUA_TTABLE {
-            ffi::lua_getfield(state, -1, c"err".as_ptr());
-            if ffi::lua_isstring(state, -1) != 0 {
-                ffi::lua_replace(state, -2);
-            }
-        }
-        ffi::lua_pushboolean(state, 0);
+    // SAFETY: Lua calls this C function with the state of the running script and its arguments on
+    // that state's stack, with room for the LUA_MINSTACK values a C function may push; every call
+    // below is on that state.
+    unsafe {
+        ffi::luaL_checkany(state, 1);
+        let argc = ffi::lua_gettop(state);
+        ffi::lua_pushboolean(state, 1);
         ffi::lua_insert(state, 1);
+        if ffi::lua_pcall(state, argc - 1, ffi::LUA_MULTRET, 0) != 0 {
+            ffi::lua_remove(state, 1);
+            if ffi::lua_type(state, -1) == ffi::LUA_TTABLE {
+                ffi::lua_getfield(state, -1, c"err".as_ptr());
+                if ffi::lua_isstring(state, -1) != 0 {
+                    ffi::lua_replace(state, -2);
+                }
+            }
+            ffi::lua_pushboolean(state, 0);
+            ffi::lua_insert(state, 1);
+        }
+        ffi::lua_gettop(state)
     }
-    ffi::lua_gettop(state)
 }
 
 /// `loadstring` as Redis's Lua has it: its parser takes text only, so a precompiled chunk
 /// (starting with ESC) is refused with the error its lexer gives for that byte.
 unsafe extern "C-unwind" fn redis_loadstring(state: *mut ffi::lua_State) -> c_int {
-    let mut len = 0usize;
-    let s = ffi::luaL_checklstring(state, 1, &mut len);
-    let chunkname = ffi::luaL_optlstring(state, 2, s, std::ptr::null_mut());
-    let status = if len > 0 && *s == 0x1b {
-        load_escape_error(state, chunkname)
-    } else {
-        ffi::luaL_loadbuffer(state, s, len, chunkname)
-    };
-    if status == 0 {
-        1
-    } else {
-        ffi::lua_pushnil(state);
-        ffi::lua_insert(state, -2);
-        2
+    // SAFETY: Lua calls this C function with the state of the running script and its arguments on
+    // that state's stack, with room for the LUA_MINSTACK values a C function may push; every call
+    // below is on that state.
+    unsafe {
+        let mut len = 0usize;
+        let s = ffi::luaL_checklstring(state, 1, &mut len);
+        let chunkname = ffi::luaL_optlstring(state, 2, s, std::ptr::null_mut());
+        let status = if len > 0 && *s == 0x1b {
+            load_escape_error(state, chunkname)
+        } else {
+            ffi::luaL_loadbuffer(state, s, len, chunkname)
+        };
+        if status == 0 {
+            1
+        } else {
+            ffi::lua_pushnil(state);
+            ffi::lua_insert(state, -2);
+            2
+        }
     }
 }
 
@@ -186,13 +201,17 @@ unsafe fn load_escape_error(
     state: *mut ffi::lua_State,
     chunkname: *const std::ffi::c_char,
 ) -> c_int {
-    let status = ffi::luaL_loadbuffer(state, c"\x01".as_ptr(), 1, chunkname);
-    if status != 0 {
-        let msg = ffi::lua_tolstring(state, -1, std::ptr::null_mut());
-        ffi::luaL_gsub(state, msg, c"char(1)".as_ptr(), c"char(27)".as_ptr());
-        ffi::lua_remove(state, -2);
+    // SAFETY: this fn's callers are C functions Lua is running, and `state` is theirs, so the C API
+    // may be called on it as it is below.
+    unsafe {
+        let status = ffi::luaL_loadbuffer(state, c"\x01".as_ptr(), 1, chunkname);
+        if status != 0 {
+            let msg = ffi::lua_tolstring(state, -1, std::ptr::null_mut());
+            ffi::luaL_gsub(state, msg, c"char(1)".as_ptr(), c"char(27)".as_ptr());
+            ffi::lua_remove(state, -2);
+        }
+        status
     }
-    status
 }
 
 impl Vm {

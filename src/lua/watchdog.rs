@@ -213,9 +213,9 @@ pub(crate) unsafe extern "C-unwind" fn count_hook(
     state: *mut ffi::lua_State,
     _ar: *mut ffi::lua_Debug,
 ) {
-    // SAFETY: the hook is installed on states mlua owns; the reference ends with this call.
     let found = {
-        let lua = Lua::get_or_init_from_ptr(state);
+        // SAFETY: the hook is installed on states mlua owns; the reference ends with this block.
+        let lua = unsafe { Lua::get_or_init_from_ptr(state) };
         let verdict = verdict(lua);
         if matches!(verdict, Verdict::Continue) {
             run_slow_notice(lua);
@@ -227,12 +227,16 @@ pub(crate) unsafe extern "C-unwind" fn count_hook(
         Verdict::Kill => "ERR Script killed by user with SCRIPT KILL...",
         Verdict::LoadTimeout => "ERR FUNCTION LOAD timeout",
     };
-    // From here on every line runs the hook, so that pcall cannot swallow the error for good.
-    ffi::lua_sethook(state, Some(count_hook), ffi::LUA_MASKLINE, 0);
-    ffi::lua_createtable(state, 0, 1);
-    ffi::lua_pushlstring(state, msg.as_ptr().cast(), msg.len());
-    ffi::lua_setfield(state, -2, c"err".as_ptr());
-    ffi::lua_error(state);
+    // SAFETY: Lua calls the hook with the state whose count or line fired it, as it calls a C
+    // function; every call below is on that state.
+    unsafe {
+        // From here on every line runs the hook, so that pcall cannot swallow the error for good.
+        ffi::lua_sethook(state, Some(count_hook), ffi::LUA_MASKLINE, 0);
+        ffi::lua_createtable(state, 0, 1);
+        ffi::lua_pushlstring(state, msg.as_ptr().cast(), msg.len());
+        ffi::lua_setfield(state, -2, c"err".as_ptr());
+        ffi::lua_error(state);
+    }
 }
 
 /// Installs the count hook on the state's main thread (and so on every coroutine it starts).

@@ -2,7 +2,7 @@
 //!
 //! Replication's figures are read from INFO replication's fields, which the report carries as
 //! Redis prints them, so that the two cannot disagree. deploy/grafana/ and deploy/prometheus/
-//! use these names; tests/metrics_prometheus.rs checks the page with promtool and has a real
+//! use these names; tests/it/metrics_prometheus.rs checks the page with promtool and has a real
 //! Prometheus query each metric the dashboard uses.
 
 use super::{CommandTotals, Report, Stats, Timings, LATENCY_BOUNDS_US};

@@ -1,4 +1,4 @@
-"""A client that writes through a Sentinel failover, for tests/sentinel.rs.
+"""A client that writes through a Sentinel failover, for tests/it/sentinel.rs.
 
 Finds the primary with redis-py's Sentinel support, as an application would, and writes one new
 item at a time, each followed by WAIT 1 on the same connection. Prints "confirmed <item>" for

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Writes the certificates tests/tls.rs uses, beside this script: a CA, a server certificate for
+# Writes the certificates tests/it/tls.rs uses, beside this script: a CA, a server certificate for
 # 127.0.0.1 and localhost, a client certificate signed by the CA, and a self-signed client
 # certificate the CA never vouched for. All valid for 100 years, so that the committed files
 # serve CI for good and it needs no openssl. The keys are for tests only: they are public.
