@@ -89,7 +89,6 @@ impl Node {
             .expect("server log");
         let replicaof = upstream.map(|port| format!("127.0.0.1 {port}"));
         let mut flags = vec!["--appendonly", "yes", "--appendfsync", "always"];
-        flags.extend(["--log-level", "info"]);
         if let Some(replicaof) = &replicaof {
             flags.extend(["--replicaof", replicaof.as_str()]);
         }
@@ -124,7 +123,10 @@ impl Node {
                 .find(|(field, _)| field == name)
                 .map(|(_, value)| value.clone())
         };
-        Some((field("master_replid")?, field("master_repl_offset")?.parse().ok()?))
+        Some((
+            field("master_replid")?,
+            field("master_repl_offset")?.parse().ok()?,
+        ))
     }
 
     fn digest(&self) -> Option<String> {
@@ -220,7 +222,13 @@ impl Chaos {
             .nodes
             .iter()
             .enumerate()
-            .map(|(i, node)| format!("--- node {i} (port {}) ---\n{}", node.port, node.log_tail(40)))
+            .map(|(i, node)| {
+                format!(
+                    "--- node {i} (port {}) ---\n{}",
+                    node.port,
+                    node.log_tail(40)
+                )
+            })
             .collect();
         panic!(
             "seed {} (replay with SIEVED_CHAOS_SEED={}): {what}\n--- last steps ---\n{}\n{}",
@@ -373,9 +381,17 @@ impl Chaos {
                     lease,
                 ]
             }
-            17 => vec!["FQ.ACK".into(), self.key("fq"), self.rng.below(40).to_string()],
+            17 => vec![
+                "FQ.ACK".into(),
+                self.key("fq"),
+                self.rng.below(40).to_string(),
+            ],
             18 => {
-                let mut words = vec!["FQ.NACK".into(), self.key("fq"), self.rng.below(40).to_string()];
+                let mut words = vec![
+                    "FQ.NACK".into(),
+                    self.key("fq"),
+                    self.rng.below(40).to_string(),
+                ];
                 if self.rng.one_in(2) {
                     words.extend(["DELAY".into(), self.rng.below(2000).to_string()]);
                 }
@@ -394,7 +410,13 @@ impl Chaos {
                 let key = self.key("s");
                 let value = self.item();
                 match self.rng.below(4) {
-                    0 => vec!["SET".into(), key, value, "PX".into(), (1 + self.rng.below(1500)).to_string()],
+                    0 => vec![
+                        "SET".into(),
+                        key,
+                        value,
+                        "PX".into(),
+                        (1 + self.rng.below(1500)).to_string(),
+                    ],
                     1 => vec!["SET".into(), key, value, "EX".into(), "100000".into()],
                     2 => vec!["SET".into(), key, value, "KEEPTTL".into()],
                     _ => vec!["SET".into(), key, value],
@@ -404,7 +426,12 @@ impl Chaos {
             22 => vec!["INCR".into(), self.key("n")],
             23 => vec!["INCRBYFLOAT".into(), self.key("n"), "1.25".into()],
             24 => vec!["GETDEL".into(), self.key("s")],
-            25 => vec!["SETBIT".into(), self.key("b"), self.rng.below(2000).to_string(), "1".into()],
+            25 => vec![
+                "SETBIT".into(),
+                self.key("b"),
+                self.rng.below(2000).to_string(),
+                "1".into(),
+            ],
             26 => vec![
                 "BITFIELD".into(),
                 self.key("b"),
@@ -413,7 +440,13 @@ impl Chaos {
                 self.rng.below(100).to_string(),
                 "7".into(),
             ],
-            27 => vec!["BITOP".into(), "OR".into(), self.key("b"), self.key("b"), self.key("b")],
+            27 => vec![
+                "BITOP".into(),
+                "OR".into(),
+                self.key("b"),
+                self.key("b"),
+                self.key("b"),
+            ],
             28 => vec!["LPUSH".into(), self.key("l"), self.item(), self.item()],
             29 => vec!["RPOP".into(), self.key("l")],
             30 => vec![
@@ -426,7 +459,12 @@ impl Chaos {
             31 => vec!["SADD".into(), self.key("set"), self.item(), self.item()],
             32 => vec!["SPOP".into(), self.key("set")],
             33 => vec!["HSET".into(), self.key("h"), self.item(), self.item()],
-            34 => vec!["HINCRBYFLOAT".into(), self.key("h"), self.item(), "0.5".into()],
+            34 => vec![
+                "HINCRBYFLOAT".into(),
+                self.key("h"),
+                self.item(),
+                "0.5".into(),
+            ],
             35 => vec![
                 "ZADD".into(),
                 self.key("z"),
@@ -437,29 +475,59 @@ impl Chaos {
             37 => {
                 let key = self.key("j");
                 match self.rng.below(3) {
-                    0 => vec!["JSON.SET".into(), key, "$".into(), r#"{"n":1,"a":[]}"#.into()],
+                    0 => vec![
+                        "JSON.SET".into(),
+                        key,
+                        "$".into(),
+                        r#"{"n":1,"a":[]}"#.into(),
+                    ],
                     1 => vec!["JSON.NUMINCRBY".into(), key, "$.n".into(), "1.5".into()],
                     _ => vec!["JSON.ARRAPPEND".into(), key, "$.a".into(), "\"x\"".into()],
                 }
             }
             38 => match self.rng.below(3) {
-                0 => vec!["CMS.INITBYDIM".into(), self.key("cms"), "50".into(), "4".into()],
-                1 => vec!["CMS.INCRBY".into(), self.key("cms"), self.item(), "3".into()],
-                _ => vec!["TDIGEST.ADD".into(), "td".into(), self.rng.below(1000).to_string()],
+                0 => vec![
+                    "CMS.INITBYDIM".into(),
+                    self.key("cms"),
+                    "50".into(),
+                    "4".into(),
+                ],
+                1 => vec![
+                    "CMS.INCRBY".into(),
+                    self.key("cms"),
+                    self.item(),
+                    "3".into(),
+                ],
+                _ => vec![
+                    "TDIGEST.ADD".into(),
+                    "td".into(),
+                    self.rng.below(1000).to_string(),
+                ],
             },
             39 => {
-                let kind = *self.rng.pick(&["bf", "cbf", "s", "l", "set", "fq", "tbf", "z"]);
+                let kind = *self
+                    .rng
+                    .pick(&["bf", "cbf", "s", "l", "set", "fq", "tbf", "z"]);
                 vec!["DEL".into(), self.key(kind)]
             }
             40 => {
-                let (from, to) = (*self.rng.pick(&["bf", "s", "h"]), *self.rng.pick(&["bf", "s", "h"]));
+                let (from, to) = (
+                    *self.rng.pick(&["bf", "s", "h"]),
+                    *self.rng.pick(&["bf", "s", "h"]),
+                );
                 vec!["RENAME".into(), self.key(from), self.key(to)]
             }
             41 => {
-                let kind = *self.rng.pick(&["bf", "cbf", "s", "l", "h", "fq", "cf", "j"]);
+                let kind = *self
+                    .rng
+                    .pick(&["bf", "cbf", "s", "l", "h", "fq", "cf", "j"]);
                 let key = self.key(kind);
                 match self.rng.below(4) {
-                    0 => vec!["PEXPIRE".into(), key, (1 + self.rng.below(2000)).to_string()],
+                    0 => vec![
+                        "PEXPIRE".into(),
+                        key,
+                        (1 + self.rng.below(2000)).to_string(),
+                    ],
                     1 => vec!["EXPIRE".into(), key, "100000".into()],
                     2 => vec!["PERSIST".into(), key],
                     _ => vec!["PEXPIREAT".into(), key, (now_ms + 500).to_string()],
@@ -467,7 +535,12 @@ impl Chaos {
             }
             42 => {
                 let kind = *self.rng.pick(&["bf", "s", "z"]);
-                vec!["COPY".into(), self.key(kind), self.key(kind), "REPLACE".into()]
+                vec![
+                    "COPY".into(),
+                    self.key(kind),
+                    self.key(kind),
+                    "REPLACE".into(),
+                ]
             }
             _ => vec!["TDIGEST.CREATE".into(), "td".into()],
         };
@@ -580,7 +653,11 @@ impl Chaos {
 
     /// Points a random replica at another node (never making a cycle).
     fn repoint(&mut self) {
-        let node = *self.rng.pick(&(0..NODES).filter(|&n| self.upstream[n].is_some()).collect::<Vec<_>>());
+        let node = *self.rng.pick(
+            &(0..NODES)
+                .filter(|&n| self.upstream[n].is_some())
+                .collect::<Vec<_>>(),
+        );
         let choices: Vec<usize> = (0..NODES)
             .filter(|&to| to != node && Some(to) != self.upstream[node])
             .filter(|&to| self.upstream[to] != Some(node))
@@ -622,9 +699,13 @@ impl Chaos {
         self.writer = None;
         self.note(format!("REPLICAOF NO ONE on node {chosen}"));
         self.replicaof(chosen, None);
-        let third = (0..NODES).find(|&n| n != chosen && n != old).expect("a third node");
+        let third = (0..NODES)
+            .find(|&n| n != chosen && n != old)
+            .expect("a third node");
         if old_alive {
-            self.note(format!("node {old} (the old primary) follows node {chosen}"));
+            self.note(format!(
+                "node {old} (the old primary) follows node {chosen}"
+            ));
             self.replicaof(old, Some(chosen));
         } else {
             self.upstream[old] = Some(chosen);
@@ -667,7 +748,10 @@ impl Chaos {
             self.promote(chosen, node, false);
         }
         let upstream = self.upstream_port(node);
-        self.note(format!("restart node {node} following {:?}", self.upstream[node]));
+        self.note(format!(
+            "restart node {node} following {:?}",
+            self.upstream[node]
+        ));
         self.nodes[node].launch(upstream);
     }
 

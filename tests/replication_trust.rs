@@ -1121,3 +1121,38 @@ fn commands_only_the_log_holds_are_refused_from_clients_and_applied_from_the_log
         "start-up replayed every logged write"
     );
 }
+
+/// Found by tests/replication_chaos.rs: a replica that continued under a new ID (its primary
+/// restarted, or was promoted) kept its own replicas connected, so they went on naming the old
+/// ID for the same history; promoted or re-pointed later they could only sync in full, and the
+/// chain never agreed on its ID. As Redis, a replica whose ID changes drops its replicas,
+/// which reconnect, learn it and continue partially; and it sends them no byte of the new
+/// history under the old ID first (a replica fed a few such bytes before its link closed had
+/// gone past where the old ID ends, and synced in full).
+#[test]
+fn a_chained_replica_learns_the_new_id_its_primary_continued_under() {
+    let mut primary = Node::start("chain-primary", &[]);
+    let middle = Node::replica_of("chain-middle", primary.port, &[]);
+    let below = Node::replica_of("chain-below", middle.port, &[]);
+    primary.wait_online(middle.port);
+    middle.wait_online(below.port);
+    assert_eq!(write_confirmed(&primary, "before", WRITES), WRITES);
+    let old_id = primary.info("replication", "master_replid");
+
+    primary.restart(Stop::Clean);
+    let new_id = primary.info("replication", "master_replid");
+    assert_ne!(new_id, old_id);
+    primary.wait_online(middle.port);
+    assert_eq!(write_confirmed(&primary, "after", WRITES), WRITES);
+    wait_for("the chained replica to name its primary's new ID", || {
+        (below.info("replication", "master_replid") == new_id).then_some(())
+    });
+    wait_equal(&primary, &below);
+    let (full, partial) = syncs(&middle);
+    assert_eq!(
+        (full.as_str(), partial != "0"),
+        ("1", true),
+        "the chained replica's first sync was full, its reconnections partial ({partial})"
+    );
+    assert_eq!(missing(&below, "after", WRITES), 0);
+}
