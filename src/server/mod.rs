@@ -81,6 +81,8 @@ pub struct Shared {
     pub(crate) stream_order: Mutex<Vec<u8>>,
     /// Clients parked by blocking commands.
     pub(crate) blocking: blocking::Blocking,
+    /// The Lua engines of EVAL and FCALL, with their script cache and function libraries.
+    pub scripts: crate::cmd::Scripts,
 }
 
 /// The log's sync times as the report gives them.
@@ -161,6 +163,7 @@ impl Shared {
             replication: Replication::new(backlog_size),
             stream_order: Mutex::new(Vec::new()),
             blocking: blocking::Blocking::default(),
+            scripts: crate::cmd::Scripts::default(),
         };
         shared.apply_eviction_settings();
         shared
