@@ -1123,3 +1123,97 @@ fn commands_only_the_log_holds_are_refused_from_clients_and_applied_from_the_log
         "start-up replayed every logged write"
     );
 }
+
+/// Found by tests/replication_chaos.rs: a replica that continued under a new ID (its primary
+/// restarted, or was promoted) kept its own replicas connected, so they went on naming the old
+/// ID for the same history; promoted or re-pointed later they could only sync in full, and the
+/// chain never agreed on its ID. As Redis, a replica whose ID changes drops its replicas,
+/// which reconnect, learn it and continue partially; and it sends them no byte of the new
+/// history under the old ID first (a replica fed a few such bytes before its link closed had
+/// gone past where the old ID ends, and synced in full).
+#[test]
+fn a_chained_replica_learns_the_new_id_its_primary_continued_under() {
+    let mut primary = Node::start("chain-primary", &[]);
+    let middle = Node::replica_of("chain-middle", primary.port, &[]);
+    let below = Node::replica_of("chain-below", middle.port, &[]);
+    primary.wait_online(middle.port);
+    middle.wait_online(below.port);
+    assert_eq!(write_confirmed(&primary, "before", WRITES), WRITES);
+    let old_id = primary.info("replication", "master_replid");
+
+    primary.restart(Stop::Clean);
+    let new_id = primary.info("replication", "master_replid");
+    assert_ne!(new_id, old_id);
+    primary.wait_online(middle.port);
+    assert_eq!(write_confirmed(&primary, "after", WRITES), WRITES);
+    wait_for("the chained replica to name its primary's new ID", || {
+        (below.info("replication", "master_replid") == new_id).then_some(())
+    });
+    wait_equal(&primary, &below);
+    let (full, partial) = syncs(&middle);
+    assert_eq!(
+        (full.as_str(), partial != "0"),
+        ("1", true),
+        "the chained replica's first sync was full, its reconnections partial ({partial})"
+    );
+    assert_eq!(missing(&below, "after", WRITES), 0);
+}
+
+/// Item 4, an offset that went backwards: a node restarted from a snapshot behind what others
+/// saw under its history's ID (here a replica stopped cleanly, and restarted as a primary while
+/// its former sibling received more) continues that ID only up to its snapshot's offset: the
+/// sibling, which saw the ID further, cannot continue partially from it, syncs in full, and
+/// ends with exactly the restarted node's data.
+#[test]
+fn a_node_whose_offset_went_backwards_never_continues_the_history_others_saw_further() {
+    let primary = Node::start("backwards-primary", &[]);
+    let mut behind = Node::replica_of("backwards-behind", primary.port, &[]);
+    let sibling = Node::replica_of("backwards-sibling", primary.port, &[]);
+    primary.wait_online(behind.port);
+    primary.wait_online(sibling.port);
+    let mut client = primary.raw();
+    let guard = GUARD.as_millis().to_string();
+    for i in 0..WRITES {
+        let key = format!("saved:{i}");
+        assert_eq!(client.cmd(&["SET", &key, "1"]), b"+OK\r\n");
+        assert_eq!(client.cmd(&["WAIT", "2", &guard]), b":2\r\n", "{key}");
+    }
+    let old_id = primary.info("replication", "master_replid").expect("an ID");
+
+    // Its exit snapshot names its position; it comes back as a primary, alone.
+    behind.args.clear();
+    behind.restart(Stop::Clean);
+    assert_eq!(write_confirmed(&primary, "later", WRITES), WRITES);
+    wait_equal(&primary, &sibling);
+    let seen: u64 = sibling
+        .info("replication", "master_repl_offset")
+        .and_then(|offset| offset.parse().ok())
+        .expect("an offset");
+    let restored: u64 = behind
+        .info("replication", "master_repl_offset")
+        .and_then(|offset| offset.parse().ok())
+        .expect("an offset");
+    assert!(restored < seen, "restored {restored}, seen {seen}");
+    assert_eq!(
+        (
+            behind.info("replication", "master_replid2"),
+            behind.info("replication", "second_repl_offset"),
+        ),
+        (Some(old_id), Some((restored + 1).to_string())),
+    );
+    let port = behind.port.to_string();
+    assert_eq!(sibling.cmd(&["REPLICAOF", "127.0.0.1", &port]), "+OK\r\n");
+    behind.wait_online(sibling.port);
+    wait_equal(&behind, &sibling);
+    assert_eq!(
+        (
+            syncs(&behind),
+            behind.info("stats", "sync_partial_err").unwrap_or_default()
+        ),
+        (("1".into(), "0".into()), "1".into()),
+        "the sibling, which saw the old ID up to {seen}, asked to continue it from the node \
+         restored at {restored}: sync_full, sync_partial_ok and sync_partial_err"
+    );
+    assert_eq!(missing(&sibling, "later", WRITES), WRITES);
+    assert_eq!(missing(&sibling, "saved", WRITES), 0);
+}

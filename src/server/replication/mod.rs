@@ -269,6 +269,21 @@ impl Replication {
                 && i64::try_from(offset).is_ok_and(|o| o <= ids.second_offset))
     }
 
+    /// Where the history named `replid` ends in this server's stream: None while it is the
+    /// current one; the offset at which its ID changed for the second ID; 0 for one this
+    /// server no longer knows. A replica fed under an ID is never sent a byte past its end, so
+    /// that it names no byte of another history by that ID.
+    pub(crate) fn history_end(&self, replid: &str) -> Option<u64> {
+        let ids = lock(&self.ids);
+        if ids.replid == replid {
+            return None;
+        }
+        Some(match ids.replid2 == replid {
+            true => u64::try_from(ids.second_offset - 1).unwrap_or(0),
+            false => 0,
+        })
+    }
+
     /// A replica promoted, or a primary whose stream the replicas cannot continue: a new
     /// history, which remembers the old one up to here so that replicas of the old primary
     /// continue partially.
@@ -277,13 +292,16 @@ impl Replication {
     }
 
     /// A replica that synced or continued from a primary: its history is the primary's.
-    pub(crate) fn adopt_history(&self, replid: &str) {
+    /// Returns whether that changed its ID.
+    pub(crate) fn adopt_history(&self, replid: &str) -> bool {
         let mut ids = lock(&self.ids);
-        if ids.replid != replid {
-            let old = std::mem::replace(&mut ids.replid, replid.to_string());
-            ids.replid2 = old;
-            ids.second_offset = self.stream.offset() as i64 + 1;
+        if ids.replid == replid {
+            return false;
         }
+        let old = std::mem::replace(&mut ids.replid, replid.to_string());
+        ids.replid2 = old;
+        ids.second_offset = self.stream.offset() as i64 + 1;
+        true
     }
 
     /// Where this server's data stands in its history, for a snapshot taken while no write

@@ -84,9 +84,10 @@ where
             offset = wanted,
             "replica continues (partial resync)"
         );
-        let line = format!("+CONTINUE {}\r\n", replication.replid());
+        let history = replication.replid();
+        let line = format!("+CONTINUE {history}\r\n");
         match stream.write_all(line.as_bytes()).await {
-            Ok(()) => feed(shared, stream, client, wanted, input).await,
+            Ok(()) => feed(shared, stream, client, (&history, wanted), input).await,
             Err(error) => Err(error),
         }
     } else {
@@ -142,7 +143,7 @@ where
     // Online, but counted by WAIT and min-replicas-to-write only from its first ACK: what was
     // sent may still be in flight, and the replica holds it only once it has loaded it.
     replication.update_follower(id, |f| f.state = "online");
-    feed(shared, stream, client, offset, input).await
+    feed(shared, stream, client, (&replid, offset), input).await
 }
 
 /// What a full sync sends: the output of a child process forked at the cut (`forked.rs`), or
@@ -318,7 +319,7 @@ async fn feed<S>(
     shared: &Arc<Shared>,
     stream: &mut S,
     client: &Arc<ClientInfo>,
-    mut at: u64,
+    (history, mut at): (&str, u64),
     mut input: Vec<u8>,
 ) -> io::Result<()>
 where
@@ -337,6 +338,21 @@ where
                 "dropping a replica that fell behind what the replication stream keeps"
             );
             return Ok(());
+        }
+        // This server took another ID (it continued under a promoted or restarted primary):
+        // the replica gets the old history's bytes only, then reconnects to learn the new ID
+        // and continues partially. Checked after the read: the ID changes before any byte of
+        // the new history is appended.
+        if let Some(end) = replication.history_end(history) {
+            out.truncate(end.saturating_sub(at) as usize);
+            if out.is_empty() {
+                tracing::info!(
+                    client = id,
+                    offset = at,
+                    "the history this replica follows ended; it reconnects to learn the new one"
+                );
+                return Ok(());
+            }
         }
         if !out.is_empty() {
             #[cfg(debug_assertions)]

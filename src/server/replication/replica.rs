@@ -319,7 +319,11 @@ async fn link_once(
         ["+CONTINUE", replid] => {
             // Another primary (promoted): the clock to sweep by is its own, once it sends it.
             let adopted = replication.if_current(generation, || {
-                replication.adopt_history(replid);
+                if replication.adopt_history(replid) {
+                    // As Redis: this server's own replicas reconnect to learn the new ID (and
+                    // continue partially), or a chain would name one history by two IDs.
+                    shared.clients.kill_kind(ClientKind::Replica);
+                }
                 replication.primary_clock_ms.store(0, Ordering::Relaxed);
             });
             if adopted.is_none() {
