@@ -46,6 +46,7 @@ mod randomized;
 mod redisbloom_fixtures;
 mod replay;
 mod replication;
+mod replication_chaos;
 mod replication_trust;
 mod robustness;
 mod scan;

@@ -1,7 +1,8 @@
 //! A TCP proxy for tests of links between servers: it forwards every connection it accepts to
-//! one upstream port and can hold what flows, in either direction, while the servers at both
-//! ends are real. What a held direction receives is read and kept (the sender sees its writes
-//! taken, as if the network had them in flight), then delivered in order on release.
+//! one upstream port and can hold, slow and cut what flows, in either direction, while the
+//! servers at both ends are real. What a held direction receives is read and kept (the sender
+//! sees its writes taken, as if the network had them in flight), then delivered in order on
+//! release; a cut closes every connection at once, with whatever was held.
 //!
 //! Counts are in bytes delivered, so a test waits for "the replica has 1 MiB of the payload"
 //! rather than for a time.
@@ -28,11 +29,18 @@ impl Flow {
     }
 }
 
+/// What the test asks of one direction.
+#[derive(Clone, Copy, Default)]
+struct Rule {
+    /// Deliver at most this many bytes in this direction (over all connections), keep the rest.
+    hold_after: Option<u64>,
+    /// Deliver at most this many bytes a second.
+    bytes_per_sec: Option<u64>,
+}
+
 #[derive(Default)]
 struct State {
-    /// What the test asks of each direction: deliver at most this many bytes (over all
-    /// connections), keep the rest.
-    hold_after: [Option<u64>; 2],
+    rules: [Rule; 2],
     /// Bytes delivered so far in each direction, over all connections.
     delivered: [u64; 2],
     /// Bytes read and not yet delivered, in each direction.
@@ -40,6 +48,10 @@ struct State {
     /// Directions whose sender ended them (closed its socket, or its writing half), in each
     /// direction: `Up` counts the connecting side's closes.
     ended: [u64; 2],
+    /// Bumped by `cut`: pumps of an older number stop.
+    cuts: u64,
+    /// The sockets of every open connection, for `cut`.
+    sockets: Vec<TcpStream>,
 }
 
 struct Shared {
@@ -79,13 +91,23 @@ impl Proxy {
                 };
                 let _ = client.set_nodelay(true);
                 let _ = server.set_nodelay(true);
+                let cut = {
+                    let mut state = accepting.lock();
+                    for socket in [&client, &server] {
+                        state
+                            .sockets
+                            .push(socket.try_clone().expect("clone a socket"));
+                    }
+                    state.cuts
+                };
                 for (from, to, flow) in [
                     (client.try_clone(), server.try_clone(), Flow::Up),
                     (server.try_clone(), client.try_clone(), Flow::Down),
                 ] {
                     let (from, to) = (from.expect("clone"), to.expect("clone"));
-                    pump(accepting.clone(), from, to, flow);
+                    pump(accepting.clone(), from, to, flow, cut);
                 }
+                accepting.changed.notify_all();
             }
         });
         Proxy { port, shared }
@@ -94,13 +116,37 @@ impl Proxy {
     /// Delivers at most `bytes` in total in `flow` (counting what was already delivered), and
     /// holds the rest until `release`.
     pub fn hold_after(&self, flow: Flow, bytes: u64) {
-        self.shared.lock().hold_after[flow.index()] = Some(bytes);
+        self.shared.lock().rules[flow.index()].hold_after = Some(bytes);
         self.shared.changed.notify_all();
+    }
+
+    /// Holds everything from now on in `flow`.
+    pub fn hold(&self, flow: Flow) {
+        let mut state = self.shared.lock();
+        state.rules[flow.index()].hold_after = Some(state.delivered[flow.index()]);
     }
 
     /// Delivers what is held in `flow`, and everything after it.
     pub fn release(&self, flow: Flow) {
-        self.shared.lock().hold_after[flow.index()] = None;
+        self.shared.lock().rules[flow.index()].hold_after = None;
+        self.shared.changed.notify_all();
+    }
+
+    /// Delivers at most `bytes_per_sec` in `flow` (None: as fast as it comes).
+    pub fn slow(&self, flow: Flow, bytes_per_sec: Option<u64>) {
+        self.shared.lock().rules[flow.index()].bytes_per_sec = bytes_per_sec;
+        self.shared.changed.notify_all();
+    }
+
+    /// Closes every connection open now, both ends, dropping what is held.
+    pub fn cut(&self) {
+        let mut state = self.shared.lock();
+        state.cuts += 1;
+        for socket in state.sockets.drain(..) {
+            let _ = socket.shutdown(Shutdown::Both);
+        }
+        state.held = [0, 0];
+        drop(state);
         self.shared.changed.notify_all();
     }
 
@@ -120,7 +166,7 @@ impl Proxy {
         self.shared.lock().ended[flow.index()]
     }
 
-    /// Waits until `check` holds of the proxy's counts (delivered, held, ended),
+    /// Waits until `check` holds of the proxy's counts (delivered, held, accepted, ended),
     /// failing the test after `guard`.
     pub fn wait_until(&self, what: &str, guard: Duration, check: impl Fn(&Proxy) -> bool) {
         let deadline = Instant::now() + guard;
@@ -139,8 +185,8 @@ impl Proxy {
 type Pending = (VecDeque<Vec<u8>>, bool);
 
 /// Forwards `from` to `to` in `flow` on two threads: one reads into a queue as fast as the
-/// sender writes, the other delivers from it as far as the hold allows, and passes the end on.
-fn pump(shared: Arc<Shared>, mut from: TcpStream, mut to: TcpStream, flow: Flow) {
+/// sender writes, the other delivers from it as the rules allow, and passes the end on.
+fn pump(shared: Arc<Shared>, mut from: TcpStream, mut to: TcpStream, flow: Flow, cut: u64) {
     let queue: Arc<(Mutex<Pending>, Condvar)> = Arc::default();
     let reading = queue.clone();
     let read_shared = shared.clone();
@@ -150,7 +196,7 @@ fn pump(shared: Arc<Shared>, mut from: TcpStream, mut to: TcpStream, flow: Flow)
             let read = from.read(&mut chunk).unwrap_or(0);
             let (lock, ready) = &*reading;
             let mut pending = lock.lock().unwrap_or_else(|p| p.into_inner());
-            if read == 0 {
+            if read == 0 || read_shared.lock().cuts != cut {
                 read_shared.lock().ended[flow.index()] += 1;
                 read_shared.changed.notify_all();
                 pending.1 = true;
@@ -166,6 +212,7 @@ fn pump(shared: Arc<Shared>, mut from: TcpStream, mut to: TcpStream, flow: Flow)
     });
     thread::spawn(move || {
         let (lock, ready) = &*queue;
+        let mut window = (Instant::now(), 0u64);
         loop {
             let mut piece = {
                 let mut pending = lock.lock().unwrap_or_else(|p| p.into_inner());
@@ -188,7 +235,11 @@ fn pump(shared: Arc<Shared>, mut from: TcpStream, mut to: TcpStream, flow: Flow)
                 let allowed = {
                     let mut state = shared.lock();
                     loop {
-                        let room = state.hold_after[flow.index()].map_or(u64::MAX, |limit| {
+                        if state.cuts != cut {
+                            break 0;
+                        }
+                        let rule = state.rules[flow.index()];
+                        let room = rule.hold_after.map_or(u64::MAX, |limit| {
                             limit.saturating_sub(state.delivered[flow.index()])
                         });
                         if room > 0 {
@@ -201,13 +252,31 @@ fn pump(shared: Arc<Shared>, mut from: TcpStream, mut to: TcpStream, flow: Flow)
                             .0;
                     }
                 };
-                if to.write_all(&piece[sent..sent + allowed]).is_err() {
+                if allowed == 0 {
                     break;
                 }
-                sent += allowed;
+                let rate = shared.lock().rules[flow.index()].bytes_per_sec;
+                // Slowing: small pieces, each after the time its bytes take at the rate.
+                let take = match rate {
+                    Some(rate) => allowed.min((rate / 20).max(1) as usize),
+                    None => allowed,
+                };
+                if let Some(rate) = rate {
+                    let due = window.0 + Duration::from_secs_f64(window.1 as f64 / rate as f64);
+                    if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                        thread::sleep(wait);
+                    }
+                    window.1 += take as u64;
+                } else {
+                    window = (Instant::now(), 0);
+                }
+                if to.write_all(&piece[sent..sent + take]).is_err() {
+                    break;
+                }
+                sent += take;
                 let mut state = shared.lock();
-                state.delivered[flow.index()] += allowed as u64;
-                state.held[flow.index()] = state.held[flow.index()].saturating_sub(allowed as u64);
+                state.delivered[flow.index()] += take as u64;
+                state.held[flow.index()] = state.held[flow.index()].saturating_sub(take as u64);
                 drop(state);
                 shared.changed.notify_all();
             }

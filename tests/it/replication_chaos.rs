@@ -1,6 +1,6 @@
 //! A seeded, randomized test of replication under faults (issue 31, "How to prove it"): three
 //! real sieved processes, a primary, a replica and a replica of that replica, every link between
-//! them through a TCP proxy of the test's own (tests/common/proxy.rs) that stalls, slows and
+//! them through a TCP proxy of the test's own (tests/it/support/proxy.rs) that stalls, slows and
 //! cuts it. The writer sends random commands of every type (BF, CBF, CF, TBF, FQ, sketches,
 //! JSON, strings, bits, collections, keys, expiry), alone, pipelined and in transactions; the
 //! test re-points replicas with REPLICAOF, promotes one with `REPLICAOF NO ONE`, and kills any
@@ -26,11 +26,12 @@
 //! and `SIEVED_CHAOS_STEPS=<n>` makes it longer (the default is sized for CI). Nothing here
 //! asserts on time: conditions are waited for with generous bounds.
 
-mod common;
-mod ha;
-
-use common::proxy::{Flow, Proxy};
-use common::{encode_command, escape, free_port, sieved_command, DataDir, RawClient, Running};
+use crate::ha;
+use crate::support::proxy::{Flow, Proxy};
+use crate::support::{
+    self, encode_command, escape, free_port, sieved_command, try_info_field, DataDir, RawClient,
+    Running,
+};
 use std::collections::{BTreeSet, VecDeque};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -102,7 +103,7 @@ impl Node {
             .stderr(log)
             .spawn()
             .expect("start sieved");
-        self.process = Some(common::wait_until_serving(Running(child), self.port));
+        self.process = Some(support::wait_until_serving(Running(child), self.port));
     }
 
     fn kill(&mut self) {
@@ -121,15 +122,11 @@ impl Node {
     /// `master_repl_offset`; None while it does not answer.
     fn position(&self) -> Option<(String, u64)> {
         let fields = ha::info(self.port, "replication")?;
-        let field = |name: &str| {
-            fields
-                .iter()
-                .find(|(field, _)| field == name)
-                .map(|(_, value)| value.clone())
-        };
         Some((
-            field("master_replid")?,
-            field("master_repl_offset")?.parse().ok()?,
+            try_info_field(&fields, "master_replid")?.to_string(),
+            try_info_field(&fields, "master_repl_offset")?
+                .parse()
+                .ok()?,
         ))
     }
 
@@ -775,7 +772,8 @@ impl Chaos {
             let positions: Vec<Option<(String, u64)>> =
                 self.nodes.iter().map(Node::position).collect();
             let linked = (0..NODES).filter(|&n| self.upstream[n].is_some()).all(|n| {
-                ha::info_field(self.nodes[n].port, "replication", "master_link_status").as_deref()
+                ha::query_info_field(self.nodes[n].port, "replication", "master_link_status")
+                    .as_deref()
                     == Some("up")
             });
             if linked && positions[0].is_some() && positions.iter().all(|p| *p == positions[0]) {
@@ -818,17 +816,17 @@ impl Chaos {
     fn check_confirmed_writes(&mut self) {
         let primary = self.primary();
         let reply = self.ask(primary, &["LRANGE", MARKERS, "0", "-1"]);
-        let common::Node::Aggregate(_, items) = common::Node::parse(&reply) else {
+        let support::Node::Aggregate(_, items) = support::Node::parse(&reply) else {
             self.fail(&format!("LRANGE answered {}", escape(&reply)))
         };
         let held: BTreeSet<u64> = items
             .iter()
             .filter_map(|item| match item {
-                common::Node::Scalar(bytes) => {
+                support::Node::Scalar(bytes) => {
                     let text = String::from_utf8_lossy(bytes).into_owned();
                     text.split("\r\n").nth(1)?.parse().ok()
                 }
-                common::Node::Aggregate(..) => None,
+                support::Node::Aggregate(..) => None,
             })
             .collect();
         let missing: Vec<u64> = self.confirmed.difference(&held).copied().collect();
@@ -902,7 +900,7 @@ impl Chaos {
         for client in &mut clients {
             client.cmd(&["SELECT", &db]);
             let reply = client.cmd(&["KEYS", "*"]);
-            if let common::Node::Aggregate(_, found) = common::Node::parse(&reply) {
+            if let support::Node::Aggregate(_, found) = support::Node::parse(&reply) {
                 keys.extend(found.iter().map(|key| {
                     let mut bytes = Vec::new();
                     key.write(&mut bytes);
