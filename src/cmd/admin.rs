@@ -1,7 +1,7 @@
 //! Server commands: INFO, CONFIG, TIME, SHUTDOWN, SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE. They
 //! act through the `Server` trait; the server decides what a save or a shutdown means.
 
-use super::args::{is, Cursor};
+use super::args::{keyword, Args, Items};
 use super::errors::*;
 use super::spec::{bits, block, one_of, pure_token, string, CommandSpec, Docs, Group};
 use super::{After, Ctx, ExitSave, SaveError};
@@ -24,84 +24,149 @@ const SECTIONS: &[(&str, bool)] = &[
     ("bloom", false),
 ];
 
-pub(super) fn info(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let mut all = false;
-    let mut defaults = request.len() == 1;
-    let mut named: Vec<&str> = Vec::new();
-    for arg in request.args().skip(1) {
-        if ["all", "everything"].iter().any(|s| is(arg, s)) {
-            all = true;
-        } else if is(arg, "default") {
-            defaults = true;
-        } else if let Some((known, _)) = SECTIONS.iter().find(|(s, _)| is(arg, s)) {
-            named.push(known);
+/// INFO [section ...]: the sections asked for, in the order INFO prints them. Unknown names are
+/// left out, as Redis leaves them.
+struct Info {
+    sections: Vec<&'static str>,
+}
+
+impl Info {
+    fn parse(request: Request) -> Info {
+        let mut args = Args::new(request, 1);
+        let mut all = false;
+        let mut defaults = args.remaining() == 0;
+        let mut named: Vec<&str> = Vec::new();
+        for arg in args.rest() {
+            match keyword(
+                arg,
+                &[("all", true), ("everything", true), ("default", false)],
+            ) {
+                Some(true) => all = true,
+                Some(false) => defaults = true,
+                None => named.extend(
+                    SECTIONS
+                        .iter()
+                        .map(|(name, _)| *name)
+                        .find(|name| arg.eq_ignore_ascii_case(name.as_bytes())),
+                ),
+            }
         }
+        let sections = SECTIONS
+            .iter()
+            .filter(|(name, default)| all || (defaults && *default) || named.contains(name))
+            .map(|(name, _)| *name)
+            .collect();
+        Info { sections }
     }
-    let chosen: Vec<&'static str> = SECTIONS
-        .iter()
-        .filter(|(name, default)| all || (defaults && *default) || named.contains(name))
-        .map(|(name, _)| *name)
-        .collect();
-    let text = ctx.server.info(&chosen, ctx.now);
+}
+
+pub(super) fn info(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let info = Info::parse(request);
+    let text = ctx.server.info(&info.sections, ctx.now);
     ctx.reply.verbatim(&text);
     Ok(())
 }
 
-pub(super) fn config(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let sub = request.arg(1);
-    if is(sub, "GET") {
-        if request.len() < 3 {
-            return Err(CmdError::arity("config|get"));
+/// CONFIG GET pattern [pattern ...] | SET name value [name value ...] | RESETSTAT | REWRITE |
+/// HELP.
+enum Config<'a> {
+    Get(Items<'a>),
+    Set(Vec<(&'a [u8], &'a [u8])>),
+    ResetStat,
+    Rewrite,
+    Help,
+}
+
+#[derive(Clone, Copy)]
+enum ConfigSubcommand {
+    Get,
+    Set,
+    ResetStat,
+    Rewrite,
+    Help,
+}
+
+impl<'a> Config<'a> {
+    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+        const SUBCOMMANDS: &[(&str, ConfigSubcommand)] = &[
+            ("GET", ConfigSubcommand::Get),
+            ("SET", ConfigSubcommand::Set),
+            ("RESETSTAT", ConfigSubcommand::ResetStat),
+            ("REWRITE", ConfigSubcommand::Rewrite),
+            ("HELP", ConfigSubcommand::Help),
+        ];
+        let mut args = Args::new(request, 1);
+        let sub = args.required()?;
+        match keyword(sub, SUBCOMMANDS) {
+            Some(ConfigSubcommand::Get) => match args.remaining() {
+                0 => Err(CmdError::arity("config|get")),
+                _ => Ok(Config::Get(args.items())),
+            },
+            Some(ConfigSubcommand::Set) => {
+                if args.remaining() < 2 || args.remaining() % 2 != 0 {
+                    return Err(CmdError::arity("config|set"));
+                }
+                let mut pairs = Vec::new();
+                while let (Some(name), Some(value)) = (args.next(), args.next()) {
+                    pairs.push((name, value));
+                }
+                Ok(Config::Set(pairs))
+            }
+            Some(ConfigSubcommand::ResetStat) => Ok(Config::ResetStat),
+            Some(ConfigSubcommand::Rewrite) => Ok(Config::Rewrite),
+            Some(ConfigSubcommand::Help) => Ok(Config::Help),
+            None => Err(CmdError::unknown_subcommand(sub, "CONFIG")),
         }
-        let mut found: Vec<(&str, String)> = Vec::new();
-        for pattern in request.args().skip(2) {
-            for pair in ctx.config().get_matching(pattern) {
-                if !found.iter().any(|(name, _)| *name == pair.0) {
-                    found.push(pair);
+    }
+}
+
+pub(super) fn config(ctx: &mut Ctx, request: Request) -> CmdResult {
+    match Config::parse(request)? {
+        Config::Get(patterns) => {
+            let mut found: Vec<(&str, String)> = Vec::new();
+            for pattern in patterns.iter() {
+                for pair in ctx.config().get_matching(pattern) {
+                    if !found.iter().any(|(name, _)| *name == pair.0) {
+                        found.push(pair);
+                    }
                 }
             }
+            ctx.reply.map(found.len());
+            for (name, value) in found {
+                ctx.reply.bulk(name.as_bytes());
+                ctx.reply.bulk(value.as_bytes());
+            }
         }
-        ctx.reply.map(found.len());
-        for (name, value) in found {
-            ctx.reply.bulk(name.as_bytes());
-            ctx.reply.bulk(value.as_bytes());
+        Config::Set(pairs) => {
+            ctx.config().set_many(&pairs).map_err(CmdError::Owned)?;
+            ctx.server.settings_changed();
+            ctx.reply.ok();
         }
-    } else if is(sub, "SET") {
-        if request.len() < 4 || request.len() % 2 != 0 {
-            return Err(CmdError::arity("config|set"));
+        Config::ResetStat => {
+            ctx.server.reset_stats();
+            ctx.reply.ok();
         }
-        let mut cursor = Cursor::new(request, 2);
-        let mut pairs = Vec::new();
-        while let (Some(name), Some(value)) = (cursor.next(), cursor.next()) {
-            pairs.push((name, value));
+        Config::Rewrite => {
+            ctx.config().rewrite().map_err(CmdError::Owned)?;
+            ctx.reply.ok();
         }
-        ctx.config().set_many(&pairs).map_err(CmdError::Owned)?;
-        ctx.server.settings_changed();
-        ctx.reply.ok();
-    } else if is(sub, "RESETSTAT") {
-        ctx.server.reset_stats();
-        ctx.reply.ok();
-    } else if is(sub, "REWRITE") {
-        ctx.config().rewrite().map_err(CmdError::Owned)?;
-        ctx.reply.ok();
-    } else if is(sub, "HELP") {
-        let lines = [
-            "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-            "GET <pattern>",
-            "    Return parameters matching the glob-like <pattern> and their values.",
-            "SET <directive> <value>",
-            "    Set the configuration <directive> to <value>.",
-            "RESETSTAT",
-            "    Reset statistics reported by the INFO command.",
-            "REWRITE",
-            "    Rewrite the configuration file.",
-            "HELP",
-            "    Print this help.",
-        ];
-        ctx.reply.array(lines.len());
-        lines.iter().for_each(|line| ctx.reply.simple(line));
-    } else {
-        return Err(CmdError::unknown_subcommand(sub, "CONFIG"));
+        Config::Help => {
+            let lines = [
+                "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "GET <pattern>",
+                "    Return parameters matching the glob-like <pattern> and their values.",
+                "SET <directive> <value>",
+                "    Set the configuration <directive> to <value>.",
+                "RESETSTAT",
+                "    Reset statistics reported by the INFO command.",
+                "REWRITE",
+                "    Rewrite the configuration file.",
+                "HELP",
+                "    Print this help.",
+            ];
+            ctx.reply.array(lines.len());
+            lines.iter().for_each(|line| ctx.reply.simple(line));
+        }
     }
     Ok(())
 }
@@ -120,22 +185,50 @@ pub(super) fn time(ctx: &mut Ctx, _request: Request) -> CmdResult {
 /// snapshot; if that works (or FORCE) it stops and this connection closes without a reply, else
 /// the connection replies with Redis's error and serving goes on. NOW asks not to wait for
 /// replicas, which sieved does not have.
-pub(super) fn shutdown(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let mut exit_save = ExitSave::Default;
-    let mut force = false;
-    for option in request.args().skip(1) {
-        if is(option, "ABORT") {
-            return Err(NO_SHUTDOWN_IN_PROGRESS.into());
-        } else if is(option, "NOSAVE") {
-            exit_save = ExitSave::NoSave;
-        } else if is(option, "SAVE") {
-            exit_save = ExitSave::Save;
-        } else if is(option, "FORCE") {
-            force = true;
-        } else if !is(option, "NOW") {
-            return Err(SYNTAX.into());
+struct Shutdown {
+    exit_save: ExitSave,
+    force: bool,
+}
+
+#[derive(Clone, Copy)]
+enum ShutdownOption {
+    Abort,
+    NoSave,
+    Save,
+    Force,
+    Now,
+}
+
+impl Shutdown {
+    fn parse(request: Request) -> Result<Self, CmdError> {
+        const OPTIONS: &[(&str, ShutdownOption)] = &[
+            ("ABORT", ShutdownOption::Abort),
+            ("NOSAVE", ShutdownOption::NoSave),
+            ("SAVE", ShutdownOption::Save),
+            ("FORCE", ShutdownOption::Force),
+            ("NOW", ShutdownOption::Now),
+        ];
+        let mut args = Args::new(request, 1);
+        let mut shutdown = Shutdown {
+            exit_save: ExitSave::Default,
+            force: false,
+        };
+        for option in args.rest() {
+            match keyword(option, OPTIONS) {
+                Some(ShutdownOption::Abort) => return Err(NO_SHUTDOWN_IN_PROGRESS.into()),
+                Some(ShutdownOption::NoSave) => shutdown.exit_save = ExitSave::NoSave,
+                Some(ShutdownOption::Save) => shutdown.exit_save = ExitSave::Save,
+                Some(ShutdownOption::Force) => shutdown.force = true,
+                Some(ShutdownOption::Now) => {}
+                None => return Err(SYNTAX.into()),
+            }
         }
+        Ok(shutdown)
     }
+}
+
+pub(super) fn shutdown(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let Shutdown { exit_save, force } = Shutdown::parse(request)?;
     tracing::info!(
         client = ctx.session.client.id,
         "SHUTDOWN requested by a client"
@@ -157,11 +250,17 @@ pub(super) fn save(ctx: &mut Ctx, _request: Request) -> CmdResult {
     }
 }
 
+/// BGSAVE [SCHEDULE]: whether to schedule the save when one is running already.
+fn parse_bgsave(request: Request) -> Result<bool, CmdError> {
+    let mut args = Args::new(request, 1);
+    let schedule = args.check("SCHEDULE");
+    args.finish(SYNTAX)?;
+    Ok(schedule)
+}
+
 pub(super) fn bgsave(ctx: &mut Ctx, request: Request) -> CmdResult {
-    if request.len() > 2 || (request.len() == 2 && !is(request.arg(1), "SCHEDULE")) {
-        return Err(SYNTAX.into());
-    }
-    match ctx.server.save_in_background(request.len() == 2) {
+    let schedule = parse_bgsave(request)?;
+    match ctx.server.save_in_background(schedule) {
         Ok(true) => ctx.reply.simple("Background saving started"),
         Ok(false) => ctx.reply.simple("Background saving scheduled"),
         Err(_) => return Err(SAVE_IN_PROGRESS.into()),

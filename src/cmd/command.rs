@@ -1,7 +1,7 @@
 //! COMMAND and its subcommands: what clients (redis-cli's hints, cluster clients, redis-py)
 //! learn about the command table, in Redis 7's reply shapes.
 
-use super::args::is;
+use super::args::{keyword, Args, Items};
 use super::errors::*;
 use super::spec::{
     bits, find_subcommand, one_of, pattern, string, Acl, Arg, ArgType, CommandSpec, DocFlags, Docs,
@@ -194,20 +194,30 @@ enum Filter<'a> {
     Pattern(&'a [u8]),
 }
 
-impl Filter<'_> {
-    fn parse<'a>(request: &Request<'a>) -> Result<Filter<'a>, CmdError> {
-        match request.len() {
-            2 => Ok(Filter::All),
-            5 if is(request.arg(2), "FILTERBY") => {
-                let (kind, value) = (request.arg(3), request.arg(4));
-                if is(kind, "MODULE") {
-                    Ok(Filter::Module(value))
-                } else if is(kind, "ACLCAT") {
-                    Ok(Filter::Category(Acl::find(value)))
-                } else if is(kind, "PATTERN") {
-                    Ok(Filter::Pattern(value))
-                } else {
-                    Err(SYNTAX.into())
+#[derive(Clone, Copy)]
+enum FilterKind {
+    Module,
+    Category,
+    Pattern,
+}
+
+impl<'a> Filter<'a> {
+    /// Reads from the word after LIST.
+    fn parse(args: &mut Args<'a>) -> Result<Filter<'a>, CmdError> {
+        const KINDS: &[(&str, FilterKind)] = &[
+            ("MODULE", FilterKind::Module),
+            ("ACLCAT", FilterKind::Category),
+            ("PATTERN", FilterKind::Pattern),
+        ];
+        match args.remaining() {
+            0 => Ok(Filter::All),
+            3 if args.check("FILTERBY") => {
+                let (kind, value) = (args.required()?, args.required()?);
+                match keyword(kind, KINDS) {
+                    Some(FilterKind::Module) => Ok(Filter::Module(value)),
+                    Some(FilterKind::Category) => Ok(Filter::Category(Acl::find(value))),
+                    Some(FilterKind::Pattern) => Ok(Filter::Pattern(value)),
+                    None => Err(SYNTAX.into()),
                 }
             }
             _ => Err(SYNTAX.into()),
@@ -229,16 +239,18 @@ impl Filter<'_> {
     }
 }
 
-/// COMMAND GETKEYS and GETKEYSANDFLAGS: the keys of the command in `request` from position 2,
-/// found by its key specifications, checked as Redis checks them.
-fn write_keys(reply: &mut Reply, request: Request, with_flags: bool) -> CmdResult {
-    let spec = lookup(request.arg(2))
+/// COMMAND GETKEYS and GETKEYSANDFLAGS: the keys of `command` (a full command, its name
+/// first), found by its key specifications, checked as Redis checks them.
+fn write_keys(reply: &mut Reply, command: Items, with_flags: bool) -> CmdResult {
+    let spec = command
+        .get(0)
+        .and_then(lookup)
         .map(|index| &COMMANDS[index])
         .ok_or(GETKEYS_INVALID_COMMAND)?;
     if spec.key_specs.is_empty() {
         return Err(GETKEYS_NO_KEYS.into());
     }
-    let argc = request.len() - 2;
+    let argc = command.len();
     if !spec.arity_fits(argc) {
         return Err(GETKEYS_BAD_ARITY.into());
     }
@@ -249,7 +261,7 @@ fn write_keys(reply: &mut Reply, request: Request, with_flags: bool) -> CmdResul
     reply.array(count);
     for key in spec.key_specs {
         for position in key.positions(argc).into_iter().flatten() {
-            let name = request.arg(position + 2);
+            let name = command.get(position).unwrap_or_default();
             if with_flags {
                 reply.array(2);
                 reply.bulk(name);
@@ -307,49 +319,73 @@ const HELP: &[&str] = &[
     "    Prints this help.",
 ];
 
+/// COMMAND [subcommand [argument ...]], each with what it asks.
+enum Query<'a> {
+    Count,
+    List(Filter<'a>),
+    /// COMMAND alone, and INFO: the commands named (every one if none is).
+    Info(Items<'a>),
+    /// The commands named (every one if none is).
+    Docs(Items<'a>),
+    /// A full command, its name first; with each key's flags or not.
+    GetKeys(Items<'a>, bool),
+    Help,
+}
+
+impl<'a> Query<'a> {
+    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+        if Args::new(request, 1).remaining() == 0 {
+            return Ok(Query::Info(Args::new(request, 1).items()));
+        }
+        let subcommand = find_subcommand(&request, "COMMAND", SUBCOMMANDS)?;
+        let mut args = Args::new(request, 2);
+        Ok(match subcommand {
+            Subcommand::Count => Query::Count,
+            Subcommand::List => Query::List(Filter::parse(&mut args)?),
+            Subcommand::Info => Query::Info(args.items()),
+            Subcommand::Docs => Query::Docs(args.items()),
+            Subcommand::GetKeys => Query::GetKeys(args.items(), false),
+            Subcommand::GetKeysAndFlags => Query::GetKeys(args.items(), true),
+            Subcommand::Help => Query::Help,
+        })
+    }
+}
+
 pub(super) fn command(ctx: &mut Ctx, request: Request) -> CmdResult {
     let reply = &mut *ctx.reply;
-    if request.len() == 1 {
-        reply.array(COMMANDS.len());
-        COMMANDS.iter().for_each(|spec| write_info(reply, spec));
-        return Ok(());
-    }
-    let subcommand = find_subcommand(&request, "COMMAND", SUBCOMMANDS)?;
-    let names = || request.args().skip(2);
-    match subcommand {
-        Subcommand::Count => reply.int(COMMANDS.len() as i64),
-        Subcommand::List => {
-            let filter = Filter::parse(&request)?;
+    match Query::parse(request)? {
+        Query::Count => reply.int(COMMANDS.len() as i64),
+        Query::List(filter) => {
             let listed = || COMMANDS.iter().filter(|spec| filter.admits(spec));
             reply.array(listed().count());
             listed().for_each(|spec| reply.bulk(spec.name.as_bytes()));
         }
-        Subcommand::Info if request.len() == 2 => {
+        Query::Info(names) if names.is_empty() => {
             reply.array(COMMANDS.len());
             COMMANDS.iter().for_each(|spec| write_info(reply, spec));
         }
-        Subcommand::Info => {
-            reply.array(request.len() - 2);
-            for name in names() {
+        Query::Info(names) => {
+            reply.array(names.len());
+            for name in names.iter() {
                 match lookup(name) {
                     Some(index) => write_info(reply, &COMMANDS[index]),
                     None => reply.null(),
                 }
             }
         }
-        Subcommand::Docs if request.len() == 2 => {
+        Query::Docs(names) if names.is_empty() => {
             reply.map(COMMANDS.len());
             COMMANDS.iter().for_each(|spec| write_docs(reply, spec));
         }
-        Subcommand::Docs => {
-            reply.map(names().filter_map(lookup).count());
-            names()
+        Query::Docs(names) => {
+            reply.map(names.iter().filter_map(lookup).count());
+            names
+                .iter()
                 .filter_map(lookup)
                 .for_each(|index| write_docs(reply, &COMMANDS[index]));
         }
-        Subcommand::GetKeys => write_keys(reply, request, false)?,
-        Subcommand::GetKeysAndFlags => write_keys(reply, request, true)?,
-        Subcommand::Help => {
+        Query::GetKeys(command, with_flags) => write_keys(reply, command, with_flags)?,
+        Query::Help => {
             reply.array(HELP.len());
             HELP.iter().for_each(|line| reply.simple(line));
         }

@@ -1,29 +1,37 @@
 //! Connection commands: PING, ECHO, HELLO, AUTH, SELECT, QUIT, RESET, CLIENT.
 
-use super::args::{is, parse_i64, Cursor};
+use super::args::{int, keyword, parse_i64, Args, UpToError};
 use super::errors::*;
 use super::spec::{bits, block, integer, one_of, pure_token, string, CommandSpec, Docs, Group};
 use super::{After, ClientFilter, ClientType, Ctx};
 use crate::protocol::{Protocol, Request};
 
+/// PING [message].
+fn parse_ping(request: Request<'_>) -> Result<Option<&[u8]>, CmdError> {
+    let mut args = Args::new(request, 1);
+    args.words_at_most(2)?;
+    Ok(args.next())
+}
+
 pub(super) fn ping(ctx: &mut Ctx, request: Request) -> CmdResult {
-    if ctx.session.client.subscribed() && !ctx.reply.is_resp3() && request.len() <= 2 {
+    let message = parse_ping(request)?;
+    if ctx.session.client.subscribed() && !ctx.reply.is_resp3() {
         // Shaped like a message, as Redis, so that a RESP2 subscriber can tell it apart.
         ctx.reply.array(2);
         ctx.reply.bulk(b"pong");
-        ctx.reply.bulk(request.args().nth(1).unwrap_or_default());
+        ctx.reply.bulk(message.unwrap_or_default());
         return Ok(());
     }
-    match request.len() {
-        1 => ctx.reply.simple("PONG"),
-        2 => ctx.reply.bulk(request.arg(1)),
-        _ => return Err(CmdError::arity("ping")),
+    match message {
+        None => ctx.reply.simple("PONG"),
+        Some(message) => ctx.reply.bulk(message),
     }
     Ok(())
 }
 
 pub(super) fn echo(ctx: &mut Ctx, request: Request) -> CmdResult {
-    ctx.reply.bulk(request.arg(1));
+    let message = Args::new(request, 1).required()?;
+    ctx.reply.bulk(message);
     Ok(())
 }
 
@@ -40,12 +48,39 @@ fn check_credentials(ctx: &mut Ctx, username: &[u8], password: &[u8]) -> CmdResu
     Ok(())
 }
 
+/// AUTH [username] password.
+struct Auth<'a> {
+    username: Option<&'a [u8]>,
+    password: &'a [u8],
+}
+
+impl<'a> Auth<'a> {
+    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        let first = args.required()?;
+        let second = args.next();
+        args.finish(SYNTAX)?;
+        Ok(match second {
+            Some(password) => Auth {
+                username: Some(first),
+                password,
+            },
+            None => Auth {
+                username: None,
+                password: first,
+            },
+        })
+    }
+}
+
 pub(super) fn auth(ctx: &mut Ctx, request: Request) -> CmdResult {
-    match request.len() {
-        2 if !ctx.config().requires_password() => Err(AUTH_NOT_CONFIGURED.into()),
-        2 => check_credentials(ctx, b"default", request.arg(1)),
-        3 => check_credentials(ctx, request.arg(1), request.arg(2)),
-        _ => Err(SYNTAX.into()),
+    match Auth::parse(request)? {
+        Auth { username: None, .. } if !ctx.config().requires_password() => {
+            Err(AUTH_NOT_CONFIGURED.into())
+        }
+        Auth { username, password } => {
+            check_credentials(ctx, username.unwrap_or(b"default"), password)
+        }
     }?;
     ctx.reply.ok();
     Ok(())
@@ -55,32 +90,79 @@ fn valid_client_name(name: &[u8]) -> bool {
     name.iter().all(|&b| (b'!'..=b'~').contains(&b))
 }
 
-pub(super) fn hello(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let mut protocol = ctx.reply.protocol();
-    let mut cursor = Cursor::new(request, 1);
-    if let Some(version) = cursor.next() {
-        protocol = match parse_i64(version).ok_or(PROTO_NOT_INTEGER)? {
-            2 => Protocol::Resp2,
-            3 => Protocol::Resp3,
-            _ => return Err(NOPROTO.into()),
+/// HELLO [protover [AUTH username password] [SETNAME clientname]]. Redis authenticates at AUTH
+/// as it reads the options, so a wrong password named before a wrong option is the error given,
+/// and a right one counts even when a later option is wrong: the options read before the first
+/// wrong one are applied, then its error given.
+struct Hello<'a> {
+    protocol: Option<Protocol>,
+    options: UpToError<HelloOption<'a>>,
+}
+
+#[derive(Clone, Copy)]
+enum HelloOption<'a> {
+    Auth {
+        username: &'a [u8],
+        password: &'a [u8],
+    },
+    SetName(&'a [u8]),
+}
+
+impl<'a> Hello<'a> {
+    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        let protocol = match args.next() {
+            None => None,
+            Some(version) => Some(match int(version, PROTO_NOT_INTEGER)? {
+                2 => Protocol::Resp2,
+                3 => Protocol::Resp3,
+                _ => return Err(NOPROTO.into()),
+            }),
         };
+        let options = UpToError::read(&mut args, Self::option, |_| false);
+        Ok(Hello { protocol, options })
     }
-    let mut name = None;
-    while let Some(option) = cursor.next() {
-        let syntax = || hello_option_syntax(option);
-        if is(option, "AUTH") && cursor.remaining() >= 2 {
-            let (username, password) = (cursor.next().unwrap(), cursor.next().unwrap());
-            check_credentials(ctx, username, password)?;
-        } else if is(option, "SETNAME") && cursor.remaining() >= 1 {
-            let value = cursor.next().unwrap();
-            if !valid_client_name(value) {
-                return Err(CLIENT_NAME_SPACES.into());
+
+    fn option(args: &mut Args<'a>) -> Result<HelloOption<'a>, CmdError> {
+        let option = args.required()?;
+        let keywords = [
+            ("AUTH", HelloKeyword::Auth),
+            ("SETNAME", HelloKeyword::SetName),
+        ];
+        match keyword(option, &keywords) {
+            Some(HelloKeyword::Auth) if args.remaining() >= 2 => Ok(HelloOption::Auth {
+                username: args.required()?,
+                password: args.required()?,
+            }),
+            Some(HelloKeyword::SetName) if args.remaining() >= 1 => {
+                let name = args.required()?;
+                match valid_client_name(name) {
+                    true => Ok(HelloOption::SetName(name)),
+                    false => Err(CLIENT_NAME_SPACES.into()),
+                }
             }
-            name = Some(value);
-        } else {
-            return Err(syntax());
+            _ => Err(hello_option_syntax(option)),
         }
     }
+}
+
+#[derive(Clone, Copy)]
+enum HelloKeyword {
+    Auth,
+    SetName,
+}
+
+pub(super) fn hello(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let Hello { protocol, options } = Hello::parse(request)?;
+    let protocol = protocol.unwrap_or(ctx.reply.protocol());
+    let mut name = None;
+    for option in &options.options {
+        match *option {
+            HelloOption::Auth { username, password } => check_credentials(ctx, username, password)?,
+            HelloOption::SetName(value) => name = Some(value),
+        }
+    }
+    options.result()?;
     if ctx.session.must_authenticate(ctx.config()) {
         return Err(HELLO_NOAUTH.into());
     }
@@ -108,13 +190,19 @@ pub(super) fn hello(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
+/// SELECT index: the database, one of `databases`.
+fn parse_select(request: Request, databases: usize) -> Result<usize, CmdError> {
+    let index = Args::new(request, 1).int(NOT_INTEGER)?;
+    usize::try_from(index)
+        .ok()
+        .filter(|&index| index < databases)
+        .ok_or_else(|| DB_INDEX.into())
+}
+
 pub(super) fn select(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let index = parse_i64(request.arg(1)).ok_or(NOT_INTEGER)?;
-    if index < 0 || index as usize >= ctx.store.databases() {
-        return Err(DB_INDEX.into());
-    }
-    ctx.session.db = index as usize;
-    ctx.session.client.set_db(index as usize);
+    let index = parse_select(request, ctx.store.databases())?;
+    ctx.session.db = index;
+    ctx.session.client.set_db(index);
     ctx.reply.ok();
     Ok(())
 }
@@ -181,93 +269,179 @@ const CLIENT_HELP: &[&str] = &[
     "    Print this help.",
 ];
 
-pub(super) fn client(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let sub = request.arg(1);
-    let arity = |n: usize, name: &str| {
-        if request.len() == n {
-            Ok(())
-        } else {
-            Err(CmdError::arity(&format!("client|{name}")))
-        }
-    };
-    if is(sub, "ID") {
-        arity(2, "id")?;
-        ctx.reply.int(ctx.session.client.id as i64);
-    } else if is(sub, "SETNAME") {
-        arity(3, "setname")?;
-        if !valid_client_name(request.arg(2)) {
-            return Err(CLIENT_NAME_SPACES.into());
-        }
-        ctx.session.client.set_name(request.arg(2));
-        ctx.reply.ok();
-    } else if is(sub, "GETNAME") {
-        arity(2, "getname")?;
-        match ctx.session.client.name() {
-            Some(name) => ctx.reply.bulk(&name),
-            None => ctx.reply.null(),
-        }
-    } else if is(sub, "SETINFO") {
-        arity(4, "setinfo")?;
-        let (attribute, value) = (request.arg(2), request.arg(3));
-        if !valid_client_name(value) && !value.is_empty() {
-            return Err(client_info_characters(attribute));
-        }
-        if is(attribute, "LIB-NAME") {
-            ctx.session.client.set_lib_name(value);
-        } else if is(attribute, "LIB-VER") {
-            ctx.session.client.set_lib_version(value);
-        } else {
-            return Err(unrecognized_option(attribute));
-        }
-        ctx.reply.ok();
-    } else if is(sub, "INFO") {
-        arity(2, "info")?;
-        let line = ctx.session.client.describe(ctx.now);
-        ctx.reply.verbatim(&line);
-    } else if is(sub, "LIST") {
+/// CLIENT's subcommands, each with what it asks.
+enum Client<'a> {
+    Id,
+    SetName(&'a [u8]),
+    GetName,
+    SetInfo(LibAttribute, &'a [u8]),
+    Info,
+    List(ClientFilter),
+    Kill(Kill),
+    Unblock { id: i64, error: bool },
+    Help,
+}
+
+#[derive(Clone, Copy)]
+enum ClientSubcommand {
+    Id,
+    SetName,
+    GetName,
+    SetInfo,
+    Info,
+    List,
+    Kill,
+    Unblock,
+    Help,
+}
+
+/// What CLIENT SETINFO sets.
+#[derive(Clone, Copy)]
+enum LibAttribute {
+    Name,
+    Version,
+}
+
+/// CLIENT LIST's options.
+#[derive(Clone, Copy)]
+enum ListOption {
+    Type,
+    Id,
+}
+
+impl<'a> Client<'a> {
+    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+        const SUBCOMMANDS: &[(&str, ClientSubcommand)] = &[
+            ("ID", ClientSubcommand::Id),
+            ("SETNAME", ClientSubcommand::SetName),
+            ("GETNAME", ClientSubcommand::GetName),
+            ("SETINFO", ClientSubcommand::SetInfo),
+            ("INFO", ClientSubcommand::Info),
+            ("LIST", ClientSubcommand::List),
+            ("KILL", ClientSubcommand::Kill),
+            ("UNBLOCK", ClientSubcommand::Unblock),
+            ("HELP", ClientSubcommand::Help),
+        ];
+        let mut args = Args::new(request, 1);
+        let sub = args.required()?;
+        let subcommand =
+            keyword(sub, SUBCOMMANDS).ok_or_else(|| CmdError::unknown_subcommand(sub, "CLIENT"))?;
+        let words = args.word_count();
+        let arity = |n: usize, name: &str| match words == n {
+            true => Ok(()),
+            false => Err(CmdError::arity(&format!("client|{name}"))),
+        };
+        Ok(match subcommand {
+            ClientSubcommand::Id => arity(2, "id").map(|()| Client::Id)?,
+            ClientSubcommand::SetName => {
+                arity(3, "setname")?;
+                let name = args.required()?;
+                if !valid_client_name(name) {
+                    return Err(CLIENT_NAME_SPACES.into());
+                }
+                Client::SetName(name)
+            }
+            ClientSubcommand::GetName => arity(2, "getname").map(|()| Client::GetName)?,
+            ClientSubcommand::SetInfo => {
+                arity(4, "setinfo")?;
+                let (attribute, value) = (args.required()?, args.required()?);
+                if !valid_client_name(value) && !value.is_empty() {
+                    return Err(client_info_characters(attribute));
+                }
+                let attributes = [
+                    ("LIB-NAME", LibAttribute::Name),
+                    ("LIB-VER", LibAttribute::Version),
+                ];
+                let attribute = keyword(attribute, &attributes)
+                    .ok_or_else(|| unrecognized_option(attribute))?;
+                Client::SetInfo(attribute, value)
+            }
+            ClientSubcommand::Info => arity(2, "info").map(|()| Client::Info)?,
+            ClientSubcommand::List => Client::List(Self::list_filter(&mut args)?),
+            ClientSubcommand::Kill => Client::Kill(Kill::parse(&mut args)?),
+            ClientSubcommand::Unblock => {
+                if words < 3 {
+                    return Err(CmdError::arity("client|unblock"));
+                }
+                if words > 4 {
+                    // As Redis words a subcommand whose own arity check fails.
+                    return Err(subcommand_arity(sub, "CLIENT"));
+                }
+                let id = args.required()?;
+                let error = match args.next() {
+                    None => false,
+                    Some(reason) => keyword(reason, &[("TIMEOUT", false), ("ERROR", true)])
+                        .ok_or(UNBLOCK_REASON)?,
+                };
+                let id = int(id, NOT_INTEGER)?;
+                Client::Unblock { id, error }
+            }
+            ClientSubcommand::Help => Client::Help,
+        })
+    }
+
+    /// CLIENT LIST [TYPE type] [ID id [id ...]].
+    fn list_filter(args: &mut Args) -> Result<ClientFilter, CmdError> {
         let mut filter = ClientFilter::default();
-        let mut cursor = Cursor::new(request, 2);
-        while let Some(option) = cursor.next() {
-            if is(option, "TYPE") {
-                filter.client_type = Some(client_type(cursor.next_or(SYNTAX)?)?);
-            } else if is(option, "ID") && cursor.remaining() > 0 {
-                let list: Option<Vec<u64>> = cursor
-                    .rest()
-                    .map(|id| parse_i64(id).map(|id| id.max(0) as u64))
-                    .collect();
-                filter.ids = Some(list.ok_or(INVALID_CLIENT_ID)?);
-            } else {
-                return Err(SYNTAX.into());
+        while let Some(option) = args.next() {
+            match keyword(
+                option,
+                &[("TYPE", ListOption::Type), ("ID", ListOption::Id)],
+            ) {
+                Some(ListOption::Type) => {
+                    filter.client_type = Some(client_type(args.next_or(SYNTAX)?)?);
+                }
+                Some(ListOption::Id) if args.remaining() > 0 => {
+                    let list: Option<Vec<u64>> = args
+                        .rest()
+                        .map(|id| parse_i64(id).map(|id| id.max(0) as u64))
+                        .collect();
+                    filter.ids = Some(list.ok_or(INVALID_CLIENT_ID)?);
+                }
+                _ => return Err(SYNTAX.into()),
             }
         }
-        let text = ctx.server.client_list(&filter, ctx.now);
-        ctx.reply.verbatim(&text);
-    } else if is(sub, "KILL") {
-        client_kill(ctx, request)?;
-    } else if is(sub, "UNBLOCK") {
-        if request.len() < 3 {
-            return Err(CmdError::arity("client|unblock"));
+        Ok(filter)
+    }
+}
+
+pub(super) fn client(ctx: &mut Ctx, request: Request) -> CmdResult {
+    match Client::parse(request)? {
+        Client::Id => ctx.reply.int(ctx.session.client.id as i64),
+        Client::SetName(name) => {
+            ctx.session.client.set_name(name);
+            ctx.reply.ok();
         }
-        if request.len() > 4 {
-            // As Redis words a subcommand whose own arity check fails.
-            return Err(subcommand_arity(sub, "CLIENT"));
+        Client::GetName => match ctx.session.client.name() {
+            Some(name) => ctx.reply.bulk(&name),
+            None => ctx.reply.null(),
+        },
+        Client::SetInfo(attribute, value) => {
+            match attribute {
+                LibAttribute::Name => ctx.session.client.set_lib_name(value),
+                LibAttribute::Version => ctx.session.client.set_lib_version(value),
+            }
+            ctx.reply.ok();
         }
-        let error = match request.len() {
-            4 if is(request.arg(3), "TIMEOUT") => false,
-            4 if is(request.arg(3), "ERROR") => true,
-            4 => return Err(UNBLOCK_REASON.into()),
-            _ => false,
-        };
-        let id = parse_i64(request.arg(2)).ok_or(NOT_INTEGER)?;
-        let unblocked = u64::try_from(id).is_ok_and(|id| ctx.server.unblock_client(id, error));
-        ctx.reply.int(unblocked as i64);
-    } else if is(sub, "HELP") {
-        ctx.reply.array(CLIENT_HELP.len());
-        for line in CLIENT_HELP {
-            ctx.reply.simple(line);
+        Client::Info => {
+            let line = ctx.session.client.describe(ctx.now);
+            ctx.reply.verbatim(&line);
         }
-    } else {
-        return Err(CmdError::unknown_subcommand(sub, "CLIENT"));
+        Client::List(filter) => {
+            let text = ctx.server.client_list(&filter, ctx.now);
+            ctx.reply.verbatim(&text);
+        }
+        Client::Kill(kill) => client_kill(ctx, kill)?,
+        Client::Unblock { id, error } => {
+            let unblocked = u64::try_from(id).is_ok_and(|id| ctx.server.unblock_client(id, error));
+            ctx.reply.int(unblocked as i64);
+        }
+        Client::Help => {
+            ctx.reply.array(CLIENT_HELP.len());
+            for line in CLIENT_HELP {
+                ctx.reply.simple(line);
+            }
+        }
     }
     Ok(())
 }
@@ -279,48 +453,91 @@ fn client_type(name: &[u8]) -> Result<ClientType, CmdError> {
 /// CLIENT KILL in Redis's two forms. `CLIENT KILL ip:port` answers OK or an error, and may name
 /// the caller itself. Filters (`ID`, `TYPE`, `ADDR`, `LADDR`, `USER`, `MAXAGE`, `SKIPME`), all
 /// of which a client must pass, answer how many were killed and spare the caller unless
-/// `SKIPME no`. A caller that kills itself gets its reply first, then its connection closes.
-fn client_kill(ctx: &mut Ctx, request: Request) -> CmdResult {
-    if request.len() < 3 {
-        return Err(CmdError::arity("client|kill"));
-    }
-    let old_form = request.len() == 3;
-    let mut filter = ClientFilter::default();
-    let mut skip_me = !old_form;
-    if old_form {
-        filter.addr = Some(request.arg(2).to_vec());
-    }
-    let mut cursor = Cursor::new(request, if old_form { 3 } else { 2 });
-    while let Some(option) = cursor.next() {
-        let value = cursor.next_or(SYNTAX)?;
-        if is(option, "ID") {
-            let id = parse_i64(value)
-                .filter(|&id| id > 0)
-                .ok_or(CLIENT_ID_NOT_POSITIVE)?;
-            filter.ids = Some(vec![id as u64]);
-        } else if is(option, "TYPE") {
-            filter.client_type = Some(client_type(value)?);
-        } else if is(option, "ADDR") {
-            filter.addr = Some(value.to_vec());
-        } else if is(option, "LADDR") {
-            filter.local_addr = Some(value.to_vec());
-        } else if is(option, "USER") {
-            // `default` is the only user, and every client is authenticated as it.
-            if value != b"default" {
-                return Err(no_such_user(value));
-            }
-        } else if is(option, "MAXAGE") {
-            let max_age = parse_i64(value).ok_or(MAXAGE_NOT_INTEGER)?;
-            if max_age <= 0 {
-                return Err(MAXAGE_NOT_POSITIVE.into());
-            }
-            filter.min_age_secs = Some(max_age as u64);
-        } else if is(option, "SKIPME") && (is(value, "yes") || is(value, "no")) {
-            skip_me = is(value, "yes");
-        } else {
-            return Err(SYNTAX.into());
+/// `SKIPME no`.
+struct Kill {
+    filter: ClientFilter,
+    skip_me: bool,
+    old_form: bool,
+}
+
+#[derive(Clone, Copy)]
+enum KillOption {
+    Id,
+    Type,
+    Addr,
+    LocalAddr,
+    User,
+    MaxAge,
+    SkipMe,
+}
+
+impl Kill {
+    /// Reads from the word after KILL.
+    fn parse(args: &mut Args) -> Result<Self, CmdError> {
+        const OPTIONS: &[(&str, KillOption)] = &[
+            ("ID", KillOption::Id),
+            ("TYPE", KillOption::Type),
+            ("ADDR", KillOption::Addr),
+            ("LADDR", KillOption::LocalAddr),
+            ("USER", KillOption::User),
+            ("MAXAGE", KillOption::MaxAge),
+            ("SKIPME", KillOption::SkipMe),
+        ];
+        if args.word_count() < 3 {
+            return Err(CmdError::arity("client|kill"));
         }
+        let old_form = args.word_count() == 3;
+        let mut kill = Kill {
+            filter: ClientFilter::default(),
+            skip_me: !old_form,
+            old_form,
+        };
+        if old_form {
+            kill.filter.addr = Some(args.required()?.to_vec());
+        }
+        while let Some(option) = args.next() {
+            let value = args.next_or(SYNTAX)?;
+            let filter = &mut kill.filter;
+            match keyword(option, OPTIONS) {
+                Some(KillOption::Id) => {
+                    let id = parse_i64(value)
+                        .filter(|&id| id > 0)
+                        .ok_or(CLIENT_ID_NOT_POSITIVE)?;
+                    filter.ids = Some(vec![id as u64]);
+                }
+                Some(KillOption::Type) => filter.client_type = Some(client_type(value)?),
+                Some(KillOption::Addr) => filter.addr = Some(value.to_vec()),
+                Some(KillOption::LocalAddr) => filter.local_addr = Some(value.to_vec()),
+                Some(KillOption::User) => {
+                    // `default` is the only user, and every client is authenticated as it.
+                    if value != b"default" {
+                        return Err(no_such_user(value));
+                    }
+                }
+                Some(KillOption::MaxAge) => {
+                    let max_age = int(value, MAXAGE_NOT_INTEGER)?;
+                    if max_age <= 0 {
+                        return Err(MAXAGE_NOT_POSITIVE.into());
+                    }
+                    filter.min_age_secs = Some(max_age as u64);
+                }
+                Some(KillOption::SkipMe) => {
+                    kill.skip_me = keyword(value, &[("yes", true), ("no", false)]).ok_or(SYNTAX)?;
+                }
+                None => return Err(SYNTAX.into()),
+            }
+        }
+        Ok(kill)
     }
+}
+
+/// A caller that kills itself gets its reply first, then its connection closes.
+fn client_kill(ctx: &mut Ctx, kill: Kill) -> CmdResult {
+    let Kill {
+        filter,
+        skip_me,
+        old_form,
+    } = kill;
     let caller = &ctx.session.client;
     let kills_caller = !skip_me && filter.matches(caller, ctx.now);
     let killed = ctx.server.kill_clients(&filter, caller.id, ctx.now) + kills_caller as usize;

@@ -4,6 +4,7 @@
 //! MULTI, and runs its handler, in the write log's order when it writes. Runs of one command
 //! on one key (`runs.rs`) share its checks and logging; replay runs what the log holds.
 
+use super::args::{command_name, Args};
 use super::context::Transaction;
 use super::errors::{self, CmdError, CmdResult};
 use super::{
@@ -14,7 +15,7 @@ use crate::protocol::{Request, RequestList};
 /// Runs one request, writing exactly one reply (or none, for a successful SHUTDOWN). Inside
 /// MULTI, a command is checked and queued instead.
 pub fn execute(ctx: &mut Ctx, request: Request) -> Outcome {
-    execute_found(ctx, request, lookup(request.arg(0)))
+    execute_found(ctx, request, lookup(command_name(request)))
 }
 
 /// `execute` for a request whose name the caller has looked up already.
@@ -231,7 +232,7 @@ pub(super) fn note_logged(
 /// Runs a command read back from the append-only file: no checks beyond its arity (it passed
 /// them when it first ran), and nothing logged again.
 pub fn replay(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let spec = lookup(request.arg(0))
+    let spec = lookup(command_name(request))
         .map(|index| &COMMANDS[index])
         .filter(|spec| spec.writes())
         .ok_or_else(|| CmdError::from(errors::NOT_A_WRITE_COMMAND))?;
@@ -247,9 +248,10 @@ pub fn replay(ctx: &mut Ctx, request: Request) -> CmdResult {
 
 /// Redis's message: the name and the first arguments, each quoted, cut at 128 bytes.
 fn unknown_command(request: Request) -> String {
-    let name = request.arg(0);
+    let mut words = Args::new(request, 1);
+    let name = words.name();
     let mut args = String::new();
-    for arg in request.args().skip(1) {
+    for arg in words.rest() {
         if args.len() >= 128 {
             break;
         }

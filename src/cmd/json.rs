@@ -10,6 +10,7 @@
 //! they stored, each a `JSON.SET` at the number's own place, so replay never redoes float
 //! arithmetic; every other change is logged as the request, which does the same again.
 
+use super::args::Args;
 use super::errors::{CmdError, CmdResult};
 use super::filter_specs::FILTER_KEY;
 use super::spec::{bits, command_table, CommandSpec, Docs, KeySpec};
@@ -32,18 +33,19 @@ enum Keys<'a> {
 
 impl<'a> Keys<'a> {
     fn parse(request: Request<'a>) -> Keys<'a> {
-        let words: Vec<&'a [u8]> = request.args().collect();
-        let name = words[0];
+        let mut args = Args::new(request, 1);
+        let name = args.name();
         let is = |known: &str| name.eq_ignore_ascii_case(known.as_bytes());
-        if is("json.mget") && words.len() >= 3 {
-            Keys::Each(words[1..words.len() - 1].to_vec())
+        if is("json.mget") && args.remaining() >= 2 {
+            Keys::Each(args.items_but_last(1).iter().collect())
         } else if is("json.mset") {
-            Keys::Triples(words.iter().skip(1).step_by(3).copied().collect())
+            Keys::Triples(args.rest().step_by(3).collect())
         } else if is("json.debug") {
             // JSON.DEBUG MEMORY key [path]; HELP and the rest name no key.
-            words.get(2).map_or(Keys::None, |&key| Keys::One(key))
+            args.next();
+            args.next().map_or(Keys::None, Keys::One)
         } else {
-            words.get(1).map_or(Keys::None, |&key| Keys::One(key))
+            args.next().map_or(Keys::None, Keys::One)
         }
     }
 }
@@ -231,8 +233,9 @@ fn budget(ctx: &Ctx) -> usize {
 
 /// A request's name and arguments as the engine takes them.
 fn engine_args<'a>(request: Request<'a>) -> (String, Vec<&'a [u8]>) {
-    let name = String::from_utf8_lossy(request.arg(0)).into_owned();
-    (name, request.args().skip(1).collect())
+    let mut args = Args::new(request, 1);
+    let name = String::from_utf8_lossy(args.name()).into_owned();
+    (name, args.rest().collect())
 }
 
 /// The commands that only read: their keys are read-locked, so readers share them.

@@ -1,7 +1,7 @@
 //! DUMP, RESTORE and MIGRATE: a value as Redis serializes it (`rdb`), so that keys move
 //! between sieved and Redis (with RedisBloom's filters) in both directions.
 
-use super::args::{is, parse_i64};
+use super::args::{int, keyword, Args, Key};
 use super::errors::*;
 use super::spec::{
     bits, block, integer, key, one_of, pure_token, string, CommandSpec, Group, KeySpec,
@@ -15,55 +15,100 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
 pub(super) fn dump(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let Key { key } = Key::parse(request)?;
     // RedisBloom's save of a t-digest compresses the live digest, which TDIGEST.INFO then shows.
-    ctx.db().get_mut(request.arg(1), ctx.now, |value| {
+    ctx.db().get_mut(key, ctx.now, |value| {
         if let Some(Value::TDigest(digest)) = value {
             digest.compress();
         }
     });
-    match ctx.db().get(request.arg(1), ctx.now, |v| v.map(rdb::dump)) {
+    match ctx.db().get(key, ctx.now, |v| v.map(rdb::dump)) {
         Some(payload) => ctx.reply.bulk(&payload),
         None => ctx.reply.null(),
     }
     Ok(())
 }
 
-/// RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency],
-/// checked in Redis's order. IDLETIME sets the key's idle time under an LRU policy and FREQ its
-/// access counter under an LFU one, as in Redis. A relative TTL is logged as the absolute time
-/// it gave, as Redis propagates it.
-pub(super) fn restore(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let key = request.arg(1);
-    let (mut replace, mut absttl) = (false, false);
-    let (mut idle, mut freq): (Option<u64>, Option<u8>) = (None, None);
-    let mut at = 4;
-    while at < request.len() {
-        let option = request.arg(at);
-        let more = request.len() - at - 1;
-        if is(option, "REPLACE") {
-            replace = true;
-        } else if is(option, "ABSTTL") {
-            absttl = true;
-        } else if is(option, "IDLETIME") && more >= 1 && freq.is_none() {
-            at += 1;
-            let seconds = parse_i64(request.arg(at)).ok_or(NOT_INTEGER)?;
-            idle = Some(u64::try_from(seconds).map_err(|_| RESTORE_BAD_IDLETIME)?);
-        } else if is(option, "FREQ") && more >= 1 && idle.is_none() {
-            at += 1;
-            let frequency = parse_i64(request.arg(at)).ok_or(NOT_INTEGER)?;
-            freq = Some(u8::try_from(frequency).map_err(|_| RESTORE_BAD_FREQ)?);
-        } else {
-            return Err(SYNTAX.into());
+/// RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency].
+/// IDLETIME sets the key's idle time under an LRU policy and FREQ its access counter under an
+/// LFU one, as in Redis.
+struct Restore<'a> {
+    key: &'a [u8],
+    /// Read as a number only after the key's existence is checked, as Redis orders its errors.
+    ttl: &'a [u8],
+    payload: &'a [u8],
+    replace: bool,
+    absttl: bool,
+    idle: Option<u64>,
+    freq: Option<u8>,
+}
+
+#[derive(Clone, Copy)]
+enum RestoreOption {
+    Replace,
+    AbsTtl,
+    IdleTime,
+    Freq,
+}
+
+impl<'a> Restore<'a> {
+    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+        const OPTIONS: &[(&str, RestoreOption)] = &[
+            ("REPLACE", RestoreOption::Replace),
+            ("ABSTTL", RestoreOption::AbsTtl),
+            ("IDLETIME", RestoreOption::IdleTime),
+            ("FREQ", RestoreOption::Freq),
+        ];
+        let mut args = Args::new(request, 1);
+        let mut restore = Restore {
+            key: args.required()?,
+            ttl: args.required()?,
+            payload: args.required()?,
+            replace: false,
+            absttl: false,
+            idle: None,
+            freq: None,
+        };
+        while let Some(option) = args.next() {
+            let valued = args.remaining() >= 1;
+            match keyword(option, OPTIONS) {
+                Some(RestoreOption::Replace) => restore.replace = true,
+                Some(RestoreOption::AbsTtl) => restore.absttl = true,
+                Some(RestoreOption::IdleTime) if valued && restore.freq.is_none() => {
+                    let seconds = args.int(NOT_INTEGER)?;
+                    restore.idle = Some(u64::try_from(seconds).map_err(|_| RESTORE_BAD_IDLETIME)?);
+                }
+                Some(RestoreOption::Freq) if valued && restore.idle.is_none() => {
+                    let frequency = args.int(NOT_INTEGER)?;
+                    restore.freq = Some(u8::try_from(frequency).map_err(|_| RESTORE_BAD_FREQ)?);
+                }
+                _ => return Err(SYNTAX.into()),
+            }
         }
-        at += 1;
+        Ok(restore)
     }
+
+    /// The TTL in milliseconds (0: none), relative unless ABSTTL.
+    fn ttl(&self) -> Result<u64, CmdError> {
+        let ttl = int(self.ttl, NOT_INTEGER)?;
+        u64::try_from(ttl).map_err(|_| RESTORE_BAD_TTL.into())
+    }
+}
+
+/// RESTORE, checked in Redis's order: the options, the key's existence, the TTL, the payload.
+/// A relative TTL is logged as the absolute time it gave, as Redis propagates it.
+pub(super) fn restore(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let restore = Restore::parse(request)?;
+    let Restore {
+        key,
+        replace,
+        absttl,
+        ..
+    } = restore;
     if !replace && ctx.db().contains(key, ctx.now) {
         return Err(BUSYKEY.into());
     }
-    let ttl = parse_i64(request.arg(2)).ok_or(NOT_INTEGER)?;
-    if ttl < 0 {
-        return Err(RESTORE_BAD_TTL.into());
-    }
+    let ttl = restore.ttl()?;
     let limits = if ctx.session.replaying {
         Limits::NONE
     } else {
@@ -72,11 +117,11 @@ pub(super) fn restore(ctx: &mut Ctx, request: Request) -> CmdResult {
             filter_bytes: ctx.filter_memory_limit(),
         }
     };
-    let value = rdb::restore(request.arg(3), &limits).map_err(|error| match error {
+    let value = rdb::restore(restore.payload, &limits).map_err(|error| match error {
         RestoreError::VersionOrChecksum => RESTORE_PAYLOAD_CHECK,
         RestoreError::BadData(_) => RESTORE_BAD_DATA,
     })?;
-    let expires_at = match ttl as u64 {
+    let expires_at = match ttl {
         0 => 0,
         ttl if absttl => ttl,
         ttl => ttl.saturating_add(ctx.now),
@@ -93,12 +138,12 @@ pub(super) fn restore(ctx: &mut Ctx, request: Request) -> CmdResult {
         return Ok(());
     }
     db.insert(key, value, expires_at);
-    if let Some(bits) = db.tracking().restored(idle, freq) {
+    if let Some(bits) = db.tracking().restored(restore.idle, restore.freq) {
         db.set_access_bits(key, ctx.now, bits);
     }
     if expires_at != 0 && !absttl && ctx.logging() {
         let when = itoa::Buffer::new().format(expires_at).as_bytes().to_vec();
-        let mut args: Vec<&[u8]> = vec![b"RESTORE", key, &when, request.arg(3), b"ABSTTL"];
+        let mut args: Vec<&[u8]> = vec![b"RESTORE", key, &when, restore.payload, b"ABSTTL"];
         if replace {
             args.push(b"REPLACE");
         }
@@ -109,53 +154,77 @@ pub(super) fn restore(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-/// What MIGRATE was asked to do.
+/// What MIGRATE was asked to do, read in Redis's order: the options, then the timeout, then the
+/// database.
 struct Migration<'a> {
+    host: &'a [u8],
+    port: &'a [u8],
+    db_index: i64,
+    timeout: Duration,
     copy: bool,
     replace: bool,
     auth: Option<(Option<&'a [u8]>, &'a [u8])>,
     keys: Vec<&'a [u8]>,
 }
 
-fn migration_options(request: Request) -> Result<Migration, CmdError> {
-    let mut migration = Migration {
-        copy: false,
-        replace: false,
-        auth: None,
-        keys: vec![request.arg(3)],
-    };
-    let mut at = 6;
-    while at < request.len() {
-        let option = request.arg(at);
-        let more = request.len() - at - 1;
-        if is(option, "COPY") {
-            migration.copy = true;
-        } else if is(option, "REPLACE") {
-            migration.replace = true;
-        } else if is(option, "AUTH") {
-            if more < 1 {
-                return Err(SYNTAX.into());
+#[derive(Clone, Copy)]
+enum MigrateOption {
+    Copy,
+    Replace,
+    Auth,
+    Auth2,
+    Keys,
+}
+
+impl<'a> Migration<'a> {
+    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+        const OPTIONS: &[(&str, MigrateOption)] = &[
+            ("COPY", MigrateOption::Copy),
+            ("REPLACE", MigrateOption::Replace),
+            ("AUTH", MigrateOption::Auth),
+            ("AUTH2", MigrateOption::Auth2),
+            ("KEYS", MigrateOption::Keys),
+        ];
+        let mut args = Args::new(request, 1);
+        let (host, port, key) = (args.required()?, args.required()?, args.required()?);
+        let (db_index, timeout) = (args.required()?, args.required()?);
+        let mut migration = Migration {
+            host,
+            port,
+            db_index: 0,
+            timeout: Duration::ZERO,
+            copy: false,
+            replace: false,
+            auth: None,
+            keys: vec![key],
+        };
+        while let Some(option) = args.next() {
+            match keyword(option, OPTIONS) {
+                Some(MigrateOption::Copy) => migration.copy = true,
+                Some(MigrateOption::Replace) => migration.replace = true,
+                Some(MigrateOption::Auth) => {
+                    migration.auth = Some((None, args.next_or(SYNTAX)?));
+                }
+                Some(MigrateOption::Auth2) => {
+                    if args.remaining() < 2 {
+                        return Err(SYNTAX.into());
+                    }
+                    migration.auth = Some((Some(args.required()?), args.required()?));
+                }
+                Some(MigrateOption::Keys) => {
+                    if !key.is_empty() {
+                        return Err(MIGRATE_KEYS_WITH_KEY.into());
+                    }
+                    migration.keys = args.rest().collect();
+                }
+                None => return Err(SYNTAX.into()),
             }
-            migration.auth = Some((None, request.arg(at + 1)));
-            at += 1;
-        } else if is(option, "AUTH2") {
-            if more < 2 {
-                return Err(SYNTAX.into());
-            }
-            migration.auth = Some((Some(request.arg(at + 1)), request.arg(at + 2)));
-            at += 2;
-        } else if is(option, "KEYS") {
-            if !request.arg(3).is_empty() {
-                return Err(MIGRATE_KEYS_WITH_KEY.into());
-            }
-            migration.keys = request.args().skip(at + 1).collect();
-            break;
-        } else {
-            return Err(SYNTAX.into());
         }
-        at += 1;
+        let timeout = int(timeout, NOT_INTEGER)?;
+        migration.db_index = int(db_index, NOT_INTEGER)?;
+        migration.timeout = Duration::from_millis(if timeout <= 0 { 1000 } else { timeout as u64 });
+        Ok(migration)
     }
-    Ok(migration)
 }
 
 /// Where a migration's connection failed, as Redis's IOERR names it.
@@ -202,10 +271,7 @@ fn connect(host: &[u8], port: &[u8], timeout: Duration) -> Result<TcpStream, Lin
 /// keeps it for ten seconds); the command holds this connection, and the write log's order
 /// while it runs, for at most a few timeouts.
 pub(super) fn migrate(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let migration = migration_options(request)?;
-    let timeout = parse_i64(request.arg(5)).ok_or(NOT_INTEGER)?;
-    let db_index = parse_i64(request.arg(4)).ok_or(NOT_INTEGER)?;
-    let timeout = Duration::from_millis(if timeout <= 0 { 1000 } else { timeout as u64 });
+    let migration = Migration::parse(request)?;
     ctx.log_effects_only();
     let db = ctx.db();
     let mut found = Vec::new();
@@ -223,7 +289,8 @@ pub(super) fn migrate(ctx: &mut Ctx, request: Request) -> CmdResult {
         ctx.reply.simple("NOKEY");
         return Ok(());
     }
-    let mut stream = connect(request.arg(1), request.arg(2), timeout).map_err(link_error)?;
+    let mut stream =
+        connect(migration.host, migration.port, migration.timeout).map_err(link_error)?;
     let mut out = Vec::new();
     if let Some((user, password)) = migration.auth {
         match user {
@@ -233,7 +300,10 @@ pub(super) fn migrate(ctx: &mut Ctx, request: Request) -> CmdResult {
     }
     encode_request(
         &mut out,
-        &[b"SELECT", itoa::Buffer::new().format(db_index).as_bytes()],
+        &[
+            b"SELECT",
+            itoa::Buffer::new().format(migration.db_index).as_bytes(),
+        ],
     );
     for (key, ttl, payload) in &found {
         let ttl = itoa::Buffer::new().format(*ttl).as_bytes().to_vec();

@@ -2,7 +2,7 @@
 //! registry and the delivery of messages belong to the server (`context::PubSub`); here are
 //! Redis 7's replies.
 
-use super::args::is;
+use super::args::{keyword, Args, Items};
 use super::context::SubscriptionKind;
 use super::errors::*;
 use super::spec::{bits, pattern, string, CommandSpec, Docs, Group};
@@ -36,9 +36,14 @@ fn confirm(ctx: &mut Ctx, verb: &[u8], name: Option<&[u8]>, count: usize) {
     ctx.reply.int(count as i64);
 }
 
+/// The channels or patterns of SUBSCRIBE and its kin: every word after the name.
+fn names_of(request: Request<'_>) -> Items<'_> {
+    Args::new(request, 1).items()
+}
+
 fn subscribe_to(ctx: &mut Ctx, request: Request, kind: SubscriptionKind, verb: &[u8]) {
     let id = ctx.session.client.id;
-    for name in request.args().skip(1) {
+    for name in names_of(request).iter() {
         let count = ctx.server.pubsub().subscribe(id, kind, name);
         confirm(ctx, verb, Some(name), count);
     }
@@ -50,10 +55,10 @@ fn subscribe_to(ctx: &mut Ctx, request: Request, kind: SubscriptionKind, verb: &
 fn unsubscribe_from(ctx: &mut Ctx, request: Request, kind: SubscriptionKind, verb: &[u8]) {
     let id = ctx.session.client.id;
     let pubsub = ctx.server.pubsub();
-    let names: Vec<Vec<u8>> = if request.len() > 1 {
-        request.args().skip(1).map(<[u8]>::to_vec).collect()
-    } else {
-        pubsub.subscriptions(id, kind)
+    let named = names_of(request);
+    let names: Vec<Vec<u8>> = match named.is_empty() {
+        false => named.iter().map(<[u8]>::to_vec).collect(),
+        true => pubsub.subscriptions(id, kind),
     };
     if names.is_empty() {
         let (channels, patterns) = pubsub.subscription_counts(id);
@@ -87,7 +92,9 @@ pub(super) fn punsubscribe(ctx: &mut Ctx, request: Request) -> CmdResult {
 }
 
 pub(super) fn publish(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let receivers = ctx.server.pubsub().publish(request.arg(1), request.arg(2));
+    let mut args = Args::new(request, 1);
+    let (channel, message) = (args.required()?, args.required()?);
+    let receivers = ctx.server.pubsub().publish(channel, message);
     ctx.server
         .pubsub()
         .deliver_pending(ctx.session.client.id, ctx.reply);
@@ -112,45 +119,80 @@ const PUBSUB_HELP: &[&str] = &[
     "    Prints this help.",
 ];
 
+/// PUBSUB's subcommands, each with what it asks.
+enum Query<'a> {
+    Help,
+    Channels(Option<&'a [u8]>),
+    ShardChannels,
+    NumSub(Items<'a>),
+    ShardNumSub(Items<'a>),
+    NumPat,
+}
+
+#[derive(Clone, Copy)]
+enum Subcommand {
+    Help,
+    Channels,
+    ShardChannels,
+    NumSub,
+    ShardNumSub,
+    NumPat,
+}
+
+impl<'a> Query<'a> {
+    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+        const SUBCOMMANDS: &[(&str, Subcommand)] = &[
+            ("HELP", Subcommand::Help),
+            ("CHANNELS", Subcommand::Channels),
+            ("SHARDCHANNELS", Subcommand::ShardChannels),
+            ("NUMSUB", Subcommand::NumSub),
+            ("SHARDNUMSUB", Subcommand::ShardNumSub),
+            ("NUMPAT", Subcommand::NumPat),
+        ];
+        let mut args = Args::new(request, 1);
+        let sub = args.required()?;
+        let subcommand =
+            keyword(sub, SUBCOMMANDS).ok_or_else(|| CmdError::unknown_subcommand(sub, "PUBSUB"))?;
+        let left = args.remaining();
+        match subcommand {
+            Subcommand::Help if left == 0 => Ok(Query::Help),
+            Subcommand::Channels if left <= 1 => Ok(Query::Channels(args.next())),
+            Subcommand::ShardChannels if left <= 1 => Ok(Query::ShardChannels),
+            Subcommand::Help | Subcommand::Channels | Subcommand::ShardChannels => {
+                Err(subcommand_arity(sub, "PUBSUB"))
+            }
+            Subcommand::NumSub => Ok(Query::NumSub(args.items())),
+            Subcommand::ShardNumSub => Ok(Query::ShardNumSub(args.items())),
+            Subcommand::NumPat if left == 0 => Ok(Query::NumPat),
+            Subcommand::NumPat => Err(CmdError::arity("pubsub|numpat")),
+        }
+    }
+}
+
 /// PUBSUB. sieved has no cluster, so no shard channel ever has a subscriber.
 pub(super) fn pubsub(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let sub = request.arg(1);
-    let argc = request.len();
     let pubsub = ctx.server.pubsub();
-    if is(sub, "HELP") && argc == 2 {
-        ctx.reply.array(PUBSUB_HELP.len());
-        PUBSUB_HELP.iter().for_each(|line| ctx.reply.simple(line));
-    } else if (is(sub, "CHANNELS") || is(sub, "SHARDCHANNELS")) && argc <= 3 {
-        let channels = match is(sub, "CHANNELS") {
-            true => pubsub.channels((argc == 3).then(|| request.arg(2))),
-            false => Vec::new(),
-        };
+    let channels = |ctx: &mut Ctx, channels: Vec<Vec<u8>>| {
         ctx.reply.array(channels.len());
         channels.iter().for_each(|channel| ctx.reply.bulk(channel));
-    } else if is(sub, "NUMSUB") || is(sub, "SHARDNUMSUB") {
-        let shard = is(sub, "SHARDNUMSUB");
-        ctx.reply.array((argc - 2) * 2);
-        for channel in request.args().skip(2) {
+    };
+    let counts = |ctx: &mut Ctx, channels: Items, count: &dyn Fn(&[u8]) -> usize| {
+        ctx.reply.array(channels.len() * 2);
+        for channel in channels.iter() {
             ctx.reply.bulk(channel);
-            let count = if shard {
-                0
-            } else {
-                pubsub.subscribers(channel)
-            };
-            ctx.reply.int(count as i64);
+            ctx.reply.int(count(channel) as i64);
         }
-    } else if is(sub, "NUMPAT") {
-        if argc != 2 {
-            return Err(CmdError::arity("pubsub|numpat"));
+    };
+    match Query::parse(request)? {
+        Query::Help => {
+            ctx.reply.array(PUBSUB_HELP.len());
+            PUBSUB_HELP.iter().for_each(|line| ctx.reply.simple(line));
         }
-        ctx.reply.int(pubsub.patterns() as i64);
-    } else if ["HELP", "CHANNELS", "SHARDCHANNELS"]
-        .iter()
-        .any(|known| is(sub, known))
-    {
-        return Err(subcommand_arity(sub, "PUBSUB"));
-    } else {
-        return Err(CmdError::unknown_subcommand(sub, "PUBSUB"));
+        Query::Channels(pattern) => channels(ctx, pubsub.channels(pattern)),
+        Query::ShardChannels => channels(ctx, Vec::new()),
+        Query::NumSub(names) => counts(ctx, names, &|channel| pubsub.subscribers(channel)),
+        Query::ShardNumSub(names) => counts(ctx, names, &|_| 0),
+        Query::NumPat => ctx.reply.int(pubsub.patterns() as i64),
     }
     Ok(())
 }

@@ -4,26 +4,30 @@
 //! turns the connection into the replica's stream; WAIT waits without holding the batch's
 //! locks).
 
-use super::args::{is, parse_i64};
+use super::args::{int_in, keyword, Args, UpToError};
 use super::errors::*;
 use super::spec::{bits, block, integer, one_of, pure_token, string, CommandSpec, Group};
 use super::{After, Ctx, Psync, Replicating, RoleView, WaitForReplicas};
 use crate::protocol::Request;
 
-/// REPLICAOF host port | NO ONE.
+/// REPLICAOF host port | NO ONE: the primary to follow, or none.
+fn parse_replicaof(request: Request) -> Result<Option<(String, u16)>, CmdError> {
+    let mut args = Args::new(request, 1);
+    let (host, port) = (args.required()?, args.required()?);
+    if keyword(host, &[("no", ())]).is_some() && keyword(port, &[("one", ())]).is_some() {
+        return Ok(None);
+    }
+    let port = int_in(port, 1..=u16::MAX, NOT_INTEGER)?;
+    Ok(Some((String::from_utf8_lossy(host).into_owned(), port)))
+}
+
 fn replicaof(ctx: &mut Ctx, request: Request) -> CmdResult {
-    let (host, port) = (request.arg(1), request.arg(2));
-    if is(host, "no") && is(port, "one") {
+    let Some(primary) = parse_replicaof(request)? else {
         ctx.server.replicate(None);
         ctx.reply.ok();
         return Ok(());
-    }
-    let port = parse_i64(port)
-        .and_then(|port| u16::try_from(port).ok())
-        .filter(|&port| port > 0)
-        .ok_or(NOT_INTEGER)?;
-    let host = String::from_utf8_lossy(host).into_owned();
-    match ctx.server.replicate(Some((host, port))) {
+    };
+    match ctx.server.replicate(Some(primary)) {
         Replicating::Started => ctx.reply.ok(),
         Replicating::Already => ctx.reply.simple("OK Already connected to specified master"),
     }
@@ -62,59 +66,108 @@ fn role(ctx: &mut Ctx, _request: Request) -> CmdResult {
     Ok(())
 }
 
-/// REPLCONF option value [option value ...]: what a replica says of itself before PSYNC.
+/// One REPLCONF option, read.
+#[derive(Clone, Copy)]
+enum Setting<'a> {
+    ListeningPort(u16),
+    AnnouncedIp(&'a [u8]),
+    /// A sieved replica's run ID: refused if it is this server's own.
+    Sieved(&'a [u8]),
+    /// Capabilities sieved's stream always has (eof, psync2).
+    Capability,
+    /// An ACK outside a stream: ignored, as Redis ignores one from a client that is no replica;
+    /// nothing after it is read, and nothing is answered.
+    Ack,
+}
+
+#[derive(Clone, Copy)]
+enum ReplconfOption {
+    ListeningPort,
+    IpAddress,
+    Sieved,
+    Capa,
+    Ack,
+}
+
+/// REPLCONF option value [option value ...]: what a replica says of itself before PSYNC. Redis
+/// takes each option as it reads it, so the options before a wrong one are kept.
+fn parse_replconf(request: Request<'_>) -> Result<UpToError<Setting<'_>>, CmdError> {
+    let mut args = Args::new(request, 1);
+    if args.remaining() % 2 != 0 {
+        return Err(SYNTAX.into());
+    }
+    Ok(UpToError::read(&mut args, replconf_setting, |setting| {
+        matches!(setting, Setting::Ack)
+    }))
+}
+
+fn replconf_setting<'a>(args: &mut Args<'a>) -> Result<Setting<'a>, CmdError> {
+    const OPTIONS: &[(&str, ReplconfOption)] = &[
+        ("listening-port", ReplconfOption::ListeningPort),
+        ("ip-address", ReplconfOption::IpAddress),
+        ("sieved", ReplconfOption::Sieved),
+        ("capa", ReplconfOption::Capa),
+        ("ack", ReplconfOption::Ack),
+        ("getack", ReplconfOption::Ack),
+    ];
+    let (option, value) = (args.required()?, args.required()?);
+    match keyword(option, OPTIONS) {
+        Some(ReplconfOption::ListeningPort) => {
+            int_in(value, 0..=u16::MAX, NOT_INTEGER).map(Setting::ListeningPort)
+        }
+        Some(ReplconfOption::IpAddress) => Ok(Setting::AnnouncedIp(value)),
+        Some(ReplconfOption::Sieved) => Ok(Setting::Sieved(value)),
+        Some(ReplconfOption::Capa) => Ok(Setting::Capability),
+        Some(ReplconfOption::Ack) => Ok(Setting::Ack),
+        None => Err(unrecognized_replconf_option(option)),
+    }
+}
+
 /// `sieved <run id>` is sieved's own: a sieved primary accepts it unless the run ID is its own
 /// (a replica pointed at itself), and any other server refuses it, so a replica learns early
 /// that its primary cannot send what it expects.
 fn replconf(ctx: &mut Ctx, request: Request) -> CmdResult {
-    if request.len() % 2 == 0 {
-        return Err(SYNTAX.into());
-    }
+    let settings = parse_replconf(request)?;
     let mut handshake = ctx.session.replica_handshake.take().unwrap_or_default();
     let mut result: CmdResult = Ok(());
-    for pair in request.args().skip(1).collect::<Vec<_>>().chunks(2) {
-        let (option, value) = (pair[0], pair[1]);
-        if is(option, "listening-port") {
-            match parse_i64(value).and_then(|port| u16::try_from(port).ok()) {
-                Some(port) => handshake.listening_port = port,
-                None => {
-                    result = Err(NOT_INTEGER.into());
-                    break;
-                }
+    for setting in &settings.options {
+        match *setting {
+            Setting::ListeningPort(port) => handshake.listening_port = port,
+            Setting::AnnouncedIp(ip) => {
+                handshake.announced_ip = Some(String::from_utf8_lossy(ip).into_owned());
             }
-        } else if is(option, "ip-address") {
-            handshake.announced_ip = Some(String::from_utf8_lossy(value).into_owned());
-        } else if is(option, "sieved") {
-            if value == ctx.server.run_id().as_bytes() {
+            Setting::Sieved(run_id) if run_id == ctx.server.run_id().as_bytes() => {
                 result = Err(REPLICATE_FROM_ITSELF.into());
                 break;
             }
-        } else if is(option, "capa") || is(option, "ack") || is(option, "getack") {
-            // Capabilities sieved's stream always has (eof, psync2); ACKs outside a stream
-            // are ignored, as Redis ignores them from a client that is no replica.
-            if is(option, "ack") || is(option, "getack") {
+            Setting::Sieved(_) | Setting::Capability => {}
+            Setting::Ack => {
                 ctx.session.replica_handshake = Some(handshake);
                 return Ok(());
             }
-        } else {
-            result = Err(unrecognized_replconf_option(option));
-            break;
         }
     }
     ctx.session.replica_handshake = Some(handshake);
-    result?;
+    result.and(settings.result())?;
     ctx.reply.ok();
     Ok(())
 }
 
-/// PSYNC replid offset: handed to the connection, with what REPLCONF said; the connection
-/// replies (+FULLRESYNC or +CONTINUE) and streams.
+/// PSYNC replid offset.
+fn parse_psync(request: Request) -> Result<(String, i64), CmdError> {
+    let mut args = Args::new(request, 1);
+    let replid = String::from_utf8_lossy(args.required()?).into_owned();
+    Ok((replid, args.int(NOT_INTEGER)?))
+}
+
+/// PSYNC: handed to the connection, with what REPLCONF said; the connection replies
+/// (+FULLRESYNC or +CONTINUE) and streams. A replica whose own link is down refuses it before
+/// reading the request, as Redis.
 fn psync(ctx: &mut Ctx, request: Request) -> CmdResult {
     if ctx.server.replica_link_down() {
         return Err(NOMASTERLINK.into());
     }
-    let replid = String::from_utf8_lossy(request.arg(1)).into_owned();
-    let offset = parse_i64(request.arg(2)).ok_or(NOT_INTEGER)?;
+    let (replid, offset) = parse_psync(request)?;
     let handshake = ctx.session.replica_handshake.take().unwrap_or_default();
     ctx.session.after = Some(After::BecomeReplicaStream(Box::new(Psync {
         replid,
@@ -124,16 +177,21 @@ fn psync(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-/// WAIT numreplicas timeout.
+/// WAIT numreplicas timeout: how many replicas, and for how many milliseconds.
+fn parse_wait(request: Request) -> Result<(i64, u64), CmdError> {
+    let mut args = Args::new(request, 1);
+    let replicas = args.int(NOT_INTEGER)?;
+    let timeout_ms = args.int(TIMEOUT_NOT_INTEGER)?;
+    let timeout_ms = u64::try_from(timeout_ms).map_err(|_| TIMEOUT_NEGATIVE)?;
+    Ok((replicas, timeout_ms))
+}
+
+/// WAIT, which a replica refuses before reading the request, as Redis.
 fn wait(ctx: &mut Ctx, request: Request) -> CmdResult {
     if matches!(ctx.server.role(), RoleView::Replica { .. }) {
         return Err(WAIT_ON_REPLICA.into());
     }
-    let replicas = parse_i64(request.arg(1)).ok_or(NOT_INTEGER)?;
-    let timeout_ms = parse_i64(request.arg(2)).ok_or(TIMEOUT_NOT_INTEGER)?;
-    if timeout_ms < 0 {
-        return Err(TIMEOUT_NEGATIVE.into());
-    }
+    let (replicas, timeout_ms) = parse_wait(request)?;
     let offset = ctx.session.streamed_up_to;
     let acked = ctx.server.acked_replicas(offset);
     // Inside EXEC nothing may block, as in Redis: the count so far.
@@ -143,7 +201,7 @@ fn wait(ctx: &mut Ctx, request: Request) -> CmdResult {
     }
     ctx.session.after = Some(After::Wait(WaitForReplicas {
         replicas: replicas.clamp(0, i64::from(u32::MAX)) as usize,
-        timeout_ms: timeout_ms as u64,
+        timeout_ms,
         offset,
     }));
     Ok(())

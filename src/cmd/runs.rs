@@ -12,6 +12,7 @@
 //! key, and the write log the records it would have had alone, written under one hold of the
 //! log's order; the first request's time also covers parsing the others.
 
+use super::args::Args;
 use super::dispatch::{admit, forget_effects, in_log_order, note_logged};
 use super::prefetch::MAX_RUN;
 use super::spec::Flags;
@@ -40,19 +41,28 @@ fn span(input: &[u8], arg: &[u8]) -> Option<Range<usize>> {
     (start + arg.len() <= input.len()).then(|| start..start + arg.len())
 }
 
+/// The three words of a request that may join a run: its name, key and item.
+#[inline]
+fn name_key_item(request: Request<'_>) -> Option<[&[u8]; 3]> {
+    let mut args = Args::new(request, 0);
+    let words = [args.next()?, args.next()?, args.next()?];
+    args.peek().is_none().then_some(words)
+}
+
 impl Run {
     /// Begins the empty run with `request`, a request parsed from `input` for the command at
     /// `index`, if that command runs in runs; false, leaving it empty, if not.
     pub(crate) fn begin(&mut self, index: usize, request: Request, input: &[u8]) -> bool {
         debug_assert!(self.is_empty());
-        if COMMANDS[index].run.is_none() || request.len() != 3 {
+        if COMMANDS[index].run.is_none() {
             return false;
         }
-        let (Some(name), Some(key), Some(item)) = (
-            span(input, request.arg(0)),
-            span(input, request.arg(1)),
-            span(input, request.arg(2)),
-        ) else {
+        let Some([name, key, item]) = name_key_item(request) else {
+            return false;
+        };
+        let (Some(name), Some(key), Some(item)) =
+            (span(input, name), span(input, key), span(input, item))
+        else {
             return false;
         };
         self.index = index;
@@ -66,15 +76,16 @@ impl Run {
     /// Takes `request` into the run if there is room and it names the same command in the same
     /// bytes, on the same key.
     pub(crate) fn extend(&mut self, request: Request, input: &[u8]) -> bool {
-        if self.is_empty()
-            || self.len == MAX_RUN
-            || request.len() != 3
-            || request.arg(0) != &input[self.name.clone()]
-            || request.arg(1) != &input[self.key.clone()]
-        {
+        if self.is_empty() || self.len == MAX_RUN {
             return false;
         }
-        let Some(item) = span(input, request.arg(2)) else {
+        let Some([name, key, item]) = name_key_item(request) else {
+            return false;
+        };
+        if name != &input[self.name.clone()] || key != &input[self.key.clone()] {
+            return false;
+        }
+        let Some(item) = span(input, item) else {
             return false;
         };
         self.items[self.len] = (item.start, item.end);

@@ -1,7 +1,7 @@
 //! The vocabulary of the command table: what each family declares about its commands, in the
 //! terms Redis's COMMAND INFO and COMMAND DOCS report, plus how to run them.
 
-use super::args::is;
+use super::args::{is, Args};
 use super::errors::{CmdError, CmdResult};
 use super::Ctx;
 use crate::protocol::Request;
@@ -706,7 +706,7 @@ pub(super) fn find_subcommand<'t, T>(
     container: &str,
     table: &'t [(&str, i32, T)],
 ) -> Result<&'t T, CmdError> {
-    let sub = request.arg(1);
+    let sub = Args::new(*request, 1).required()?;
     let (name, arity, found) = table
         .iter()
         .find(|(name, _, _)| is(sub, name))

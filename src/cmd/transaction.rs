@@ -6,6 +6,7 @@
 //! lock exclusively around it), and WATCH aborts EXEC if a watched key was written, deleted,
 //! recreated or expired in between.
 
+use super::args::Args;
 use super::context::Transaction;
 use super::errors::*;
 use super::spec::{bits, key, Group, KeySpec};
@@ -93,7 +94,7 @@ pub(super) fn watch(ctx: &mut Ctx, request: Request) -> CmdResult {
         return Err(WATCH_IN_MULTI.into());
     }
     let db = ctx.session.db;
-    for key in request.args().skip(1) {
+    for key in Args::new(request, 1).rest() {
         let token = ctx.store.db(db).watch(key, ctx.now);
         ctx.session.watched.push((db, key.to_vec(), token));
     }
