@@ -10,7 +10,7 @@ mod report;
 mod slowlog;
 mod stats;
 
-pub(crate) use clock::{CommandClock, Tick};
+pub(crate) use clock::{CommandClock, CommandTime, Tick};
 pub(crate) use commandstats::{Call, CommandStats, CommandTotals, Tally, LATENCY_BOUNDS_US};
 pub(crate) use info::render as info;
 pub(crate) use metrics::render as metrics;

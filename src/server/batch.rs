@@ -7,7 +7,7 @@
 
 use super::{blocking, outcomes, Shared};
 use crate::cmd::{self, After, Ctx, Outcome, Session};
-use crate::observe::{Tally, Tick};
+use crate::observe::{CommandTime, Tally, Tick};
 use crate::protocol::{Reply, Request, RequestParser};
 use crate::store::now_ms;
 use std::sync::{Arc, RwLockReadGuard};
@@ -35,11 +35,12 @@ pub(super) fn execute_all(
 ) -> (u64, usize) {
     // The lock first: a wait for it (behind an EXEC) is not the first command's time.
     let isolation = Some(shared.isolation.shared());
+    let started = shared.clock.now();
     let mut batch = Batch {
         shared,
         input,
-        now: now_ms(),
-        started: shared.clock.now(),
+        time: CommandTime::new(&shared.clock),
+        started,
         commands: 0,
         isolation,
     };
@@ -66,7 +67,7 @@ pub(super) fn execute_all(
             let skip = usize::from(from == consumed);
             let look = cmd::prefetch::look_ahead(
                 db,
-                batch.now,
+                batch.now(),
                 &input[from..],
                 skip,
                 &mut session.hashed_ahead,
@@ -110,7 +111,8 @@ pub(super) fn execute_all(
 struct Batch<'a> {
     shared: &'a Arc<Shared>,
     input: &'a [u8],
-    now: u64,
+    /// The time each command runs at, which `now` gives.
+    time: CommandTime,
     /// When the last command ended. Each command is timed from there (the first from the start
     /// of the batch), so the clock is read once per command; the time includes framing the
     /// request, which is small next to running it.
@@ -121,6 +123,12 @@ struct Batch<'a> {
 }
 
 impl Batch<'_> {
+    /// The Unix time in milliseconds at which the next command starts: each command's own, so
+    /// that one after a long one in the same batch judges time as if it came alone.
+    fn now(&mut self) -> u64 {
+        self.time.at(&self.shared.clock, self.started)
+    }
+
     /// Runs one request, the command at `index` if the name was found.
     fn one(
         &mut self,
@@ -136,12 +144,17 @@ impl Batch<'_> {
             self.isolation = None;
             shared.isolation.exclusive()
         });
+        // An EXEC's time is when it has every other command paused, after its wait.
+        let now = match exclusive {
+            true => self.time.at(&shared.clock, shared.clock.now()),
+            false => self.now(),
+        };
         let mut ctx = Ctx {
             server: shared,
             store: &shared.store,
             session: &mut *session,
             reply,
-            now: self.now,
+            now,
         };
         let outcome = cmd::execute_found(&mut ctx, request, index);
         if exclusive {
@@ -171,12 +184,13 @@ impl Batch<'_> {
         let shared = self.shared;
         let mut ends = [(self.started, false); cmd::MAX_RUN];
         let mut ended = 0;
+        let now = self.now();
         let mut ctx = Ctx {
             server: shared,
             store: &shared.store,
             session: &mut *session,
             reply: &mut *reply,
-            now: self.now,
+            now,
         };
         let together = cmd::execute_run(&mut ctx, run, self.input, &mut |succeeded| {
             ends[ended] = (shared.clock.now(), succeeded);
