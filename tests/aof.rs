@@ -9,7 +9,7 @@ use common::{
 };
 use sieved::config::Config;
 use sieved::persist::aof::{list_segments, SegmentReader, Stop};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::Stdio;
@@ -363,6 +363,27 @@ fn every_cut_is_a_torn_tail_and_every_flipped_byte_is_detected() {
     }
 }
 
+/// Whether the server on `port` answers and has loaded its data.
+fn loaded(port: u16) -> bool {
+    let Ok(mut stream) = TcpStream::connect(addr(port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    if stream.write_all(b"INFO persistence\r\n").is_err() {
+        return false;
+    }
+    let mut seen = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while let Ok(n @ 1..) = stream.read(&mut chunk) {
+        seen.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&seen);
+        if text.contains("loading:") && text.ends_with("\r\n") && text.contains("aof_base_size") {
+            return text.contains("loading:0\r\n");
+        }
+    }
+    false
+}
+
 fn start_output(dir: &Path, extra: &[&str]) -> (bool, String) {
     let port = free_port();
     let mut child = sieved_command(dir, port, &["--appendonly", "yes"])
@@ -377,8 +398,9 @@ fn start_output(dir: &Path, extra: &[&str]) -> (bool, String) {
         if let Some(_status) = child.try_wait().expect("wait") {
             break;
         }
-        if TcpStream::connect(addr(port)).is_ok() {
-            // The port opens before loading; a server that fails to load just closes this.
+        // The port opens before loading, and INFO answers while the data loads (`loading:1`);
+        // a server that fails to load closes the connection and exits.
+        if loaded(port) {
             LineClient::connect(addr(port)).line(&["SHUTDOWN", "NOSAVE"]);
             break;
         }
