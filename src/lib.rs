@@ -14,6 +14,7 @@ pub mod frontier;
 pub mod fuzz_support;
 pub mod import_rdb;
 pub mod json;
+pub mod lua;
 pub mod memory;
 pub mod notify;
 pub(crate) mod observe;

@@ -38,7 +38,7 @@ const FLOORS: &[Floor] = &[
     },
     Floor {
         modules: &[
-            "store", "frontier", "filter", "json", "rdb", "acl", "protocol", "config",
+            "store", "frontier", "filter", "json", "rdb", "acl", "lua", "protocol", "config",
         ],
         apart: false,
     },

@@ -290,6 +290,11 @@ pub trait Server: Send + Sync {
     fn unblock_client(&self, _id: u64, _error: bool) -> bool {
         false
     }
+    /// The Lua engines EVAL and FCALL run on; None where scripting is not set up (a test's
+    /// server), which scripting commands answer with an error.
+    fn scripts(&self) -> Option<&super::Scripts> {
+        None
+    }
 }
 
 /// One connection's state, as commands see it.

@@ -3,6 +3,24 @@
 
 use crate::filter::{FilterError, MergeMismatch, SketchError};
 
+/// Scripting (EVAL, FCALL, SCRIPT, FUNCTION), as Redis 7.4 words them.
+pub const SCRIPTING_UNAVAILABLE: &str = "ERR scripting is not available";
+pub const NUMKEYS_TOO_MANY: &str = "ERR Number of keys can't be greater than number of args";
+pub const NUMKEYS_NEGATIVE: &str = "ERR Number of keys can't be negative";
+pub const SCRIPT_WRITE_FLAG_RO: &str =
+    "ERR Can not execute a script with write flag using *_ro command.";
+pub const FUNCTION_NOT_FOUND: &str = "ERR Function not found";
+pub const SCRIPT_UNEXPECTED_REPLY: &str = "ERR unexpected reply";
+pub const SCRIPT_UNKNOWN_COMMAND: &str = "ERR Unknown Redis command called from script";
+pub const SCRIPT_WRONG_ARGS: &str = "ERR Wrong number of args calling Redis command from script";
+pub const SCRIPT_NOT_ALLOWED: &str = "ERR This Redis command is not allowed from script";
+pub const SCRIPT_READ_ONLY: &str = "ERR Write commands are not allowed from read-only scripts.";
+pub const SCRIPT_FLUSH_MODE: &str = "ERR SCRIPT FLUSH only support SYNC|ASYNC option";
+pub const FUNCTION_FLUSH_MODE: &str = "ERR FUNCTION FLUSH only supports SYNC|ASYNC option";
+pub const FUNCTION_LIST_NO_NAME: &str = "ERR library name argument was not given";
+pub const FUNCTION_LOAD_UNKNOWN_OPTION: &str = "ERR Unknown option given: ";
+pub const FUNCTION_LIST_UNKNOWN: &str = "ERR Unknown argument ";
+pub const SCRIPT_KILLED: &str = "ERR Script killed by user with SCRIPT KILL...";
 pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 pub const SYNTAX: &str = "ERR syntax error";
 pub const NOT_INTEGER: &str = "ERR value is not an integer or out of range";

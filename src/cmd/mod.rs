@@ -44,6 +44,9 @@ mod random;
 mod reference;
 mod replication;
 mod runs;
+mod script_engines;
+mod script_replies;
+mod scripting;
 mod sets;
 mod sketches;
 mod spec;
@@ -67,6 +70,7 @@ pub(crate) use dispatch::execute_found;
 pub use dispatch::{execute, replay};
 pub(crate) use prefetch::MAX_RUN;
 pub(crate) use runs::{execute_run, Run};
+pub use script_engines::Scripts;
 pub use spec::CommandSpec;
 pub use transaction::runs_exclusively;
 
@@ -103,6 +107,7 @@ const FAMILIES: &[&[CommandSpec]] = &[
     diagnostics::SPECS,
     pubsub::SPECS,
     replication::SPECS,
+    scripting::SPECS,
 ];
 
 pub static COMMANDS: [CommandSpec; spec::total(FAMILIES)] = spec::concat(FAMILIES);

@@ -48,6 +48,10 @@ const PAGES: &[Page] = &[
         families: &[super::cms::SPECS, super::topk::SPECS, super::tdigest::SPECS],
     },
     Page {
+        file: "docs/commands/scripting.md",
+        families: &[super::scripting::SPECS],
+    },
+    Page {
         file: "docs/commands/keys.md",
         families: &[super::keys::SPECS, super::migration::SPECS],
     },

@@ -74,6 +74,9 @@ bit_set! {
         /// Refused inside MULTI, which then fails at EXEC.
         NO_MULTI = 11 => "no_multi",
         ALLOW_BUSY = 12 => "allow_busy",
+        SKIP_MONITOR = 15 => "skip_monitor",
+        MAY_REPLICATE = 16 => "may_replicate",
+        NO_MANDATORY_KEYS = 17 => "no_mandatory_keys",
     }
 }
 
@@ -89,8 +92,8 @@ impl Flags {
     /// Not a Redis flag and never reported: runs at once inside MULTI instead of being queued
     /// (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET), which Redis decides by a list in its code.
     pub const NOT_QUEUED: Flags = Flags(1 << 31);
-    /// Not a Redis flag and never reported: runs a transaction, while no other connection runs
-    /// anything (EXEC; see `transaction::runs_exclusively`).
+    /// Not a Redis flag and never reported: runs while no other connection runs anything (EXEC
+    /// inside MULTI, a script; see `transaction::runs_exclusively`).
     pub const EXCLUSIVE: Flags = Flags(1 << 30);
     /// Not a Redis flag and never reported: a command that only the write log and the
     /// replication stream hold (FQ.LEASE, the form a pop is logged in). Replay and a primary's
@@ -128,6 +131,7 @@ bit_set! {
         CMS = 20 => "@cms",
         TOPK = 21 => "@topk",
         TDIGEST = 22 => "@tdigest",
+        SCRIPTING = 23 => "@scripting",
     }
 }
 
@@ -264,6 +268,7 @@ pub enum Group {
     Set,
     SortedSet,
     Hash,
+    Scripting,
     /// A command RedisBloom would provide (module `bf`): BF.*, and sieved's CBF.* and SIEVED.*.
     Bloom,
     /// A command RedisJSON provides (module `ReJSON`): JSON.*.
@@ -284,6 +289,7 @@ impl Group {
             Group::Set => "set",
             Group::SortedSet => "sorted-set",
             Group::Hash => "hash",
+            Group::Scripting => "scripting",
             Group::Bloom | Group::Json => "module",
         }
     }

@@ -13,12 +13,16 @@ use super::{execute, CommandSpec, Ctx, Flags, Session, COMMANDS};
 use crate::protocol::{Request, RequestList};
 use std::time::Instant;
 
-/// Whether the command at `index` of the table (None: unknown) runs a transaction now, which
-/// it must do while no other connection runs anything: a command flagged `EXCLUSIVE` (EXEC)
-/// inside MULTI. The connection then holds the server's isolation lock exclusively around it.
+/// Whether the command at `index` of the table (None: unknown) runs a transaction or a script
+/// now, which it must do while no other connection runs anything: a command flagged
+/// `EXCLUSIVE`, EXEC inside MULTI and a script (EVAL, FCALL) anywhere. The connection then holds
+/// the server's isolation lock exclusively around it.
 pub fn runs_exclusively(session: &Session, index: Option<usize>) -> bool {
-    session.transaction.is_some()
-        && index.is_some_and(|index| COMMANDS[index].flags.contains(Flags::EXCLUSIVE))
+    index.is_some_and(|index| {
+        let flags = COMMANDS[index].flags;
+        flags.contains(Flags::EXCLUSIVE)
+            && (session.transaction.is_some() || !flags.contains(Flags::NOT_QUEUED))
+    })
 }
 
 pub(super) fn multi(ctx: &mut Ctx, _request: Request) -> CmdResult {

@@ -495,6 +495,11 @@ parameters! {
         help: "Most items of one host leased at once, for crawl frontiers created implicitly; 0 \
                for no limit.",
     }
+    runtime busy_reply_threshold: u64 {
+        name: "busy-reply-threshold", default: "5000", check: |n| within(*n, 0, i64::MAX as u64),
+        help: "Milliseconds a script (EVAL, FCALL) runs before other clients get -BUSY and SCRIPT \
+               KILL or FUNCTION KILL may stop it; 0 never does (Redis's lua-time-limit).",
+    }
     runtime max_filter_memory: u64 as Bytes {
         name: "max-filter-memory", default: "0",
         check: |n| match *n {

@@ -155,6 +155,14 @@ impl Reply {
         }
     }
 
+    /// A RESP3 big number (its decimal digits); a bulk string under RESP2, as Redis sends it.
+    pub fn big_number(&mut self, digits: &[u8]) {
+        match self.protocol {
+            Protocol::Resp2 => self.bulk(digits),
+            Protocol::Resp3 => self.line(b'(', digits),
+        }
+    }
+
     pub fn array(&mut self, len: usize) {
         self.number_line(b'*', len as i64);
     }

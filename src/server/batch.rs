@@ -7,10 +7,12 @@
 
 use super::{blocking, outcomes, Shared};
 use crate::cmd::{self, After, Ctx, Outcome, Session};
+use crate::lua::ScriptKind;
 use crate::observe::{CommandTime, Tally, Tick};
 use crate::protocol::{Reply, Request, RequestParser};
 use crate::store::now_ms;
 use std::sync::{Arc, RwLockReadGuard};
+use std::time::Duration;
 
 /// Replies are written once this much is pending, before the rest of a pipeline executes, so a
 /// pipeline of large replies (SCANDUMP chunks, say) never piles up in memory: a client that does
@@ -33,23 +35,39 @@ pub(super) fn execute_all(
     reply: &mut Reply,
     tally: &mut Tally,
 ) -> (u64, usize) {
-    // The lock first: a wait for it (behind an EXEC) is not the first command's time.
-    let isolation = Some(shared.isolation.shared());
-    let started = shared.clock.now();
+    // The lock first: a wait for it (behind an EXEC or a script) is not the first command's
+    // time. While a script holds it past busy-reply-threshold, requests are answered without it.
+    let mut consumed = 0;
+    let mut commands = 0;
+    let isolation = loop {
+        if let Some(guard) = wait_for_isolation(shared) {
+            break Some(guard);
+        }
+        match while_busy(shared, parser, &input[consumed..], session, reply) {
+            WhileBusy::Answered(taken) => {
+                consumed += taken;
+                commands += 1;
+                if session.after.is_some() {
+                    return (commands, consumed);
+                }
+            }
+            WhileBusy::Incomplete => return (commands, consumed),
+            WhileBusy::Ended => {}
+        }
+    };
     let mut batch = Batch {
         shared,
         input,
         time: CommandTime::new(&shared.clock),
-        started,
-        commands: 0,
+        started: shared.clock.now(),
+        commands,
         isolation,
     };
     // The server stopped while this batch waited: nothing more runs.
     if shared.shutdown.is_stopping() {
         session.after = Some(After::Close);
-        return (0, 0);
+        return (commands, consumed);
     }
-    let mut consumed = 0;
     let mut run = cmd::Run::default();
     // The look ahead (`cmd::prefetch`): requests before `looked_to` have been looked at; once
     // parsing reaches `last_look`, where the latest look began, the next one is taken, so each
@@ -105,6 +123,85 @@ pub(super) fn execute_all(
             return (batch.commands, consumed);
         }
     }
+}
+
+/// The isolation lock, shared; None once a script has held it past busy-reply-threshold. A
+/// batch behind an EXEC or a short script waits as it would on the lock, a little longer at
+/// most: the lock is tried again every few dozen microseconds, so that a script turning busy
+/// is noticed.
+fn wait_for_isolation(shared: &Shared) -> Option<RwLockReadGuard<'_, ()>> {
+    const POLL: Duration = Duration::from_micros(50);
+    let mut tries = 0u32;
+    loop {
+        if let Some(guard) = shared.isolation.try_shared() {
+            return Some(guard);
+        }
+        if shared.scripts.busy().is_some() {
+            return None;
+        }
+        tries += 1;
+        if tries < 64 {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(POLL);
+        }
+    }
+}
+
+/// What became of the next request while a script was busy.
+enum WhileBusy {
+    /// Answered, in this many bytes of the input.
+    Answered(usize),
+    /// No complete request yet.
+    Incomplete,
+    /// The script ended first: the request is left to run as usual.
+    Ended,
+}
+
+/// One request while a script runs past busy-reply-threshold, without the isolation lock (the
+/// script holds it): SCRIPT KILL and FUNCTION KILL stop it; anything else gets Redis's BUSY
+/// error.
+fn while_busy(
+    shared: &Shared,
+    parser: &mut RequestParser,
+    input: &[u8],
+    session: &mut Session,
+    reply: &mut Reply,
+) -> WhileBusy {
+    let request = match parser.parse(input) {
+        Ok(Some(request)) => request,
+        Ok(None) => return WhileBusy::Incomplete,
+        Err(error) => {
+            reply.error(&error.to_string());
+            session.after = Some(After::Close);
+            return WhileBusy::Answered(0);
+        }
+    };
+    let kill = match (
+        request.len(),
+        request.arg(0).to_ascii_lowercase().as_slice(),
+    ) {
+        (2, b"script") if request.arg(1).eq_ignore_ascii_case(b"kill") => Some(ScriptKind::Eval),
+        (2, b"function") if request.arg(1).eq_ignore_ascii_case(b"kill") => {
+            Some(ScriptKind::Function)
+        }
+        _ => None,
+    };
+    if session.must_authenticate(&shared.config) {
+        reply.error(cmd::errors::NOAUTH);
+    } else if let Some(by) = kill {
+        match shared.scripts.kill(by) {
+            Ok(()) => reply.ok(),
+            Err(line) => reply.error(line),
+        }
+    } else if let Some(running) = shared.scripts.busy() {
+        reply.error(running.busy_error());
+    } else {
+        // Parsed again from the same place once the lock is held.
+        parser.take_consumed();
+        return WhileBusy::Ended;
+    }
+    WhileBusy::Answered(parser.take_consumed())
 }
 
 /// What one batch's commands share as they run.

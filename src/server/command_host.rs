@@ -18,6 +18,10 @@ impl cmd::Server for Arc<Shared> {
         &self.config
     }
 
+    fn scripts(&self) -> Option<&cmd::Scripts> {
+        Some(&self.scripts)
+    }
+
     fn write_log(&self) -> Option<&dyn WriteLog> {
         let logged = self.aof.is_some() || self.replication.stream.is_active();
         logged.then_some(&**self as &dyn WriteLog)

@@ -34,6 +34,11 @@ impl Isolation {
         stripe.read().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// `shared`, unless a transaction or a script holds the lock now.
+    pub fn try_shared(&self) -> Option<RwLockReadGuard<'_, ()>> {
+        self.stripes[this_thread_stripe()].0.try_read().ok()
+    }
+
     /// Returns once every batch that was in progress when it was called has ended, taking each
     /// thread's lock in turn (never all at once, so no thread waits for another's batch). A
     /// batch reads its clock after taking its lock: every batch still running afterwards read

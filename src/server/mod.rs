@@ -84,6 +84,8 @@ pub struct Shared {
     pub(crate) blocking: blocking::Blocking,
     /// Start-up's load, while it runs beside the clients.
     pub(crate) loading: loading::Loading,
+    /// The Lua engines of EVAL and FCALL, with their script cache and function libraries.
+    pub scripts: crate::cmd::Scripts,
 }
 
 /// The log's sync times as the report gives them.
@@ -165,6 +167,7 @@ impl Shared {
             stream_order: Mutex::new(Vec::new()),
             blocking: blocking::Blocking::default(),
             loading: loading::Loading::default(),
+            scripts: crate::cmd::Scripts::default(),
         };
         shared.apply_eviction_settings();
         shared

@@ -1,0 +1,331 @@
+//! Scripting against the real binary: EVAL, EVALSHA, SCRIPT, FUNCTION and FCALL as Redis 7.4
+//! answers them, a crawler's "check and enqueue" script (BF.MADD, then HSET and RPUSH for what
+//! was new), and a script's effects surviving kill -9 through the append-only file.
+
+mod common;
+
+use common::{spawn_server, DataDir, RawClient};
+use std::net::SocketAddr;
+
+fn client(port: u16) -> RawClient {
+    RawClient::connect(SocketAddr::from(([127, 0, 0, 1], port)))
+}
+
+fn bulk(text: &str) -> Vec<u8> {
+    format!("${}\r\n{text}\r\n", text.len()).into_bytes()
+}
+
+fn text(reply: &[u8]) -> String {
+    String::from_utf8_lossy(reply).into_owned()
+}
+
+#[test]
+fn eval_evalsha_script_and_functions_answer_as_redis() {
+    let dir = DataDir::new("scripting-commands");
+    let port = common::free_port();
+    let _server = spawn_server(&dir.0, port, &[]);
+    let mut c = client(port);
+
+    assert_eq!(c.cmd(&["EVAL", "return 1", "0"]), b":1\r\n");
+    assert_eq!(
+        c.cmd(&[
+            "EVAL",
+            "return {KEYS[1], ARGV[1], ARGV[2]}",
+            "1",
+            "k",
+            "a",
+            "b"
+        ]),
+        b"*3\r\n$1\r\nk\r\n$1\r\na\r\n$1\r\nb\r\n"
+    );
+    assert_eq!(
+        c.cmd(&[
+            "EVAL",
+            "return redis.call('SET', KEYS[1], ARGV[1])",
+            "1",
+            "s",
+            "v"
+        ]),
+        b"+OK\r\n"
+    );
+    assert_eq!(c.cmd(&["GET", "s"]), bulk("v"));
+    assert_eq!(
+        c.cmd(&["EVAL", "return redis.call('GET', 'missing')", "0"]),
+        b"$-1\r\n"
+    );
+    assert_eq!(
+        c.cmd(&["EVAL", "return 1", "2", "a"]),
+        b"-ERR Number of keys can't be greater than number of args\r\n"
+    );
+    assert_eq!(
+        c.cmd(&["EVAL", "return 1", "-1"]),
+        b"-ERR Number of keys can't be negative\r\n"
+    );
+    assert_eq!(
+        c.cmd(&["EVAL", "return 1", "x"]),
+        b"-ERR value is not an integer or out of range\r\n"
+    );
+
+    // The cache: SCRIPT LOAD's SHA1 runs with EVALSHA; unknown ones get NOSCRIPT.
+    let sha = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db";
+    assert_eq!(c.cmd(&["SCRIPT", "LOAD", "return 1"]), bulk(sha));
+    assert_eq!(c.cmd(&["EVALSHA", sha, "0"]), b":1\r\n");
+    assert_eq!(c.cmd(&["EVALSHA", &sha.to_uppercase(), "0"]), b":1\r\n");
+    assert_eq!(
+        c.cmd(&[
+            "SCRIPT",
+            "EXISTS",
+            sha,
+            "0000000000000000000000000000000000000000"
+        ]),
+        b"*2\r\n:1\r\n:0\r\n"
+    );
+    assert_eq!(
+        c.cmd(&["EVALSHA", "0000000000000000000000000000000000000000", "0"]),
+        b"-NOSCRIPT No matching script. Please use EVAL.\r\n"
+    );
+    assert_eq!(c.cmd(&["SCRIPT", "FLUSH"]), b"+OK\r\n");
+    assert_eq!(
+        c.cmd(&["EVALSHA", sha, "0"]),
+        b"-NOSCRIPT No matching script. Please use EVAL.\r\n"
+    );
+    assert_eq!(
+        c.cmd(&["SCRIPT", "KILL"]),
+        b"-NOTBUSY No scripts in execution right now.\r\n"
+    );
+
+    // Errors as Redis 7.4 words them.
+    let script = "return redis.call('nosuch')";
+    let reply = text(&c.cmd(&["EVAL", script, "0"]));
+    assert!(
+        reply.starts_with("-ERR Unknown Redis command called from script script: "),
+        "{reply}"
+    );
+    assert_eq!(
+        c.cmd(&["EVAL", "return redis.pcall('incr', KEYS[1])", "1", "s"]),
+        b"-ERR value is not an integer or out of range\r\n"
+    );
+    let reply = text(&c.cmd(&["EVAL", "return redis.call('eval', 'return 1', 0)", "0"]));
+    assert!(
+        reply.starts_with("-ERR This Redis command is not allowed from script script: "),
+        "{reply}"
+    );
+    let reply = text(&c.cmd(&["EVAL_RO", "return redis.call('set', 'x', 1)", "0"]));
+    assert!(
+        reply.starts_with("-ERR Write commands are not allowed from read-only scripts."),
+        "{reply}"
+    );
+    assert_eq!(
+        c.cmd(&["EVAL_RO", "return redis.call('get', KEYS[1])", "1", "s"]),
+        bulk("v")
+    );
+    // A script's SELECT is its own: the caller stays in its database.
+    assert_eq!(
+        c.cmd(&[
+            "EVAL",
+            "redis.call('select', 1) return redis.call('set', 'in1', 'x')",
+            "0"
+        ]),
+        b"+OK\r\n"
+    );
+    assert_eq!(c.cmd(&["EXISTS", "in1"]), b":0\r\n");
+
+    // FUNCTION LOAD, FCALL, FCALL_RO.
+    let library = "#!lua name=mylib\n\
+        redis.register_function('setget', function(keys, args) \
+            redis.call('set', keys[1], args[1]) return redis.call('get', keys[1]) end)\n\
+        redis.register_function{function_name='peek', callback=function(keys) \
+            return redis.call('get', keys[1]) end, flags={'no-writes'}}";
+    assert_eq!(c.cmd(&["FUNCTION", "LOAD", library]), bulk("mylib"));
+    assert_eq!(
+        c.cmd(&["FUNCTION", "LOAD", library]),
+        b"-ERR Library 'mylib' already exists\r\n"
+    );
+    assert_eq!(
+        c.cmd(&["FUNCTION", "LOAD", "REPLACE", library]),
+        bulk("mylib")
+    );
+    assert_eq!(c.cmd(&["FCALL", "setget", "1", "f", "fv"]), bulk("fv"));
+    assert_eq!(c.cmd(&["FCALL_RO", "peek", "1", "f"]), bulk("fv"));
+    assert_eq!(
+        c.cmd(&["FCALL_RO", "setget", "1", "f", "x"]),
+        b"-ERR Can not execute a script with write flag using *_ro command.\r\n"
+    );
+    assert_eq!(
+        c.cmd(&["FCALL", "nosuch", "0"]),
+        b"-ERR Function not found\r\n"
+    );
+    let listed = text(&c.cmd(&["FUNCTION", "LIST"]));
+    assert!(
+        listed.contains("mylib") && listed.contains("setget") && listed.contains("no-writes"),
+        "{listed}"
+    );
+    assert_eq!(c.cmd(&["FUNCTION", "DELETE", "mylib"]), b"+OK\r\n");
+    assert_eq!(
+        c.cmd(&["FCALL", "setget", "1", "f", "x"]),
+        b"-ERR Function not found\r\n"
+    );
+}
+
+/// A crawler's atomic "add requests": BF.MADD decides which URLs are new; only those are stored
+/// in a hash and queued, in one script, as Crawlee's Redis storage does.
+const ADD_REQUESTS: &str = "\
+local seen, queue, data = KEYS[1], KEYS[2], KEYS[3]
+local urls = cjson.decode(ARGV[1])
+local added = redis.call('BF.MADD', seen, unpack(urls))
+local fresh = {}
+for i, url in ipairs(urls) do
+  if added[i] == 1 then
+    redis.call('HSET', data, url, cjson.encode({url = url}))
+    fresh[#fresh + 1] = url
+  end
+end
+if #fresh > 0 then
+  redis.call('RPUSH', queue, unpack(fresh))
+end
+return cjson.encode(fresh)";
+
+#[test]
+fn a_script_adds_to_a_bloom_filter_then_stores_and_queues_what_was_new() {
+    let dir = DataDir::new("scripting-crawler");
+    let port = common::free_port();
+    let _server = spawn_server(&dir.0, port, &[]);
+    let mut c = client(port);
+    let sha = String::from_utf8(c.cmd(&["SCRIPT", "LOAD", ADD_REQUESTS])).unwrap();
+    let sha = sha.lines().nth(1).expect("the SHA1").to_string();
+    let keys = ["seen", "queue", "data"];
+    let run = |c: &mut RawClient, urls: &str| {
+        let mut args = vec!["EVALSHA", &sha, "3"];
+        args.extend(keys);
+        args.push(urls);
+        c.cmd(&args)
+    };
+    assert_eq!(
+        run(&mut c, r#"["https://a/","https://b/"]"#),
+        bulk(r#"["https:\/\/a\/","https:\/\/b\/"]"#)
+    );
+    assert_eq!(
+        run(&mut c, r#"["https://b/","https://c/"]"#),
+        bulk(r#"["https:\/\/c\/"]"#)
+    );
+    assert_eq!(run(&mut c, r#"["https://a/"]"#), bulk("{}"));
+    assert_eq!(
+        c.cmd(&["LRANGE", "queue", "0", "-1"]),
+        b"*3\r\n$10\r\nhttps://a/\r\n$10\r\nhttps://b/\r\n$10\r\nhttps://c/\r\n"
+    );
+    assert_eq!(c.cmd(&["HLEN", "data"]), b":3\r\n");
+    assert_eq!(
+        c.cmd(&[
+            "BF.MEXISTS",
+            "seen",
+            "https://a/",
+            "https://c/",
+            "https://d/"
+        ]),
+        b"*3\r\n:1\r\n:1\r\n:0\r\n"
+    );
+    // The commands the script called are counted as Redis counts them.
+    let stats = text(&c.cmd(&["INFO", "commandstats"]));
+    assert!(stats.contains("cmdstat_bf.madd:calls=3"), "{stats}");
+    assert!(stats.contains("cmdstat_evalsha:calls=3"), "{stats}");
+}
+
+/// What a script did is logged as its effects: after kill -9 the log rebuilds the same data,
+/// though the script read the clock and random numbers; a script that failed half-way keeps
+/// the writes it made before failing, logged too.
+#[test]
+fn script_effects_survive_kill_9_through_the_log() {
+    let dir = DataDir::new("scripting-aof");
+    let port = common::free_port();
+    let server = spawn_server(
+        &dir.0,
+        port,
+        &["--appendonly", "yes", "--appendfsync", "always"],
+    );
+    let mut c = client(port);
+    let script = "\
+        local t = redis.call('TIME')
+        redis.call('SET', KEYS[1], t[1] .. '.' .. t[2] .. '/' .. math.random())
+        redis.call('RPUSH', KEYS[2], math.random(1000000), math.random(1000000))
+        return redis.call('INCR', KEYS[3])";
+    for round in 1..=5 {
+        assert_eq!(
+            c.cmd(&["EVAL", script, "3", "t", "l", "n"]),
+            format!(":{round}\r\n").into_bytes()
+        );
+    }
+    let half = "redis.call('SET', 'before', 1) redis.call('INCR', 'before-list-is-not-int') \
+                return redis.call('LPUSH', 'before', 1)";
+    c.cmd(&["RPUSH", "before-list-is-not-int", "x"]);
+    let reply = text(&c.cmd(&["EVAL", half, "0"]));
+    assert!(reply.starts_with("-WRONGTYPE"), "{reply}");
+    let digest = c.cmd(&["SIEVED.DIGEST"]);
+    let value = c.cmd(&["GET", "t"]);
+    server.kill();
+
+    let _server = spawn_server(&dir.0, port, &["--appendonly", "yes"]);
+    let mut c = client(port);
+    assert_eq!(c.cmd(&["GET", "t"]), value);
+    assert_eq!(c.cmd(&["GET", "before"]), bulk("1"));
+    assert_eq!(c.cmd(&["SIEVED.DIGEST"]), digest);
+}
+
+/// Past busy-reply-threshold a running script makes other clients' commands answer BUSY;
+/// SCRIPT KILL stops a script that has not written, and the server serves again. One that has
+/// written cannot be killed (UNKILLABLE), as in Redis.
+#[test]
+fn busy_scripts_answer_busy_and_script_kill_stops_them() {
+    let dir = DataDir::new("scripting-busy");
+    let port = common::free_port();
+    let _server = spawn_server(&dir.0, port, &["--busy-reply-threshold", "100"]);
+    let mut runner = client(port);
+    let mut other = client(port);
+    let busy = "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN \
+                NOSAVE.\r\n";
+
+    runner.send(&common::encode_command(&[
+        b"EVAL",
+        b"while true do end",
+        b"0",
+    ]));
+    wait_for_busy(&mut other, busy);
+    assert_eq!(
+        other.cmd(&["FUNCTION", "KILL"]),
+        busy.as_bytes(),
+        "FUNCTION KILL names the SCRIPT KILL a running EVAL needs"
+    );
+    assert_eq!(other.cmd(&["SCRIPT", "KILL"]), b"+OK\r\n");
+    let killed = text(&runner.read_reply());
+    assert!(
+        killed.starts_with("-ERR Script killed by user with SCRIPT KILL..."),
+        "{killed}"
+    );
+    assert_eq!(other.cmd(&["PING"]), b"+PONG\r\n");
+    assert_eq!(runner.cmd(&["EVAL", "return 2", "0"]), b":2\r\n");
+
+    runner.send(&common::encode_command(&[
+        b"EVAL",
+        b"redis.call('set', 'w', 1) while true do end",
+        b"0",
+    ]));
+    wait_for_busy(&mut other, busy);
+    let refused = text(&other.cmd(&["SCRIPT", "KILL"]));
+    assert!(refused.starts_with("-UNKILLABLE "), "{refused}");
+    // The server is left running the script; the test's kill -9 ends it.
+}
+
+/// PINGs until the server answers BUSY (a guard stops a test that would otherwise hang).
+fn wait_for_busy(client: &mut RawClient, busy: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let reply = client.cmd(&["PING"]);
+        if reply == busy.as_bytes() {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never busy: {}",
+            text(&reply)
+        );
+    }
+}
