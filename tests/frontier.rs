@@ -78,6 +78,10 @@ fn frontier_writes(client: &mut RawClient) {
             assert!(popped.starts_with(b"*"), "{}", escape(&popped));
         }
     }
+    // URLs spelled as options, after the end of the options.
+    client.cmd(&[
+        "FQ.PUSH", "f", "PRIORITY", "2", "URLS", "FORCE", "AT", "URLS",
+    ]);
     client.cmd(&["FQ.ACK", "f", "1", "2", "3", "999"]);
     client.cmd(&["FQ.NACK", "f", "4", "DELAY", "600000"]);
     client.cmd(&["FQ.NACK", "f", "5"]);
@@ -486,4 +490,83 @@ fn logged_leases(dir: &std::path::Path) -> Vec<(String, u64, u64, u64)> {
         }
     }
     leases
+}
+
+/// Issue 31, item 7: after a lease lapses FQ.HOST and FQ.INFO count the item alike (queued
+/// again); an either/or pair of options is refused rather than one ignored; after `URLS` every
+/// word is a URL, so a relative link spelled as an option can be pushed, and the form without it
+/// works as before.
+#[test]
+fn host_and_info_agree_pairs_are_refused_and_urls_ends_the_options() {
+    let server = TestServer::start();
+    let mut client = server.client();
+    assert_eq!(client.cmd(&["FQ.RESERVE", "k", "0.01", "1000"]), b"+OK\r\n");
+    client.cmd(&["FQ.PUSH", "k", "http://a.test/1"]);
+    assert_eq!(
+        parse_pairs(&client.cmd(&["FQ.POP", "k", "LEASE", "1"])).len(),
+        1
+    );
+    // Waits for the one-millisecond lease to have ended, whatever the machine.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let host = client.cmd(&["FQ.HOST", "k", "http://a.test"]);
+    assert!(
+        escape(&host).ends_with("+queued\\r\\n:1\\r\\n+leased\\r\\n:0\\r\\n"),
+        "{}",
+        escape(&host)
+    );
+    assert_eq!(info_field(&mut client, "k", "Queued"), 1);
+    assert_eq!(info_field(&mut client, "k", "Leased"), 0);
+    let syntax = b"-ERR syntax error\r\n";
+    for pair in [
+        &["FQ.NACK", "k", "1", "DELAY", "5", "AT", "100"][..],
+        &["FQ.NACK", "k", "1", "AT", "100", "DELAY", "5"],
+        &[
+            "FQ.HOST",
+            "k",
+            "http://a.test",
+            "PAUSE",
+            "5",
+            "PAUSEAT",
+            "100",
+        ],
+        &[
+            "FQ.HOST",
+            "k",
+            "http://a.test",
+            "PAUSEAT",
+            "100",
+            "DELAY",
+            "1",
+            "PAUSE",
+            "5",
+        ],
+    ] {
+        assert_eq!(client.cmd(pair), syntax, "{pair:?}");
+    }
+    assert_eq!(
+        client.cmd(&["FQ.PUSH", "k", "URLS", "FORCE", "AT", "PRIORITY", "urls"]),
+        b"*4\r\n:1\r\n:1\r\n:1\r\n:1\r\n"
+    );
+    assert_eq!(
+        client.cmd(&["FQ.SEEN", "k", "FORCE", "AT", "PRIORITY", "urls"]),
+        b"*4\r\n:1\r\n:1\r\n:1\r\n:1\r\n"
+    );
+    // Options, then URLS: the options still apply.
+    assert_eq!(
+        client.cmd(&["FQ.PUSH", "k", "PRIORITY", "9", "FORCE", "URLS", "AT"]),
+        b"*1\r\n:1\r\n"
+    );
+    assert_eq!(
+        client.cmd(&["FQ.POP", "k"]),
+        b"*1\r\n*2\r\n:6\r\n$2\r\nAT\r\n"
+    );
+    // Today's form: options end at the first word that is none of them.
+    assert_eq!(
+        client.cmd(&["FQ.PUSH", "k", "FORCE", "http://a.test/1"]),
+        b"*1\r\n:1\r\n"
+    );
+    assert_eq!(
+        client.cmd(&["FQ.PUSH", "k", "URLS"]),
+        b"-ERR wrong number of arguments for 'fq.push' command\r\n"
+    );
 }
