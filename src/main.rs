@@ -123,42 +123,41 @@ async fn serve(config: Config) -> std::io::Result<()> {
         (None, Some(metrics)) => tracing::info!(%address, %metrics, "listening"),
         (None, None) => tracing::info!(%address, "listening"),
     }
-    let recovery = match server.load() {
-        Ok(recovery) => recovery,
-        Err(error) => {
-            tracing::error!("{error}; the file is left as it is");
-            return Err(std::io::Error::other("the data could not be loaded"));
-        }
-    };
-    match recovery.snapshot {
-        Some(report) => tracing::info!(
-            expired = report.expired,
-            bytes = report.bytes,
-            "loaded {} keys from the snapshot in {:.3}s",
-            report.keys,
-            report.duration.as_secs_f64()
-        ),
-        None => tracing::info!("no snapshot to load"),
-    }
-    let log = recovery.log;
-    if log.segments > 0 {
-        tracing::info!(
-            segments = log.segments,
-            records = log.records,
-            commands = log.commands,
-            bytes = log.bytes,
-            "replayed the append-only file in {:.3}s",
-            log.duration.as_secs_f64()
-        );
-    }
-    let keys: usize = shared.store.dbs().map(|db| db.len()).sum();
-    notify::tell(&format!("READY=1\nSTATUS=serving; {keys} keys loaded"));
-    tracing::info!("ready to accept connections");
+    // Clients are served while the data loads (as Redis: `-LOADING` to what needs the data).
+    let stopping = shared.clone();
     tokio::spawn(async move {
-        shared.shutdown.requested().await;
+        stopping.shutdown.requested().await;
         notify::tell("STOPPING=1\nSTATUS=shutting down");
     });
-    server.run(true).await?;
+    server
+        .load_and_run(true, move |recovery| {
+            // What start-up loaded, for the log.
+            match recovery.snapshot {
+                Some(report) => tracing::info!(
+                    expired = report.expired,
+                    bytes = report.bytes,
+                    "loaded {} keys from the snapshot in {:.3}s",
+                    report.keys,
+                    report.duration.as_secs_f64()
+                ),
+                None => tracing::info!("no snapshot to load"),
+            }
+            let log = &recovery.log;
+            if log.segments > 0 {
+                tracing::info!(
+                    segments = log.segments,
+                    records = log.records,
+                    commands = log.commands,
+                    bytes = log.bytes,
+                    "replayed the append-only file in {:.3}s",
+                    log.duration.as_secs_f64()
+                );
+            }
+            let keys: usize = shared.store.dbs().map(|db| db.len()).sum();
+            notify::tell(&format!("READY=1\nSTATUS=serving; {keys} keys loaded"));
+            tracing::info!("ready to accept connections");
+        })
+        .await?;
     tracing::info!("sieved stopped");
     Ok(())
 }

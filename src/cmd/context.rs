@@ -280,6 +280,10 @@ pub trait Server: Send + Sync {
     /// server cannot keep what they would change (Redis's MISCONF).
     fn write_refusal(&self) -> Option<String>;
     fn pubsub(&self) -> &dyn PubSub;
+    /// Whether start-up is still loading the data: only commands flagged `loading` run.
+    fn loading(&self) -> bool {
+        false
+    }
     /// CLIENT UNBLOCK: ends the wait of a client parked by a blocking command (see `BlockOn`),
     /// with its timeout reply or, with `error`, Redis's UNBLOCKED error; false if that client
     /// is not parked.

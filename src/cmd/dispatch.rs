@@ -73,9 +73,11 @@ fn dispatch(ctx: &mut Ctx, request: Request, index: Option<usize>) -> Outcome {
 
 /// The checks every command passes before it runs or is queued, in Redis's order: arity,
 /// authentication (unless flagged `no_auth`), then sieved's refusal of commands only the log
-/// holds (`LOG_ONLY`), memory (over `maxmemory`, keys are evicted as the
-/// policy says; if none can go, a command flagged `denyoom` is refused), a disk that cannot keep
-/// writes (MISCONF), and MULTI's refusal of `no_multi` commands.
+/// holds (`LOG_ONLY`), start-up's load (`-LOADING` for a command not flagged `loading`; Redis
+/// checks it after memory, but nothing may be evicted while the data loads), memory (over
+/// `maxmemory`, keys are evicted as the policy says; if none can go, a command flagged
+/// `denyoom` is refused), a disk that cannot keep writes (MISCONF), and MULTI's refusal of
+/// `no_multi` commands.
 pub(super) fn admit(ctx: &mut Ctx, spec: &CommandSpec, request: Request) -> CmdResult {
     if !spec.arity_fits(request.len()) {
         return Err(CmdError::arity(spec.name));
@@ -87,6 +89,10 @@ pub(super) fn admit(ctx: &mut Ctx, spec: &CommandSpec, request: Request) -> CmdR
     // far in the future moved the frontier's clock, and the log could no longer be replayed.
     if spec.flags.contains(Flags::LOG_ONLY) {
         return Err(errors::log_only(spec.name));
+    }
+    // Before memory: room made while the data loads would evict keys the log's writes need.
+    if ctx.server.loading() && !runs_while_loading(spec) {
+        return Err(errors::LOADING.into());
     }
     let limit = ctx.config().maxmemory();
     if limit > 0 && eviction::over(ctx.server, limit) {
@@ -122,6 +128,15 @@ pub(super) fn admit(ctx: &mut Ctx, spec: &CommandSpec, request: Request) -> CmdR
         return Err(errors::pubsub_refusal(spec.name));
     }
     admit_in_multi(ctx, spec)
+}
+
+/// Containers whose every subcommand Redis flags `loading`: a container itself carries no
+/// flags (COMMAND INFO shows none, as Redis's), so their subcommands' are named here.
+const CONTAINERS_RUN_WHILE_LOADING: [&str; 4] = ["client", "config", "pubsub", "slowlog"];
+
+/// Whether a command runs while start-up loads the data, as Redis's flag `loading` says.
+fn runs_while_loading(spec: &CommandSpec) -> bool {
+    spec.flags.contains(Flags::LOADING) || CONTAINERS_RUN_WHILE_LOADING.contains(&spec.name)
 }
 
 /// Refuses a command flagged `no_multi` inside MULTI (SAVE, SHUTDOWN: a queued SHUTDOWN would

@@ -52,6 +52,8 @@ pub const SHUTDOWN_FAILED: &str = "ERR Errors trying to SHUTDOWN. Check logs.";
 pub const READONLY: &str = "READONLY You can't write against a read only replica.";
 pub const MASTERDOWN: &str =
     "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
+/// Redis's answer to a command not flagged `loading` while start-up loads the data.
+pub const LOADING: &str = "LOADING Redis is loading the dataset in memory";
 pub const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
 pub const NOMASTERLINK: &str = "NOMASTERLINK Can't SYNC while not connected with my master";
 pub const WAIT_ON_REPLICA: &str = "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.";

@@ -147,8 +147,8 @@ fn default_options(ctx: &Ctx) -> FrontierOptions {
     }
 }
 
-/// FQ.PUSH key [PRIORITY p] [AT unix-ms] [FORCE] url [url ...]: one integer per URL, 1 if it
-/// is now queued. A push the memory limit refuses ends the reply with its error, as BF.MADD's
+/// FQ.PUSH key [PRIORITY p] [AT unix-ms] [FORCE] [URLS] url [url ...]: one integer per URL, 1
+/// if it is now queued. A push the memory limit refuses ends the reply with its error, as BF.MADD's
 /// does, and the URLs after it are not looked at.
 fn push(ctx: &mut Ctx, request: Request) -> CmdResult {
     let Push {
@@ -408,7 +408,7 @@ fn host(ctx: &mut Ctx, request: Request) -> CmdResult {
             ctx,
             key,
             || Err(BF_NOT_FOUND.into()),
-            |frontier| Ok(frontier.host_rules(&group)),
+            |frontier| Ok(frontier.host_rules(&group, now)),
         )?;
         // Flagged a write for its other form: this one changes nothing and is not logged.
         ctx.log_effects_only();
@@ -600,6 +600,9 @@ mod docs {
             .optional(),
         DUE_AT.optional(),
         pure_token("force", "FORCE").optional(),
+        pure_token("urls", "URLS")
+            .summary("Ends the options: every word after it is a URL")
+            .optional(),
         string("url").multiple(),
     ]);
     pub(super) const POP: Docs =

@@ -82,8 +82,9 @@ impl<'a> Reserve<'a> {
     }
 }
 
-/// FQ.PUSH key [PRIORITY p] [AT unix-ms] [FORCE] url [url ...]: the options end at the first
-/// word that is none of them, the first URL.
+/// FQ.PUSH key [PRIORITY p] [AT unix-ms] [FORCE] [URLS] url [url ...]: the options end at
+/// `URLS`, after which every word is a URL (one spelled FORCE, AT, PRIORITY or URLS too), or
+/// without it at the first word that is none of them.
 pub(super) struct Push<'a> {
     pub(super) key: &'a [u8],
     pub(super) priority: i64,
@@ -97,6 +98,7 @@ enum PushOption {
     Priority,
     At,
     Force,
+    Urls,
 }
 
 impl<'a> Push<'a> {
@@ -108,6 +110,7 @@ impl<'a> Push<'a> {
             ("PRIORITY", PushOption::Priority),
             ("AT", PushOption::At),
             ("FORCE", PushOption::Force),
+            ("URLS", PushOption::Urls),
         ];
         while let Some(option) = args.one_of(&options) {
             match option {
@@ -116,6 +119,7 @@ impl<'a> Push<'a> {
                 }
                 PushOption::At => due = Some(args.int_in(0..=MAX_TIME, FQ_BAD_TIME)?),
                 PushOption::Force => force = true,
+                PushOption::Urls => break,
             }
         }
         let urls = args.items();
@@ -241,12 +245,20 @@ impl<'a> Nack<'a> {
             delay: 0,
             due: None,
         };
+        let mut delayed = false;
         while let Some(word) = args.next() {
             let options = [("DELAY", NackOption::Delay), ("AT", NackOption::At)];
             match keyword(word, &options).ok_or(SYNTAX)? {
-                NackOption::Delay => nack.delay = args.int_in(0..=MAX_MS, FQ_BAD_DELAY)?,
+                NackOption::Delay => {
+                    nack.delay = args.int_in(0..=MAX_MS, FQ_BAD_DELAY)?;
+                    delayed = true;
+                }
                 NackOption::At => nack.due = Some(args.int_in(0..=MAX_TIME, FQ_BAD_TIME)?),
             }
+        }
+        // One or the other: with both, one would be ignored.
+        if delayed && nack.due.is_some() {
+            return Err(SYNTAX.into());
         }
         Ok(nack)
     }
@@ -310,6 +322,10 @@ impl<'a> Host<'a> {
                     change.paused_until = Some(args.int_in(0..=MAX_TIME, FQ_BAD_TIME)?)
                 }
             }
+        }
+        // One or the other: with both, one would be ignored.
+        if set.pause.is_some() && set.change.paused_until.is_some() {
+            return Err(SYNTAX.into());
         }
         Ok(Host {
             key,

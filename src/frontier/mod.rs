@@ -227,6 +227,15 @@ pub struct HostRules {
     pub leased: u64,
 }
 
+/// Leases that ran out by some time but were not yet expired by an advance.
+#[derive(Debug, Default)]
+struct Lapsed {
+    /// Going back to the queue.
+    back: u64,
+    /// Going to the dead letters: their last delivery.
+    dying: u64,
+}
+
 /// A changed group's rules (FQ.HOST).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct HostChange {
@@ -772,19 +781,39 @@ impl Frontier {
         self.refresh(slot);
     }
 
-    /// A group's rules as they apply, its own or the frontier's.
-    pub fn host_rules(&self, group: &[u8]) -> HostRules {
-        let host = self
-            .by_group
-            .get(group)
-            .and_then(|&slot| self.hosts[slot as usize].as_ref());
+    /// A group's rules as they apply, its own or the frontier's, and its items as of `now`,
+    /// counted as `info` counts them (leases that ran out where they are going).
+    pub fn host_rules(&self, group: &[u8], now: u64) -> HostRules {
+        let slot = self.by_group.get(group).copied();
+        let host = slot.and_then(|slot| self.hosts[slot as usize].as_ref());
+        let Lapsed { back, dying } = self.lapsed_counts(now, slot);
+        let (queued, leased) = host.map_or((0, 0), |h| {
+            ((h.queued() + h.held as usize) as u64, u64::from(h.leased))
+        });
         HostRules {
             delay_ms: host.and_then(|h| h.delay).unwrap_or(self.rules.delay_ms),
             inflight: host.and_then(|h| h.inflight).unwrap_or(self.rules.inflight),
             paused_until: host.map_or(0, |h| h.paused_until),
-            queued: host.map_or(0, |h| (h.queued() + h.held as usize) as u64),
-            leased: host.map_or(0, |h| u64::from(h.leased)),
+            queued: queued + back,
+            leased: leased - back - dying,
         }
+    }
+
+    /// How many leases have run out by `now` without an advance (of the group in `slot`, or of
+    /// every group): those going back to the queue, and those going to the dead letters. FQ.INFO
+    /// and FQ.HOST both count with it, so that they agree.
+    fn lapsed_counts(&self, now: u64, slot: Option<u32>) -> Lapsed {
+        let mut lapsed = Lapsed::default();
+        for (_, lease) in self.lapsed(now) {
+            if slot.is_some_and(|slot| slot != lease.host) {
+                continue;
+            }
+            match self.would_die(&lease.item) {
+                true => lapsed.dying += 1,
+                false => lapsed.back += 1,
+            }
+        }
+        lapsed
     }
 
     /// Leases that have ended by `now` but were not yet expired by an advance.
@@ -827,13 +856,7 @@ impl Frontier {
     /// The counters as of `now`, leases that ran out counted where they are going.
     pub fn info(&self, now: u64) -> FrontierInfo {
         let now = now.max(self.clock);
-        let (mut back, mut dying) = (0u64, 0u64);
-        for (_, lease) in self.lapsed(now) {
-            match self.would_die(&lease.item) {
-                true => dying += 1,
-                false => back += 1,
-            }
-        }
+        let Lapsed { back, dying } = self.lapsed_counts(now, None);
         let held_due = self.held.range(..(now.saturating_add(1), 0)).count() as u64;
         FrontierInfo {
             capacity: self.capacity(),

@@ -341,7 +341,7 @@ fn apply(f: &mut Frontier, model: &mut Model, now: &mut u64, step: &Step) {
                 let mut group = Vec::new();
                 group_of(url, &mut group);
                 assert_eq!(group, l.group);
-                let rules = f.host_rules(&group);
+                let rules = f.host_rules(&group, f.clock());
                 if rules.delay_ms > 0 {
                     if let Some(last) = model.last_lease.get(&group) {
                         assert!(f.clock() >= last + rules.delay_ms, "DELAY kept");
@@ -473,6 +473,42 @@ fn a_lease_that_runs_out_comes_back_with_its_id_then_dies() {
         0,
         "an idle group without rules is dropped"
     );
+}
+
+/// Issue 31, item 7: once a lease runs out, FQ.HOST's counts and FQ.INFO's agree, before any
+/// pop moved the clock: the item is queued again (or dead, on its last delivery).
+#[test]
+fn host_and_info_count_a_lapsed_lease_alike() {
+    let rules = Rules {
+        lease_ms: 10,
+        retries: 2,
+        delay_ms: 0,
+        inflight: 0,
+    };
+    let mut f = Frontier::new(options(rules), LIMIT).unwrap();
+    f.push(b"http://a/x", 0, None, false, LIMIT).unwrap();
+    f.push(b"http://b/y", 0, None, false, LIMIT).unwrap();
+    let mut out = Vec::new();
+    f.advance(100);
+    f.pop(2, 10, &mut out);
+    assert_eq!(out.len(), 2);
+    for (now, queued, leased) in [(105, 0, 1), (110, 1, 0)] {
+        let info = f.info(now);
+        let a = f.host_rules(b"http://a", now);
+        let b = f.host_rules(b"http://b", now);
+        assert_eq!((a.queued, a.leased), (queued, leased), "at {now}");
+        assert_eq!(
+            (info.queued, info.leased),
+            (a.queued + b.queued, a.leased + b.leased)
+        );
+    }
+    // The second lapse is the last delivery: dead, in neither count.
+    f.advance(110);
+    out.clear();
+    f.pop(1, 10, &mut out);
+    let a = f.host_rules(b"http://a", 125);
+    assert_eq!((a.queued, a.leased), (0, 0));
+    assert_eq!(f.info(125).dead, 1);
 }
 
 #[test]

@@ -71,14 +71,20 @@ impl CommandClock {
     /// source between them.
     #[inline]
     pub(crate) fn micros(&self, from: Tick, to: Tick) -> u64 {
+        self.elapsed_micros(from, to).unwrap_or(0)
+    }
+
+    /// `micros`, but None when the clock changed source between the two readings.
+    #[inline]
+    fn elapsed_micros(&self, from: Tick, to: Tick) -> Option<u64> {
         if (from.0 ^ to.0) & FROM_INSTANT != 0 {
-            return 0;
+            return None;
         }
         let ticks = to.0.saturating_sub(from.0);
-        match (to.0 & FROM_INSTANT != 0, self.ticks_per_micro) {
+        Some(match (to.0 & FROM_INSTANT != 0, self.ticks_per_micro) {
             (false, Some(ticks_per_micro)) => ticks / ticks_per_micro,
             _ => ticks / 1000,
-        }
+        })
     }
 
     /// Stops using the counter if Linux no longer keeps time with it.
@@ -90,6 +96,47 @@ impl CommandClock {
             self.counting.store(false, Ordering::Relaxed);
         }
     }
+}
+
+/// How long the system clock's reading serves `CommandTime`: past it, the clock is read again.
+const WALL_READ_EVERY_MICROS: u64 = 1_000;
+
+/// The Unix time of each command of a batch, in milliseconds, as commands see it (`Ctx::now`):
+/// the time at which that command starts, not the batch, so that a command after a long one
+/// (a 300,000-URL FQ.PUSH) judges leases, delays and expiry against its own time. The command
+/// clock is read at each command's start anyway (`Batch`'s lap); the system clock, which costs
+/// as much again, is read only once a millisecond has passed since its last reading (or the
+/// command clock changed source), and in between the time is that reading plus the command
+/// clock's microseconds since: off by the counter's rate error over at most a millisecond.
+pub(crate) struct CommandTime {
+    wall_micros: u64,
+    read_at: Tick,
+}
+
+impl CommandTime {
+    pub(crate) fn new(clock: &CommandClock) -> CommandTime {
+        CommandTime {
+            wall_micros: wall_micros(),
+            read_at: clock.now(),
+        }
+    }
+
+    /// The Unix time in milliseconds at `tick`, a reading of `clock` taken now.
+    pub(crate) fn at(&mut self, clock: &CommandClock, tick: Tick) -> u64 {
+        match clock.elapsed_micros(self.read_at, tick) {
+            Some(micros) if micros < WALL_READ_EVERY_MICROS => (self.wall_micros + micros) / 1000,
+            _ => {
+                *self = CommandTime::new(clock);
+                self.wall_micros / 1000
+            }
+        }
+    }
+}
+
+fn wall_micros() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_micros() as u64)
 }
 
 /// Whether Linux keeps time with the time-stamp counter, which it does only once it has found the
@@ -178,6 +225,25 @@ mod tests {
         let clock = CommandClock::with_rate(Some(2_000));
         assert_eq!(clock.micros(Tick(1_000), Tick(7_999)), 3);
         assert_eq!(clock.micros(Tick(1_000), Tick(9_000)), 4);
+    }
+
+    #[test]
+    fn each_command_time_follows_the_system_clock() {
+        let clock = CommandClock::new();
+        let mut time = CommandTime::new(&clock);
+        let before = wall_micros() / 1000;
+        std::thread::sleep(Duration::from_millis(5));
+        let now = time.at(&clock, clock.now());
+        assert!(now >= before + 5, "{now} {before}");
+        assert!(now <= wall_micros() / 1000, "{now}");
+        // Within a millisecond of the last reading, the counter's microseconds are added.
+        let read = time.wall_micros;
+        let per_micro = match time.read_at.0 & FROM_INSTANT {
+            0 => clock.ticks_per_micro.expect("counting"),
+            _ => 1000,
+        };
+        let later = Tick(time.read_at.0 + 500 * per_micro);
+        assert_eq!(time.at(&clock, later), (read + 500) / 1000);
     }
 
     #[test]

@@ -38,8 +38,6 @@ fn human_bytes(bytes: u64) -> String {
 fn section(report: &Report, name: &str, out: &mut String) {
     let stats = report.stats;
     let uptime = report.uptime_secs;
-    let snapshots = &report.snapshots;
-    let aof = report.aof.as_ref();
     // Writing to a String cannot fail.
     let _ = match name {
         "server" => write!(
@@ -104,30 +102,10 @@ fn section(report: &Report, name: &str, out: &mut String) {
                 report.stats.query_buffer_bytes(),
             )
         }
-        "persistence" => write!(
-            out,
-            "# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:{}\r\n\
-             rdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\n\
-             rdb_last_bgsave_time_sec:{}\r\nrdb_saves:{}\r\naof_enabled:{}\r\naof_rewrite_in_progress:{}\r\n\
-             aof_last_bgrewrite_status:{}\r\naof_rewrites:{}\r\naof_last_write_status:{}\r\n\
-             aof_current_size:{}\r\naof_base_size:{}\r\n",
-            snapshots.changes_since_last,
-            snapshots.in_progress as u8,
-            snapshots.last_save_ms / 1000,
-            if snapshots.last_ok { "ok" } else { "err" },
-            snapshots.last_duration_ms / 1000,
-            snapshots.saves,
-            aof.is_some() as u8,
-            (aof.is_some() && snapshots.in_progress) as u8,
-            if aof.is_none() || snapshots.last_ok { "ok" } else { "err" },
-            aof.map_or(0, |aof| aof.rewrites),
-            match aof.map(|aof| &aof.failure) {
-                Some(Some(_)) => "err",
-                _ => "ok",
-            },
-            aof.map_or(0, |aof| aof.current_size),
-            aof.map_or(0, |aof| aof.base_size),
-        ),
+        "persistence" => {
+            persistence(out, report);
+            Ok(())
+        }
         "stats" => {
             let (input_kbps, output_kbps) = stats.instantaneous_kbps();
             write!(
@@ -202,6 +180,49 @@ fn section(report: &Report, name: &str, out: &mut String) {
         }
         _ => Ok(()),
     };
+}
+
+/// INFO persistence, with Redis's fields of a load while start-up's runs.
+fn persistence(out: &mut String, report: &Report) {
+    let snapshots = &report.snapshots;
+    let aof = report.aof.as_ref();
+    let _ = write!(
+        out,
+        "# Persistence\r\nloading:{}\r\nasync_loading:0\r\nrdb_changes_since_last_save:{}\r\n\
+         rdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\n\
+         rdb_last_bgsave_time_sec:{}\r\nrdb_saves:{}\r\naof_enabled:{}\r\naof_rewrite_in_progress:{}\r\n\
+         aof_last_bgrewrite_status:{}\r\naof_rewrites:{}\r\naof_last_write_status:{}\r\n\
+         aof_current_size:{}\r\naof_base_size:{}\r\n",
+        report.loading.is_some() as u8,
+        snapshots.changes_since_last,
+        snapshots.in_progress as u8,
+        snapshots.last_save_ms / 1000,
+        if snapshots.last_ok { "ok" } else { "err" },
+        snapshots.last_duration_ms / 1000,
+        snapshots.saves,
+        aof.is_some() as u8,
+        (aof.is_some() && snapshots.in_progress) as u8,
+        if aof.is_none() || snapshots.last_ok { "ok" } else { "err" },
+        aof.map_or(0, |aof| aof.rewrites),
+        match aof.map(|aof| &aof.failure) {
+            Some(Some(_)) => "err",
+            _ => "ok",
+        },
+        aof.map_or(0, |aof| aof.current_size),
+        aof.map_or(0, |aof| aof.base_size),
+    );
+    if let Some(loading) = &report.loading {
+        let _ = write!(
+            out,
+            "loading_start_time:{}\r\nloading_total_bytes:{}\r\nloading_loaded_bytes:{}\r\n\
+             loading_loaded_perc:{:.2}\r\nloading_eta_seconds:{}\r\n",
+            loading.start_time_secs,
+            loading.total_bytes,
+            loading.loaded_bytes,
+            loading.loaded_perc,
+            loading.eta_secs,
+        );
+    }
 }
 
 /// INFO commandstats, in Redis's format.

@@ -26,6 +26,8 @@ pub struct Report<'a> {
     pub snapshots: Snapshots,
     /// None while the append-only file is off.
     pub aof: Option<AofState>,
+    /// Start-up's load, while it runs.
+    pub loading: Option<LoadingState>,
     pub stats: &'a Stats,
     /// Every command called or rejected since the counts were reset, with its name.
     pub commands: Vec<(&'static str, CommandTotals)>,
@@ -59,6 +61,15 @@ pub struct CpuTimes {
     pub sys: f64,
     pub user_children: f64,
     pub sys_children: f64,
+}
+
+/// Start-up's load of the snapshot and the log, as Redis's INFO describes a load.
+pub struct LoadingState {
+    pub start_time_secs: u64,
+    pub total_bytes: u64,
+    pub loaded_bytes: u64,
+    pub loaded_perc: f64,
+    pub eta_secs: u64,
 }
 
 pub struct Snapshots {

@@ -111,18 +111,24 @@ pub(super) fn start_log_writer(shared: &Arc<Shared>, open: OpenSegment) -> io::R
         .map(|_| ())
 }
 
-/// Starts the tasks that run on the runtime beside the connections; each returns once shutdown
-/// is requested.
-pub(super) fn start_tasks(
+/// Starts the tasks that run on the runtime beside the connections and work on the data:
+/// once it is loaded, since they expire, save and replicate it. Each returns once shutdown is
+/// requested.
+pub(super) fn start_data_tasks(shared: &Arc<Shared>, tasks: &mut JoinSet<()>) {
+    spawn(tasks, shared, Work::Expiry, expiry::run);
+    spawn(tasks, shared, Work::SaveSchedule, run_save_schedule);
+    spawn(tasks, shared, Work::OpsSampler, sampler::run_sampler);
+    spawn(tasks, shared, Work::Replication, replication::run);
+}
+
+/// Starts the tasks that serve from the start, while the data loads too: the metrics endpoint
+/// and the signals, which may stop a server that is still loading.
+pub(super) fn start_serving_tasks(
     shared: &Arc<Shared>,
     tasks: &mut JoinSet<()>,
     metrics: Option<TcpListener>,
     handle_signals: bool,
 ) {
-    spawn(tasks, shared, Work::Expiry, expiry::run);
-    spawn(tasks, shared, Work::SaveSchedule, run_save_schedule);
-    spawn(tasks, shared, Work::OpsSampler, sampler::run_sampler);
-    spawn(tasks, shared, Work::Replication, replication::run);
     spawn(tasks, shared, Work::Metrics, move |shared| {
         metrics_endpoint::serve(shared, metrics)
     });

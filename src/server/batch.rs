@@ -8,7 +8,7 @@
 use super::{blocking, outcomes, Shared};
 use crate::cmd::{self, After, Ctx, Outcome, Session};
 use crate::lua::ScriptKind;
-use crate::observe::{Tally, Tick};
+use crate::observe::{CommandTime, Tally, Tick};
 use crate::protocol::{Reply, Request, RequestParser};
 use crate::store::now_ms;
 use std::sync::{Arc, RwLockReadGuard};
@@ -58,7 +58,7 @@ pub(super) fn execute_all(
     let mut batch = Batch {
         shared,
         input,
-        now: now_ms(),
+        time: CommandTime::new(&shared.clock),
         started: shared.clock.now(),
         commands,
         isolation,
@@ -85,7 +85,7 @@ pub(super) fn execute_all(
             let skip = usize::from(from == consumed);
             let look = cmd::prefetch::look_ahead(
                 db,
-                batch.now,
+                batch.now(),
                 &input[from..],
                 skip,
                 &mut session.hashed_ahead,
@@ -208,7 +208,8 @@ fn while_busy(
 struct Batch<'a> {
     shared: &'a Arc<Shared>,
     input: &'a [u8],
-    now: u64,
+    /// The time each command runs at, which `now` gives.
+    time: CommandTime,
     /// When the last command ended. Each command is timed from there (the first from the start
     /// of the batch), so the clock is read once per command; the time includes framing the
     /// request, which is small next to running it.
@@ -219,6 +220,12 @@ struct Batch<'a> {
 }
 
 impl Batch<'_> {
+    /// The Unix time in milliseconds at which the next command starts: each command's own, so
+    /// that one after a long one in the same batch judges time as if it came alone.
+    fn now(&mut self) -> u64 {
+        self.time.at(&self.shared.clock, self.started)
+    }
+
     /// Runs one request, the command at `index` if the name was found.
     fn one(
         &mut self,
@@ -234,12 +241,17 @@ impl Batch<'_> {
             self.isolation = None;
             shared.isolation.exclusive()
         });
+        // An EXEC's time is when it has every other command paused, after its wait.
+        let now = match exclusive {
+            true => self.time.at(&shared.clock, shared.clock.now()),
+            false => self.now(),
+        };
         let mut ctx = Ctx {
             server: shared,
             store: &shared.store,
             session: &mut *session,
             reply,
-            now: self.now,
+            now,
         };
         let outcome = cmd::execute_found(&mut ctx, request, index);
         if exclusive {
@@ -269,12 +281,13 @@ impl Batch<'_> {
         let shared = self.shared;
         let mut ends = [(self.started, false); cmd::MAX_RUN];
         let mut ended = 0;
+        let now = self.now();
         let mut ctx = Ctx {
             server: shared,
             store: &shared.store,
             session: &mut *session,
             reply: &mut *reply,
-            now: self.now,
+            now,
         };
         let together = cmd::execute_run(&mut ctx, run, self.input, &mut |succeeded| {
             ends[ended] = (shared.clock.now(), succeeded);

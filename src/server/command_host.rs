@@ -152,6 +152,10 @@ impl cmd::Server for Arc<Shared> {
         &self.run_id
     }
 
+    fn loading(&self) -> bool {
+        self.loading.active()
+    }
+
     fn acked_replicas(&self, offset: u64) -> usize {
         self.replication.acked_at_least(offset)
     }

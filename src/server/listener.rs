@@ -12,6 +12,7 @@ use crate::persist::{LoadError, LoadFailure};
 use crate::store::now_ms;
 use std::io;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
@@ -146,6 +147,8 @@ async fn serve(
 /// Redis does, and serving goes on.
 async fn stops(shared: &Arc<Shared>, request: shutdown::Request) -> bool {
     let save = match request.exit_save {
+        // As Redis: a snapshot now would hold part of the data.
+        _ if shared.loading.active() => false,
         ExitSave::Save => true,
         ExitSave::NoSave => false,
         ExitSave::Default => !shared.config.settings().save.is_empty(),
@@ -243,59 +246,65 @@ impl Server {
     /// file after it, before any client is served; then starts the log's writer. Progress is
     /// logged about once a second.
     pub fn load(&self) -> Result<Recovery, LoadError> {
-        let shared = &self.shared;
+        load(&self.shared)
+    }
+
+    /// Serves clients while the data loads on a thread of its own, as Redis does: commands
+    /// flagged `loading` run, every other is answered `-LOADING` (`Loading`); once the data is
+    /// in, the background work starts, `loaded` is told what was loaded, and serving goes on
+    /// until shutdown. A load that fails stops the server without an exit snapshot and is the
+    /// error returned. A shutdown during the load saves nothing either (the snapshot would hold
+    /// part of the data), as Redis's, and leaves the load to end with the process.
+    pub async fn load_and_run(
+        self,
+        handle_signals: bool,
+        loaded: impl FnOnce(&Recovery) + Send + 'static,
+    ) -> io::Result<()> {
+        let shared = self.shared.clone();
         let config = &shared.config;
-        let options = recovery::Options {
-            dir: &config.dir,
-            fs: shared.fs.as_ref(),
-            log_on: shared.aof.is_some(),
-            load_damaged: config.aof_load_damaged,
-        };
-        let mut last_report = std::time::Instant::now();
-        let mut applier = LoggedWrites::new(shared);
-        let mut recovery = recovery::recover(
-            &options,
-            &shared.store,
-            &mut applier,
-            |what, done, total| {
-                if last_report.elapsed() >= Duration::from_secs(1) {
-                    last_report = std::time::Instant::now();
-                    let percent = done as f64 * 100.0 / total.max(1) as f64;
-                    tracing::info!("loading the {what}: {done} of {total} bytes ({percent:.0}%)");
-                    // Progress buys more time from systemd's start timeout.
-                    crate::notify::tell(&format!(
-                        "STATUS=loading the {what}: {percent:.0}%\nEXTEND_TIMEOUT_USEC=30000000"
-                    ));
-                }
-            },
-        )?;
-        shared.saver.set_first_segment(recovery.first_segment);
-        if let Some(position) = recovery.position {
-            let as_replica = shared.config.settings().replicaof.0.is_some();
-            shared.replication.restore(position, as_replica, now_ms());
-            tracing::info!(
-                id = %position.id(),
-                offset = position.offset,
-                "replication history restored from the snapshot"
-            );
-        }
-        if let Some(open) = recovery.append_to.take() {
-            background::start_log_writer(shared, open).map_err(|e| LoadError {
-                path: config.dir.clone(),
-                offset: 0,
-                reason: LoadFailure::LogWriter(e),
+        let snapshot_bytes =
+            std::fs::metadata(config.dir.join(crate::persist::snapshot::FILE_NAME))
+                .map_or(0, |m| m.len());
+        let log_bytes: u64 = crate::persist::aof::list_segments(&config.dir)
+            .unwrap_or_default()
+            .iter()
+            .map(|(_, path)| std::fs::metadata(path).map_or(0, |m| m.len()))
+            .sum();
+        shared
+            .loading
+            .begin(snapshot_bytes, snapshot_bytes + log_bytes);
+        let (sender, receiver) = tokio::sync::oneshot::channel();
+        let loader = shared.clone();
+        // A thread of its own rather than the runtime's blocking pool: a shutdown during the
+        // load ends the process without waiting for it.
+        std::thread::Builder::new()
+            .name("sieved-load".into())
+            .spawn(move || {
+                let _ = sender.send(load(&loader));
             })?;
-        }
-        Ok(recovery)
+        let load = PendingLoad {
+            result: receiver,
+            loaded: Box::new(loaded),
+        };
+        self.serve(handle_signals, Some(load)).await
     }
 
     /// Accepts connections until shutdown is requested, waits for them to finish, then writes
     /// the exit snapshot (unless told not to).
     pub async fn run(self, handle_signals: bool) -> io::Result<()> {
+        self.serve(handle_signals, None).await
+    }
+
+    /// `run`, with the data still loading when `load` is given.
+    async fn serve(self, handle_signals: bool, mut load: Option<PendingLoad>) -> io::Result<()> {
         let shared = self.shared;
         let connection_threads = ConnectionThreads::start(shared.config.threads)?;
         let mut tasks = JoinSet::new();
-        background::start_tasks(&shared, &mut tasks, self.metrics, handle_signals);
+        background::start_serving_tasks(&shared, &mut tasks, self.metrics, handle_signals);
+        if load.is_none() {
+            background::start_data_tasks(&shared, &mut tasks);
+        }
+        let mut failed = None;
         loop {
             let (accepted, acceptor) = tokio::select! {
                 accepted = self.listener.accept() => (accepted, None),
@@ -303,6 +312,24 @@ impl Server {
                 request = shared.shutdown.asked() => {
                     if stops(&shared, request).await {
                         break;
+                    }
+                    continue;
+                }
+                result = loaded(&mut load) => {
+                    let pending = load.take().expect("a load was pending");
+                    match result {
+                        Ok(recovery) => {
+                            background::start_data_tasks(&shared, &mut tasks);
+                            shared.loading.end();
+                            (pending.loaded)(&recovery);
+                        }
+                        Err(error) => {
+                            tracing::error!("{error}; the file is left as it is");
+                            failed = Some(io::Error::other("the data could not be loaded"));
+                            // No write ran while it loaded: nothing to save, nothing to wait for.
+                            shared.shutdown.proceed();
+                            break;
+                        }
                     }
                     continue;
                 }
@@ -353,7 +380,94 @@ impl Server {
         if let Some(aof) = shared.aof.as_ref() {
             aof.close();
         }
-        Ok(())
+        failed.map_or(Ok(()), Err)
+    }
+}
+
+/// Start-up's load on its thread, and what to tell once it is in.
+struct PendingLoad {
+    result: tokio::sync::oneshot::Receiver<Result<Recovery, LoadError>>,
+    loaded: Box<dyn FnOnce(&Recovery) + Send>,
+}
+
+/// The pending load's outcome once it is there; never, when none is pending.
+async fn loaded(load: &mut Option<PendingLoad>) -> Result<Recovery, LoadError> {
+    let Some(load) = load.as_mut() else {
+        return std::future::pending().await;
+    };
+    match (&mut load.result).await {
+        Ok(result) => result,
+        // The thread ended without an answer: it panicked, which its own message told.
+        Err(_) => Err(LoadError {
+            path: PathBuf::new(),
+            offset: 0,
+            reason: LoadFailure::Io(io::Error::other("the load stopped with a panic")),
+        }),
+    }
+}
+
+/// Loads the snapshot and replays the log after it (see `Server::load`), telling `Loading`
+/// how far it is.
+fn load(shared: &Arc<Shared>) -> Result<Recovery, LoadError> {
+    let config = &shared.config;
+    let options = recovery::Options {
+        dir: &config.dir,
+        fs: shared.fs.as_ref(),
+        log_on: shared.aof.is_some(),
+        load_damaged: config.aof_load_damaged,
+    };
+    let mut last_report = std::time::Instant::now();
+    let mut applier = LoggedWrites::new(shared);
+    let mut recovery = recovery::recover(
+        &options,
+        &shared.store,
+        &mut applier,
+        |what, done, total| {
+            shared.loading.progress(what == "snapshot", done, total);
+            #[cfg(debug_assertions)]
+            hold_for_test();
+            if last_report.elapsed() >= Duration::from_secs(1) {
+                last_report = std::time::Instant::now();
+                let percent = done as f64 * 100.0 / total.max(1) as f64;
+                tracing::info!("loading the {what}: {done} of {total} bytes ({percent:.0}%)");
+                // Progress buys more time from systemd's start timeout.
+                crate::notify::tell(&format!(
+                    "STATUS=loading the {what}: {percent:.0}%\nEXTEND_TIMEOUT_USEC=30000000"
+                ));
+            }
+        },
+    )?;
+    shared.saver.set_first_segment(recovery.first_segment);
+    if let Some(position) = recovery.position {
+        let as_replica = shared.config.settings().replicaof.0.is_some();
+        shared.replication.restore(position, as_replica, now_ms());
+        tracing::info!(
+            id = %position.id(),
+            offset = position.offset,
+            "replication history restored from the snapshot"
+        );
+    }
+    if let Some(open) = recovery.append_to.take() {
+        background::start_log_writer(shared, open).map_err(|e| LoadError {
+            path: config.dir.clone(),
+            offset: 0,
+            reason: LoadFailure::LogWriter(e),
+        })?;
+    }
+    Ok(recovery)
+}
+
+/// Debug builds only, for tests against the real binary: with `SIEVED_TEST_LOAD_HOLD` naming a
+/// file, start-up's load stops at each step of its progress while that file exists, so that a
+/// test sees the server loading for as long as it needs, whatever the machine's speed.
+#[cfg(debug_assertions)]
+fn hold_for_test() {
+    static HOLD: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    let hold = HOLD.get_or_init(|| std::env::var_os("SIEVED_TEST_LOAD_HOLD").map(PathBuf::from));
+    if let Some(path) = hold {
+        while path.exists() {
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 }
 

@@ -14,6 +14,7 @@ mod connection_threads;
 mod expiry;
 mod isolation;
 mod listener;
+mod loading;
 mod logged_writes;
 mod metrics_endpoint;
 mod outcomes;
@@ -81,6 +82,8 @@ pub struct Shared {
     pub(crate) stream_order: Mutex<Vec<u8>>,
     /// Clients parked by blocking commands.
     pub(crate) blocking: blocking::Blocking,
+    /// Start-up's load, while it runs beside the clients.
+    pub(crate) loading: loading::Loading,
     /// The Lua engines of EVAL and FCALL, with their script cache and function libraries.
     pub scripts: crate::cmd::Scripts,
 }
@@ -163,6 +166,7 @@ impl Shared {
             replication: Replication::new(backlog_size),
             stream_order: Mutex::new(Vec::new()),
             blocking: blocking::Blocking::default(),
+            loading: loading::Loading::default(),
             scripts: crate::cmd::Scripts::default(),
         };
         shared.apply_eviction_settings();
@@ -186,8 +190,9 @@ impl Shared {
     pub fn report(&self) -> observe::Report<'_> {
         let settings = self.config.settings();
         let (pubsub_channels, pubsub_patterns) = self.pubsub.counts();
+        let now_ms = now_ms();
         observe::Report {
-            now_ms: now_ms(),
+            now_ms,
             run_id: &self.run_id,
             tcp_port: self.addr.port(),
             uptime_secs: self.started.elapsed().as_secs(),
@@ -225,6 +230,7 @@ impl Shared {
                 rewrites: aof.compactions(),
                 fsyncs: fsync_timings(aof.sync_times.read()),
             }),
+            loading: self.loading.state(now_ms),
             stats: &self.stats,
             commands: self
                 .commands
@@ -237,7 +243,7 @@ impl Shared {
             pubsub_patterns,
             background: self.background.states(),
             replication: observe::ReplicationState {
-                fields: self.replication.info(now_ms(), &settings),
+                fields: self.replication.info(now_ms, &settings),
                 sync_full: self.replication.sync_full.load(Ordering::Relaxed),
                 sync_partial_ok: self.replication.sync_partial_ok.load(Ordering::Relaxed),
                 sync_partial_err: self.replication.sync_partial_err.load(Ordering::Relaxed),

@@ -2,7 +2,8 @@
 //! while clients write, torn tails dropped, and damage detected at every offset.
 
 use crate::support::{
-    free_port, loopback, sieved_command, spawn_server, DataDir, RawClient, Running, TestServer,
+    free_port, loopback, sieved_command, spawn_server, try_info_field, DataDir, RawClient, Running,
+    TestServer,
 };
 use sieved::config::Config;
 use sieved::persist::aof::{list_segments, SegmentReader, Stop};
@@ -330,6 +331,17 @@ fn every_cut_is_a_torn_tail_and_every_flipped_byte_is_detected() {
     }
 }
 
+/// Whether the server on `port` answers and has loaded its data.
+fn loaded(port: u16) -> bool {
+    let Ok(mut client) = RawClient::try_connect(loopback(port)) else {
+        return false;
+    };
+    match client.try_command(&[b"INFO", b"persistence"]) {
+        Ok(reply) => try_info_field(&String::from_utf8_lossy(&reply), "loading") == Some("0"),
+        Err(_) => false,
+    }
+}
+
 fn start_output(dir: &Path, extra: &[&str]) -> (bool, String) {
     let port = free_port();
     let mut child = sieved_command(dir, port, &["--appendonly", "yes"])
@@ -344,9 +356,12 @@ fn start_output(dir: &Path, extra: &[&str]) -> (bool, String) {
         if let Some(_status) = child.try_wait().expect("wait") {
             break;
         }
-        if let Ok(mut client) = RawClient::try_connect(loopback(port)) {
-            // The port opens before loading; a server that fails to load just closes this.
-            let _ = client.try_command(&[b"SHUTDOWN", b"NOSAVE"]);
+        // The port opens before loading, and INFO answers while the data loads (`loading:1`);
+        // a server that fails to load closes the connection and exits.
+        if loaded(port) {
+            if let Ok(mut client) = RawClient::try_connect(loopback(port)) {
+                let _ = client.try_command(&[b"SHUTDOWN", b"NOSAVE"]);
+            }
             break;
         }
         assert!(

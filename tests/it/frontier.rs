@@ -1,10 +1,14 @@
 //! The crawl frontier (FQ.*) on the real server: the append-only file (kill -9 under
 //! `appendfsync always`), a compaction and a snapshot bring every frontier back exactly (same
 //! SIEVED.DIGEST: queues, leases, dead letters, groups, clock and seen-set); a replica holds the
-//! same frontier as its primary; and workers racing on one frontier, with leases running out
-//! under them, never lose or duplicate an item.
+//! same frontier as its primary; workers racing on one frontier, with leases running out
+//! under them, never lose or duplicate an item; and each command of a pipeline judges time at
+//! its own moment.
 
-use crate::support::{escape, RawClient, Rng, TestServer};
+use crate::support::{escape, DataDir, RawClient, Rng, TestServer};
+use sieved::config::Config;
+use sieved::persist::aof::{list_segments, SegmentReader};
+use sieved::protocol::Request;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
@@ -72,6 +76,10 @@ fn frontier_writes(client: &mut RawClient) {
             assert!(popped.starts_with(b"*"), "{}", escape(&popped));
         }
     }
+    // URLs spelled as options, after the end of the options.
+    client.cmd(&[
+        "FQ.PUSH", "f", "PRIORITY", "2", "URLS", "FORCE", "AT", "URLS",
+    ]);
     client.cmd(&["FQ.ACK", "f", "1", "2", "3", "999"]);
     client.cmd(&["FQ.NACK", "f", "4", "DELAY", "600000"]);
     client.cmd(&["FQ.NACK", "f", "5"]);
@@ -366,5 +374,210 @@ fn a_blocked_pop_wakes_for_a_push_and_for_a_lease_that_runs_out() {
     assert_eq!(
         other.cmd(&["FQ.POP", "q"]),
         b"*1\r\n*2\r\n:3\r\n$15\r\nhttp://a.test/3\r\n"
+    );
+}
+
+/// Issue 31, item 6: each command of a pipeline is judged at its own time, not at the time its
+/// batch began. The servers' own clock readings are what is checked: TIME, run just before the
+/// pop in the same pipeline, and the clock and deadline the pop wrote to the log (`FQ.LEASE key
+/// clock group id deadline`), never how long the test took.
+#[test]
+fn each_command_of_a_pipeline_judges_leases_and_delays_at_its_own_time() {
+    const URLS: usize = 200_000;
+    let dir = DataDir::new("frontier-clock");
+    let mut config = Config::default_for_tests();
+    config.dir = dir.0.clone();
+    config.appendonly = true;
+    let server = TestServer::start_with(config);
+    let mut client = server.client();
+    for (key, delay) in [("lease", "0"), ("polite", "1000")] {
+        let reserved = client.cmd(&["FQ.RESERVE", key, "0.01", "400000", "DELAY", delay]);
+        assert_eq!(reserved, b"+OK\r\n");
+    }
+    // A large push, TIME, then a pop of a short lease, all in one pipeline.
+    let pipelined =
+        |client: &mut RawClient, key: &str, pop: &[&str]| -> (u64, Vec<(u64, String)>) {
+            let urls: Vec<String> = (0..URLS).map(|i| format!("http://a.example/{i}")).collect();
+            let mut push: Vec<&[u8]> = vec![b"FQ.PUSH", key.as_bytes()];
+            push.extend(urls.iter().map(|url| url.as_bytes()));
+            let mut bytes = crate::support::encode_command(&push);
+            bytes.extend(crate::support::encode_command(&[b"TIME"]));
+            let pop: Vec<&[u8]> = pop.iter().map(|word| word.as_bytes()).collect();
+            bytes.extend(crate::support::encode_command(&pop));
+            client.send(&bytes);
+            let pushed = client.read_reply();
+            assert!(pushed.starts_with(format!("*{URLS}\r\n").as_bytes()));
+            let time = time_ms(&client.read_reply());
+            (time, parse_pairs(&client.read_reply()))
+        };
+    let (before_pop, popped) =
+        pipelined(&mut client, "lease", &["FQ.POP", "lease", "LEASE", "150"]);
+    assert_eq!(popped, [(1, "http://a.example/0".to_string())]);
+    let (before_first, first) = pipelined(&mut client, "polite", &["FQ.POP", "polite"]);
+    assert_eq!(first.len(), 1);
+    // The host's next item, as soon as the server lets it go; TIME just after the pop.
+    let mut tries = 0;
+    let after_second = loop {
+        client.send(&crate::support::encode_command(&[b"FQ.POP", b"polite"]));
+        client.send(&crate::support::encode_command(&[b"TIME"]));
+        let popped = parse_pairs(&client.read_reply());
+        let time = time_ms(&client.read_reply());
+        if !popped.is_empty() {
+            break time;
+        }
+        tries += 1;
+        assert!(tries < 5_000, "the host's second item never came");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    };
+    // The two leases of the host, by the server's clock: at least its DELAY apart (one
+    // millisecond allowed for reading whole milliseconds at each end).
+    assert!(
+        after_second - before_first >= 999,
+        "two leases of one host {} ms apart, under DELAY 1000",
+        after_second - before_first
+    );
+    // The log holds what each pop did at its own time.
+    let leases = logged_leases(&dir.0);
+    let (_, clock, id, deadline) = leases
+        .iter()
+        .find(|lease| lease.0 == "lease")
+        .cloned()
+        .expect("logged");
+    assert_eq!(id, 1);
+    assert!(
+        clock + 1 >= before_pop,
+        "the pop ran at {clock}, before the TIME ({before_pop}) that ran before it"
+    );
+    assert_eq!(
+        deadline,
+        clock + 150,
+        "a lease of 150 ms from the pop's own time"
+    );
+    let polite: Vec<u64> = leases
+        .iter()
+        .filter(|l| l.0 == "polite")
+        .map(|l| l.1)
+        .collect();
+    assert!(polite.len() >= 2, "{leases:?}");
+    assert!(polite[0] + 1 >= before_first, "{polite:?} {before_first}");
+    assert!(polite[1] - polite[0] >= 1000, "{polite:?}");
+}
+
+/// TIME's reply in whole milliseconds.
+fn time_ms(reply: &[u8]) -> u64 {
+    let text = String::from_utf8_lossy(reply);
+    let numbers: Vec<u64> = text
+        .split("\r\n")
+        .filter(|line| !line.is_empty() && !line.starts_with(['*', '$']))
+        .map(|line| line.parse().expect("a number"))
+        .collect();
+    assert_eq!(numbers.len(), 2, "{text}");
+    numbers[0] * 1000 + numbers[1] / 1000
+}
+
+/// Every FQ.LEASE the log holds that leased an item: (key, clock, id, deadline) of each item.
+fn logged_leases(dir: &std::path::Path) -> Vec<(String, u64, u64, u64)> {
+    let number = |word: &[u8]| -> u64 { String::from_utf8_lossy(word).parse().expect("a number") };
+    let mut leases = Vec::new();
+    for (segment, path) in list_segments(dir).expect("segments") {
+        let mut reader = SegmentReader::open(&path, segment).expect("a segment");
+        while let Ok(record) = reader.next_record() {
+            for (_, ranges) in &record.commands {
+                let request = Request::new(&record.body, ranges);
+                let words: Vec<&[u8]> = request.args().collect();
+                if words[0] != b"FQ.LEASE" {
+                    continue;
+                }
+                let key = String::from_utf8_lossy(words[1]).into_owned();
+                for item in words[3..].chunks(3) {
+                    leases.push((
+                        key.clone(),
+                        number(words[2]),
+                        number(item[1]),
+                        number(item[2]),
+                    ));
+                }
+            }
+        }
+    }
+    leases
+}
+
+/// Issue 31, item 7: after a lease lapses FQ.HOST and FQ.INFO count the item alike (queued
+/// again); an either/or pair of options is refused rather than one ignored; after `URLS` every
+/// word is a URL, so a relative link spelled as an option can be pushed, and the form without it
+/// works as before.
+#[test]
+fn host_and_info_agree_pairs_are_refused_and_urls_ends_the_options() {
+    let server = TestServer::start();
+    let mut client = server.client();
+    assert_eq!(client.cmd(&["FQ.RESERVE", "k", "0.01", "1000"]), b"+OK\r\n");
+    client.cmd(&["FQ.PUSH", "k", "http://a.test/1"]);
+    assert_eq!(
+        parse_pairs(&client.cmd(&["FQ.POP", "k", "LEASE", "1"])).len(),
+        1
+    );
+    // Waits for the one-millisecond lease to have ended, whatever the machine.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let host = client.cmd(&["FQ.HOST", "k", "http://a.test"]);
+    assert!(
+        escape(&host).ends_with("+queued\\r\\n:1\\r\\n+leased\\r\\n:0\\r\\n"),
+        "{}",
+        escape(&host)
+    );
+    assert_eq!(frontier_info_number(&mut client, "k", "Queued"), 1);
+    assert_eq!(frontier_info_number(&mut client, "k", "Leased"), 0);
+    let syntax = b"-ERR syntax error\r\n";
+    for pair in [
+        &["FQ.NACK", "k", "1", "DELAY", "5", "AT", "100"][..],
+        &["FQ.NACK", "k", "1", "AT", "100", "DELAY", "5"],
+        &[
+            "FQ.HOST",
+            "k",
+            "http://a.test",
+            "PAUSE",
+            "5",
+            "PAUSEAT",
+            "100",
+        ],
+        &[
+            "FQ.HOST",
+            "k",
+            "http://a.test",
+            "PAUSEAT",
+            "100",
+            "DELAY",
+            "1",
+            "PAUSE",
+            "5",
+        ],
+    ] {
+        assert_eq!(client.cmd(pair), syntax, "{pair:?}");
+    }
+    assert_eq!(
+        client.cmd(&["FQ.PUSH", "k", "URLS", "FORCE", "AT", "PRIORITY", "urls"]),
+        b"*4\r\n:1\r\n:1\r\n:1\r\n:1\r\n"
+    );
+    assert_eq!(
+        client.cmd(&["FQ.SEEN", "k", "FORCE", "AT", "PRIORITY", "urls"]),
+        b"*4\r\n:1\r\n:1\r\n:1\r\n:1\r\n"
+    );
+    // Options, then URLS: the options still apply.
+    assert_eq!(
+        client.cmd(&["FQ.PUSH", "k", "PRIORITY", "9", "FORCE", "URLS", "AT"]),
+        b"*1\r\n:1\r\n"
+    );
+    assert_eq!(
+        client.cmd(&["FQ.POP", "k"]),
+        b"*1\r\n*2\r\n:6\r\n$2\r\nAT\r\n"
+    );
+    // Today's form: options end at the first word that is none of them.
+    assert_eq!(
+        client.cmd(&["FQ.PUSH", "k", "FORCE", "http://a.test/1"]),
+        b"*1\r\n:1\r\n"
+    );
+    assert_eq!(
+        client.cmd(&["FQ.PUSH", "k", "URLS"]),
+        b"-ERR wrong number of arguments for 'fq.push' command\r\n"
     );
 }

@@ -352,3 +352,112 @@ fn a_snapshot_loads_whole_under_a_lower_max_filter_memory() {
     assert_eq!(client.cmd(&["BF.INFO", "big"]), info);
     server.kill();
 }
+
+/// Issue 31, item 7: while start-up loads the data, clients are served as Redis serves them:
+/// the commands Redis flags `loading` (INFO, ROLE, CONFIG GET, HELLO, AUTH, SUBSCRIBE,
+/// SHUTDOWN...) run, every other (PING included) is answered `-LOADING`, and INFO shows the
+/// load. The load is held part way by the debug builds' hook (`SIEVED_TEST_LOAD_HOLD`, a file
+/// whose presence holds it), so nothing depends on how fast the machine loads. A SHUTDOWN
+/// during the load exits without a snapshot of part of the data.
+#[test]
+fn clients_are_answered_loading_while_the_data_loads() {
+    let _serial = one_at_a_time();
+    let dir = DataDir::new("replay-loading");
+    let port = free_port();
+    let server = spawn_server(&dir.0, port, LOGGED);
+    let mut client = RawClient::local(port);
+    for i in 0..200 {
+        client.cmd(&["SET", &format!("key-{i}"), "value"]);
+    }
+    server.kill();
+    let hold = dir.0.join("hold");
+    let start_held = || {
+        std::fs::write(&hold, b"").expect("hold file");
+        let child = sieved_command(&dir.0, port, LOGGED)
+            .env("SIEVED_TEST_LOAD_HOLD", &hold)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("start sieved");
+        let running = crate::support::Running(child);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while std::net::TcpStream::connect(crate::support::loopback(port)).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "sieved did not listen"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        running
+    };
+    let mut server = start_held();
+    let mut client = RawClient::local(port);
+    let loading = b"-LOADING Redis is loading the dataset in memory\r\n";
+    for refused in [
+        &["PING"][..],
+        &["GET", "key-1"],
+        &["DBSIZE"],
+        &["SET", "other", "x"],
+        &["FQ.POP", "q"],
+        &["SAVE"],
+    ] {
+        assert_eq!(client.cmd(refused), loading, "{refused:?}");
+    }
+    let info = String::from_utf8(client.cmd(&["INFO", "persistence"])).expect("text");
+    assert!(info.contains("\r\nloading:1\r\n"), "{info}");
+    let perc: f64 = crate::support::info_field(&info, "loading_loaded_perc")
+        .parse()
+        .expect("a percentage");
+    assert!((0.0..100.0).contains(&perc), "{perc}");
+    let eta: u64 = crate::support::info_field(&info, "loading_eta_seconds")
+        .parse()
+        .expect("seconds");
+    let total: u64 = crate::support::info_field(&info, "loading_total_bytes")
+        .parse()
+        .expect("bytes");
+    assert!(total > 0, "{info}");
+    let _ = eta;
+    assert!(client.cmd(&["INFO", "server"]).starts_with(b"$"));
+    assert!(client.cmd(&["ROLE"]).starts_with(b"*3\r\n$6\r\nmaster\r\n"));
+    assert!(client
+        .cmd(&["CONFIG", "GET", "port"])
+        .starts_with(b"*2\r\n"));
+    assert!(client.cmd(&["HELLO", "2"]).starts_with(b"*"));
+    assert!(client.cmd(&["AUTH", "x"]).starts_with(b"-ERR AUTH"));
+    // A transaction of a command the load refuses fails as a whole.
+    assert_eq!(client.cmd(&["MULTI"]), b"+OK\r\n");
+    assert_eq!(client.cmd(&["GET", "key-1"]), loading);
+    assert!(client.cmd(&["EXEC"]).starts_with(b"-EXECABORT"));
+    let mut subscriber = RawClient::local(port);
+    assert_eq!(
+        subscriber.cmd(&["SUBSCRIBE", "news"]),
+        b"*3\r\n$9\r\nsubscribe\r\n$4\r\nnews\r\n:1\r\n"
+    );
+    // The load goes on: the data is served.
+    std::fs::remove_file(&hold).expect("release the load");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while client.info_field("persistence", "loading") != "0" {
+        assert!(std::time::Instant::now() < deadline, "the load did not end");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(client.cmd(&["PING"]), b"+PONG\r\n");
+    assert_eq!(client.cmd(&["DBSIZE"]), b":200\r\n");
+    assert_eq!(client.cmd(&["GET", "key-199"]), b"$5\r\nvalue\r\n");
+    let info = String::from_utf8(client.cmd(&["INFO", "persistence"])).expect("text");
+    assert!(!info.contains("loading_eta_seconds"), "{info}");
+    server.kill();
+    // SHUTDOWN during the load: a clean exit, and no snapshot of part of the data.
+    server = start_held();
+    let mut client = RawClient::local(port);
+    assert_eq!(client.cmd(&["GET", "key-1"]), loading);
+    client.send(&crate::support::encode_command(&[b"SHUTDOWN", b"SAVE"]));
+    let status = server.0.wait().expect("exit");
+    assert!(status.success(), "{status}");
+    assert!(
+        !dir.snapshot().exists(),
+        "a snapshot was written during the load"
+    );
+    let _ = std::fs::remove_file(&hold);
+    let _server = spawn_server(&dir.0, port, LOGGED);
+    let mut client = RawClient::local(port);
+    assert_eq!(client.cmd(&["DBSIZE"]), b":200\r\n");
+}

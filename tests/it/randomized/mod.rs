@@ -189,10 +189,16 @@ impl Run {
             std::thread::sleep(Duration::from_millis(10));
         }
         self.server = Some(Running(child));
-        self.client = Some(RawClient::connect(std::net::SocketAddr::from((
-            [127, 0, 0, 1],
-            self.port,
-        ))));
+        let mut client =
+            RawClient::connect(std::net::SocketAddr::from(([127, 0, 0, 1], self.port)));
+        // It answers `-LOADING` to what needs the data until the data is in.
+        while client.info_field("persistence", "loading") != "0" {
+            if Instant::now() > deadline {
+                self.fail("sieved did not finish loading");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.client = Some(client);
         self.db = 0;
         self.fsync_always =
             !self.appendonly || flags.windows(2).any(|f| f == ["--appendfsync", "always"]);

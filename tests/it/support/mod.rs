@@ -267,15 +267,15 @@ pub fn wait_until_serving(mut server: Running, port: u16) -> Running {
     }
 }
 
-/// Whether the server on `port` is the process `pid`, by its INFO server; one that asks for a
-/// password counts, as long as the caller then finds `pid` alive.
+/// Whether the server on `port` is the process `pid`, by its INFO server, and has loaded its
+/// data; one that asks for a password counts, as long as the caller then finds `pid` alive.
 fn answers_as(port: u16, pid: u32) -> bool {
     let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
         return false;
     };
     let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
     if stream
-        .write_all(&encode_command(&[b"INFO", b"server"]))
+        .write_all(&encode_command(&[b"INFO", b"server", b"persistence"]))
         .is_err()
     {
         return false;
@@ -289,7 +289,13 @@ fn answers_as(port: u16, pid: u32) -> bool {
             _ => return false,
         }
         let text = String::from_utf8_lossy(&seen);
-        if text.contains(&expected) || text.starts_with("-NOAUTH") {
+        // A server answers INFO while its data loads (`loading:1`), before it serves the data.
+        if text.contains("loading:1\r\n") {
+            return false;
+        }
+        if (text.contains(&expected) && text.contains("loading:0\r\n"))
+            || text.starts_with("-NOAUTH")
+        {
             return true;
         }
     }
