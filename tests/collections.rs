@@ -192,7 +192,8 @@ fn command(rng: &mut Rng) -> Vec<String> {
         ZREVRANGEBYSCORE ZREVRANGE ZREM ZREMRANGEBYRANK ZREMRANGEBYSCORE ZPOPMIN ZPOPMAX \
         ZSCAN HSET HSET HSETNX HMSET HGET HMGET HGETALL HDEL HINCRBY HINCRBYFLOAT HLEN \
         HEXISTS HKEYS HVALS HSCAN TYPE EXISTS DEL SINTER SUNION SDIFF SINTERSTORE \
-        SUNIONSTORE SDIFFSTORE SINTERCARD SMOVE";
+        SUNIONSTORE SDIFFSTORE SINTERCARD SMOVE ZCOUNT ZLEXCOUNT ZMSCORE ZRANGEBYLEX \
+        ZREVRANGEBYLEX ZREMRANGEBYLEX HSTRLEN";
     let names: Vec<&str> = NAMES.split(' ').collect();
     let name = rng.pick(&names);
     let own_keys = match name.as_bytes()[0] {
@@ -226,7 +227,23 @@ fn command(rng: &mut Rng) -> Vec<String> {
             w.push(index(rng));
             w.push(member(rng));
         }
-        "SISMEMBER" | "ZSCORE" | "ZRANK" | "ZREVRANK" | "HGET" | "HEXISTS" => w.push(member(rng)),
+        "SISMEMBER" | "ZSCORE" | "ZRANK" | "ZREVRANK" | "HGET" | "HEXISTS" | "HSTRLEN" => {
+            w.push(member(rng))
+        }
+        "ZMSCORE" => members(rng, w),
+        "ZCOUNT" => {
+            w.push(bound(rng));
+            w.push(bound(rng));
+        }
+        "ZLEXCOUNT" | "ZREMRANGEBYLEX" => {
+            w.push(lex_bound(rng));
+            w.push(lex_bound(rng));
+        }
+        "ZRANGEBYLEX" | "ZREVRANGEBYLEX" => {
+            w.push(lex_bound(rng));
+            w.push(lex_bound(rng));
+            range_options(rng, w, false);
+        }
         // Counts that take every member, so that the reply does not depend on chance.
         "SPOP" => w.push(rng.pick(&["100", "0", "-1", "x"]).into()),
         "SRANDMEMBER" => w.push(rng.pick(&["100", "0", "x"]).into()),
@@ -587,7 +604,8 @@ fn command_info_is_redis_70s() {
         zincrby zrange zrangebyscore zrevrangebyscore zrevrange zrank zrevrank \
         zremrangebyrank zremrangebyscore zpopmin zpopmax zrem zscan hset hsetnx hget \
         hmget hmset hgetall hdel hincrby hincrbyfloat hlen hexists hkeys hvals hscan sinter \
-        sunion sdiff sunionstore sdiffstore smove";
+        sunion sdiff sunionstore sdiffstore smove zcount zlexcount zmscore zrangebylex \
+        zrevrangebylex zremrangebylex hstrlen";
     let names: Vec<&str> = names.split(' ').collect();
     assert_command_info_as_redis(server.addr, redis.addr, &names);
 }

@@ -110,12 +110,9 @@ fn sdiffstore(ctx: &mut Ctx, request: Request) -> CmdResult {
     store_members(ctx, Op::Diff, request)
 }
 
-/// `numkeys key [key ...]`, as SINTERCARD, ZINTERCARD, ZUNION, ZINTER and ZDIFF read it: the
-/// keys, and the reader at the words after them.
-pub(super) fn numkeys<'a>(
-    args: &mut Args<'a>,
-    not_positive: &'static str,
-) -> Result<Items<'a>, CmdError> {
+/// `numkeys key [key ...]`, as SINTERCARD reads it: the keys, and the reader at the words
+/// after them.
+fn numkeys<'a>(args: &mut Args<'a>, not_positive: &'static str) -> Result<Items<'a>, CmdError> {
     let count = args.int(not_positive)?;
     if count < 1 {
         return Err(not_positive.into());
@@ -126,14 +123,14 @@ pub(super) fn numkeys<'a>(
     Ok(args.take_items(count as usize))
 }
 
-/// SINTERCARD and ZINTERCARD: `numkeys key [key ...] [LIMIT limit]`, a limit of 0 none.
-pub(super) struct InterCard<'a> {
-    pub(super) keys: Items<'a>,
-    pub(super) limit: usize,
+/// SINTERCARD: `numkeys key [key ...] [LIMIT limit]`, a limit of 0 none.
+struct InterCard<'a> {
+    keys: Items<'a>,
+    limit: usize,
 }
 
 impl<'a> InterCard<'a> {
-    pub(super) fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
         let mut args = Args::new(request, 1);
         let keys = numkeys(&mut args, NUMKEYS_NOT_POSITIVE)?;
         let mut limit = 0;
