@@ -215,6 +215,19 @@ impl<'a> Args<'a> {
         }
     }
 
+    /// The next `count` words (or as many as are left), as items to keep: the reader is at
+    /// those after (the keys `numkeys` counts, before the options).
+    pub(super) fn take_items(&mut self, count: usize) -> Items<'a> {
+        let start = self.next.min(self.request.len());
+        let end = start.saturating_add(count).min(self.request.len());
+        self.next = end;
+        Items {
+            request: self.request,
+            start,
+            end,
+        }
+    }
+
     /// The words left, one by one: the reader is at the end after.
     pub(super) fn rest(&mut self) -> impl Iterator<Item = &'a [u8]> + 'a {
         self.items().iter()

@@ -98,6 +98,8 @@ pub const ZRANGE_LIMIT: &str =
     "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX";
 pub const ZRANGE_WITHSCORES_BYLEX: &str =
     "ERR syntax error, WITHSCORES not supported in combination with BYLEX";
+pub const NUMKEYS_NOT_POSITIVE: &str = "ERR numkeys should be greater than 0";
+pub const LIMIT_NEGATIVE: &str = "ERR LIMIT can't be negative";
 pub const HASH_NOT_INTEGER: &str = "ERR hash value is not an integer";
 pub const HASH_NOT_FLOAT: &str = "ERR hash value is not a float";
 /// OBJECT FREQ without an LFU `maxmemory-policy`, and OBJECT IDLETIME with one.

@@ -118,6 +118,18 @@ fn hsetnx(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
+/// HSTRLEN key field: the length of the field's value, 0 if there is none.
+fn hstrlen(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let KeyItem { key, item: field } = KeyItem::parse(request)?;
+    let len = ctx.db().get(key, ctx.now, |value| match value {
+        None => Ok(0),
+        Some(Value::Hash(hash)) => Ok(hash.get(field).map_or(0, <[u8]>::len)),
+        Some(_) => Err(CmdError::from(WRONGTYPE)),
+    })?;
+    ctx.reply.int(len as i64);
+    Ok(())
+}
+
 fn hget(ctx: &mut Ctx, request: Request) -> CmdResult {
     let KeyItem { key, item: field } = KeyItem::parse(request)?;
     let reply = &mut *ctx.reply;
@@ -339,11 +351,17 @@ pub(super) const SPECS: &[CommandSpec] = &command_table! { Hash:
         tips(&["nondeterministic_output_order"]);
     "hscan", -3, [READONLY], RO_ACCESS, [HASH], hscan, docs::HSCAN,
         tips(&["nondeterministic_output"]);
+    "hstrlen", 3, [READONLY, FAST], RO, [HASH], hstrlen, docs::HSTRLEN;
 };
 
 /// What COMMAND DOCS says of each, in Redis 8's words.
 mod docs {
     use super::super::spec::{block, double, integer, key, pattern, pure_token, string, Arg, Docs};
+
+    pub(super) const HSTRLEN: Docs = Docs::new("Returns the length of the value of a field.")
+        .since("3.2.0")
+        .complexity("O(1)")
+        .args(&[key("key"), string("field")]);
 
     pub(super) const HSET: Docs = Docs::new("Creates or modifies the value of a field in a hash.")
         .since("2.0.0")

@@ -31,3 +31,12 @@ pub(super) const OW_UPDATE_PAIRS: &[KeySpec] =
     &[KeySpec::range(bits![KeyFlags: OW, UPDATE], 1, -1, 2)];
 pub(super) const OW_INSERT_PAIRS: &[KeySpec] =
     &[KeySpec::range(bits![KeyFlags: OW, INSERT], 1, -1, 2)];
+/// A destination overwritten from every key after it: SINTERSTORE, SUNIONSTORE, SDIFFSTORE.
+pub(super) const OW_UPDATE_FROM_RO_KEYS: &[KeySpec] = &[
+    KeySpec::range(bits![KeyFlags: OW, UPDATE], 1, 0, 1),
+    KeySpec::range(bits![KeyFlags: RO, ACCESS], 2, -1, 1),
+];
+/// `numkeys key [key ...]` and options after: Redis finds the keys by `numkeys`, which
+/// sieved's key specifications cannot say; every word from the first key on is taken as one.
+pub(super) const RO_ACCESS_NUMKEYS: &[KeySpec] =
+    &[KeySpec::range(bits![KeyFlags: RO, ACCESS], 2, -1, 1)];

@@ -47,6 +47,7 @@ mod runs;
 mod script_engines;
 mod script_replies;
 mod scripting;
+mod set_algebra;
 mod sets;
 mod sketches;
 mod spec;
@@ -102,6 +103,7 @@ const FAMILIES: &[&[CommandSpec]] = &[
     bitfield::SPECS,
     lists::SPECS,
     sets::SPECS,
+    set_algebra::SPECS,
     zsets::SPECS,
     hashes::SPECS,
     diagnostics::SPECS,

@@ -69,6 +69,7 @@ const PAGES: &[Page] = &[
         families: &[
             super::lists::SPECS,
             super::sets::SPECS,
+            super::set_algebra::SPECS,
             super::zsets::SPECS,
             super::hashes::SPECS,
         ],

@@ -497,6 +497,7 @@ pub(super) const SPECS: &[CommandSpec] = &command_table! { String:
         tips(&["request_policy:multi_shard", "response_policy:agg_min"]);
     "append", 3, [WRITE, DENYOOM, FAST], RW_INSERT, [STRING], append, docs::APPEND;
     "getrange", 4, [READONLY], RO_ACCESS, [STRING], getrange, docs::GETRANGE;
+    "substr", 4, [READONLY], RO_ACCESS, [STRING], getrange, docs::SUBSTR;
     "setrange", 4, [WRITE, DENYOOM], RW_UPDATE, [STRING], setrange, docs::SETRANGE;
 };
 
@@ -510,6 +511,11 @@ const SET_KEY: &[KeySpec] =
 /// What COMMAND DOCS says of each, in Redis 8's words.
 mod docs {
     use super::super::spec::{block, integer, key, one_of, pure_token, string, unix_time, Docs};
+
+    pub(super) const SUBSTR: Docs = Docs::new("Returns a substring from a string value.")
+        .complexity("O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.")
+        .deprecated("2.0.0", "`GETRANGE`")
+        .args(&[key("key"), integer("start"), integer("end")]);
 
     pub(super) const SET: Docs = Docs::new("Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.")
         .complexity("O(1)")

@@ -1,6 +1,8 @@
 //! Sorted sets: ZADD, ZINCRBY, ZCARD, ZSCORE, ZRANK, ZREVRANK, ZRANGE (by rank or score, either
 //! way, with LIMIT and WITHSCORES), ZRANGEBYSCORE, ZREVRANGEBYSCORE, ZREVRANGE, ZREM,
-//! ZREMRANGEBYRANK, ZREMRANGEBYSCORE, ZPOPMIN, ZPOPMAX, BZPOPMIN, BZPOPMAX and ZSCAN, as Redis has them. Score
+//! ZREMRANGEBYRANK, ZREMRANGEBYSCORE, ZPOPMIN, ZPOPMAX, BZPOPMIN, BZPOPMAX, ZSCAN, ZCOUNT,
+//! ZLEXCOUNT, ZMSCORE and the BYLEX ranges (ZRANGEBYLEX, ZREVRANGEBYLEX, ZREMRANGEBYLEX), as
+//! Redis has them. Score
 //! arithmetic is in f64, as in Redis, so a replayed ZINCRBY lands on the same score.
 
 use super::args::{float, int, keyword, Args, Key, KeyItem, KeyItems};
@@ -428,6 +430,53 @@ fn zrevrangebyscore(ctx: &mut Ctx, request: Request) -> CmdResult {
     range(ctx, request, RangeBy::Score, Some(true))
 }
 
+fn zrangebylex(ctx: &mut Ctx, request: Request) -> CmdResult {
+    range(ctx, request, RangeBy::Lex, Some(false))
+}
+
+fn zrevrangebylex(ctx: &mut Ctx, request: Request) -> CmdResult {
+    range(ctx, request, RangeBy::Lex, Some(true))
+}
+
+/// ZCOUNT key min max.
+fn zcount(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let RemoveRange { key, from, to } = RemoveRange::parse(request, Bound::parse)?;
+    let count = read_zset(ctx, key, |zset| {
+        zset.map_or(0, |zset| by_score(zset, from, to, false).count())
+    })?;
+    ctx.reply.int(count as i64);
+    Ok(())
+}
+
+/// ZLEXCOUNT key min max.
+fn zlexcount(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let RemoveRange { key, from, to } = RemoveRange::parse(request, Lex::parse)?;
+    let count = read_zset(ctx, key, |zset| {
+        zset.map_or(0, |zset| by_lex(zset, from, to, false).count())
+    })?;
+    ctx.reply.int(count as i64);
+    Ok(())
+}
+
+/// ZMSCORE key member [member ...]: a null for each member not there.
+fn zmscore(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let KeyItems { key, items } = KeyItems::parse(request)?;
+    let scores: Vec<Option<f64>> = read_zset(ctx, key, |zset| {
+        items
+            .iter()
+            .map(|m| zset.and_then(|z| z.score(m)))
+            .collect()
+    })?;
+    ctx.reply.array(scores.len());
+    for score in scores {
+        match score {
+            Some(score) => reply_score(ctx, score),
+            None => ctx.reply.null(),
+        }
+    }
+    Ok(())
+}
+
 fn zrevrange(ctx: &mut Ctx, request: Request) -> CmdResult {
     range(ctx, request, RangeBy::Rank, Some(true))
 }
@@ -456,7 +505,7 @@ struct RemoveRange<'a, T> {
 impl<'a, T> RemoveRange<'a, T> {
     fn parse(
         request: Request<'a>,
-        read: fn(&[u8]) -> Result<T, CmdError>,
+        read: fn(&'a [u8]) -> Result<T, CmdError>,
     ) -> Result<Self, CmdError> {
         let mut args = Args::new(request, 1);
         Ok(RemoveRange {
@@ -501,6 +550,18 @@ fn zremrangebyscore(ctx: &mut Ctx, request: Request) -> CmdResult {
     } = RemoveRange::parse(request, Bound::parse)?;
     let removed = change_zset(ctx, key, |zset| {
         let doomed = by_score(zset, min, max, false)
+            .map(|(member, _)| Box::from(member))
+            .collect();
+        Ok(remove_all(zset, doomed))
+    })?;
+    ctx.reply.int(removed.unwrap_or(0) as i64);
+    Ok(())
+}
+
+fn zremrangebylex(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let RemoveRange { key, from, to } = RemoveRange::parse(request, Lex::parse)?;
+    let removed = change_zset(ctx, key, |zset| {
+        let doomed = by_lex(zset, from, to, false)
             .map(|(member, _)| Box::from(member))
             .collect();
         Ok(remove_all(zset, doomed))
@@ -646,6 +707,13 @@ pub(super) const SPECS: &[CommandSpec] = &command_table! { SortedSet:
         bzpopmax, docs::BZPOPMAX;
     "zscan", -3, [READONLY], RO_ACCESS, [SORTEDSET], zscan, docs::ZSCAN,
         tips(&["nondeterministic_output"]);
+    "zcount", 4, [READONLY, FAST], RO_ACCESS, [SORTEDSET], zcount, docs::ZCOUNT;
+    "zlexcount", 4, [READONLY, FAST], RO_ACCESS, [SORTEDSET], zlexcount, docs::ZLEXCOUNT;
+    "zmscore", -3, [READONLY, FAST], RO_ACCESS, [SORTEDSET], zmscore, docs::ZMSCORE;
+    "zrangebylex", -4, [READONLY], RO_ACCESS, [SORTEDSET], zrangebylex, docs::ZRANGEBYLEX;
+    "zrevrangebylex", -4, [READONLY], RO_ACCESS, [SORTEDSET], zrevrangebylex,
+        docs::ZREVRANGEBYLEX;
+    "zremrangebylex", 4, [WRITE], RW_DELETE, [SORTEDSET], zremrangebylex, docs::ZREMRANGEBYLEX;
 };
 
 /// What COMMAND DOCS says of each, in Redis 8's words.
@@ -776,6 +844,35 @@ mod docs {
             pure_token("noscores", "NOSCORES").optional().since("8.0.0"),
         ]);
 
+    pub(super) const ZCOUNT: Docs =
+        Docs::new("Returns the count of members in a sorted set that have scores within a range.")
+            .since("2.0.0")
+            .complexity("O(log(N)) with N being the number of elements in the sorted set.")
+            .args(&[key("key"), double("min"), double("max")]);
+    pub(super) const ZLEXCOUNT: Docs =
+        Docs::new("Returns the number of members in a sorted set within a lexicographical range.")
+            .since("2.8.9")
+            .complexity("O(log(N)) with N being the number of elements in the sorted set.")
+            .args(&[key("key"), string("min"), string("max")]);
+    pub(super) const ZMSCORE: Docs =
+        Docs::new("Returns the score of one or more members in a sorted set.")
+            .since("6.2.0")
+            .complexity("O(N) where N is the number of members being requested.")
+            .args(&[key("key"), string("member").multiple()]);
+    pub(super) const ZRANGEBYLEX: Docs = Docs::new("Returns members in a sorted set within a lexicographical range.")
+        .since("2.8.9")
+        .complexity("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).")
+        .deprecated("6.2.0", "`ZRANGE` with the `BYLEX` argument")
+        .args(&[key("key"), string("min"), string("max"), LIMIT]);
+    pub(super) const ZREVRANGEBYLEX: Docs = Docs::new("Returns members in a sorted set within a lexicographical range in reverse order.")
+        .since("2.8.9")
+        .complexity("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).")
+        .deprecated("6.2.0", "`ZRANGE` with the `REV` and `BYLEX` arguments")
+        .args(&[key("key"), string("max"), string("min"), LIMIT]);
+    pub(super) const ZREMRANGEBYLEX: Docs = Docs::new("Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed.")
+        .since("2.8.9")
+        .complexity("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.")
+        .args(&[key("key"), string("min"), string("max")]);
     const LIMIT: Arg = block("limit", &[integer("offset"), integer("count")])
         .token("LIMIT")
         .optional();

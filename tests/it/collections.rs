@@ -32,7 +32,9 @@ fn canonical(words: &[String], reply: &[u8]) -> Vec<u8> {
     let name = words[0].to_ascii_uppercase();
     let mut node = Node::parse(reply);
     match name.as_str() {
-        "SMEMBERS" | "HKEYS" | "HVALS" | "SPOP" | "SRANDMEMBER" => sort_elements(&mut node, 1),
+        "SMEMBERS" | "HKEYS" | "HVALS" | "SPOP" | "SRANDMEMBER" | "SINTER" | "SUNION" | "SDIFF" => {
+            sort_elements(&mut node, 1)
+        }
         "HGETALL" => sort_elements(&mut node, 2),
         "SSCAN" | "HSCAN" => {
             if let Node::Aggregate(_, items) = &mut node {
@@ -68,6 +70,16 @@ const ZSET_KEYS: &[&str] = &["z", "z", "z", "z2"];
 const HASH_KEYS: &[&str] = &["h", "h", "h", "h2"];
 /// Keys of another type, or none: `str` holds a string.
 const OTHER_KEYS: &[&str] = &["str", "missing", "l", "s", "z", "h"];
+
+/// A set's key (the other keys of SINTER, SMOVE's destination), now and then of another type.
+fn set_key(rng: &mut Rng) -> String {
+    let keys = if rng.below(8) == 0 {
+        OTHER_KEYS
+    } else {
+        SET_KEYS
+    };
+    rng.pick(keys).into()
+}
 
 fn member(rng: &mut Rng) -> String {
     match rng.below(12) {
@@ -177,7 +189,9 @@ fn command(rng: &mut Rng) -> Vec<String> {
         ZADD ZADD ZADD ZINCRBY ZCARD ZSCORE ZRANK ZREVRANK ZRANGE ZRANGE ZRANGEBYSCORE \
         ZREVRANGEBYSCORE ZREVRANGE ZREM ZREMRANGEBYRANK ZREMRANGEBYSCORE ZPOPMIN ZPOPMAX \
         ZSCAN HSET HSET HSETNX HMSET HGET HMGET HGETALL HDEL HINCRBY HINCRBYFLOAT HLEN \
-        HEXISTS HKEYS HVALS HSCAN TYPE EXISTS DEL";
+        HEXISTS HKEYS HVALS HSCAN TYPE EXISTS DEL SINTER SUNION SDIFF SINTERSTORE \
+        SUNIONSTORE SDIFFSTORE SINTERCARD SMOVE ZCOUNT ZLEXCOUNT ZMSCORE ZRANGEBYLEX \
+        ZREVRANGEBYLEX ZREMRANGEBYLEX HSTRLEN";
     let names: Vec<&str> = NAMES.split(' ').collect();
     let name = rng.pick(&names);
     let own_keys = match name.as_bytes()[0] {
@@ -211,7 +225,23 @@ fn command(rng: &mut Rng) -> Vec<String> {
             w.push(index(rng));
             w.push(member(rng));
         }
-        "SISMEMBER" | "ZSCORE" | "ZRANK" | "ZREVRANK" | "HGET" | "HEXISTS" => w.push(member(rng)),
+        "SISMEMBER" | "ZSCORE" | "ZRANK" | "ZREVRANK" | "HGET" | "HEXISTS" | "HSTRLEN" => {
+            w.push(member(rng))
+        }
+        "ZMSCORE" => members(rng, w),
+        "ZCOUNT" => {
+            w.push(bound(rng));
+            w.push(bound(rng));
+        }
+        "ZLEXCOUNT" | "ZREMRANGEBYLEX" => {
+            w.push(lex_bound(rng));
+            w.push(lex_bound(rng));
+        }
+        "ZRANGEBYLEX" | "ZREVRANGEBYLEX" => {
+            w.push(lex_bound(rng));
+            w.push(lex_bound(rng));
+            range_options(rng, w, false);
+        }
         // Counts that take every member, so that the reply does not depend on chance.
         "SPOP" => w.push(rng.pick(&["100", "0", "-1", "x"]).into()),
         "SRANDMEMBER" => w.push(rng.pick(&["100", "0", "x"]).into()),
@@ -292,6 +322,31 @@ fn command(rng: &mut Rng) -> Vec<String> {
         "HINCRBYFLOAT" => {
             w.push(member(rng));
             w.push(float_step(rng));
+        }
+        "SINTER" | "SUNION" | "SDIFF" | "SINTERSTORE" | "SUNIONSTORE" | "SDIFFSTORE" => {
+            for _ in 0..rng.below(3) {
+                w.push(set_key(rng));
+            }
+        }
+        "SINTERCARD" => {
+            let keys = 1 + rng.below(3);
+            w[1] = rng
+                .pick(&[keys.to_string().as_str(), "0", "-1", "x", "9"])
+                .into();
+            for _ in 0..keys {
+                w.push(set_key(rng));
+            }
+            if rng.below(2) == 0 {
+                w.push(rng.pick(&["LIMIT", "limit", "LIMITX"]).into());
+                w.push(rng.pick(&["0", "1", "2", "-1", "x"]).into());
+            }
+            if rng.below(10) == 0 {
+                w.pop();
+            }
+        }
+        "SMOVE" => {
+            w.push(set_key(rng));
+            w.push(member(rng));
         }
         _ => {}
     }
@@ -541,7 +596,9 @@ fn command_info_is_redis_70s() {
         sismember smismember scard spop srandmember smembers sscan zadd zcard zscore \
         zincrby zrange zrangebyscore zrevrangebyscore zrevrange zrank zrevrank \
         zremrangebyrank zremrangebyscore zpopmin zpopmax zrem zscan hset hsetnx hget \
-        hmget hmset hgetall hdel hincrby hincrbyfloat hlen hexists hkeys hvals hscan";
+        hmget hmset hgetall hdel hincrby hincrbyfloat hlen hexists hkeys hvals hscan sinter \
+        sunion sdiff sunionstore sdiffstore smove zcount zlexcount zmscore zrangebylex \
+        zrevrangebylex zremrangebylex hstrlen";
     let names: Vec<&str> = names.split(' ').collect();
     assert_command_info_as_redis(server.addr, redis.addr, &names);
 }

@@ -32,6 +32,8 @@ const EXCLUDED: &[(&str, &[&str], &str)] = &[
     ("zrange", ARGUMENTS, "7.2 renamed `offset_count` to `limit`"),
     ("zrangebyscore", ARGUMENTS, "7.2 renamed `offset_count` to `limit`"),
     ("zrevrangebyscore", ARGUMENTS, "7.2 renamed `offset_count` to `limit`"),
+    ("zrangebylex", ARGUMENTS, "7.2 renamed `offset_count` to `limit`"),
+    ("zrevrangebylex", ARGUMENTS, "7.2 renamed `offset_count` to `limit`"),
     ("flushall", ARGUMENTS, "7.2 renamed `async` to `flush-type`"),
     ("flushdb", ARGUMENTS, "7.2 renamed `async` to `flush-type`"),
     ("hello", ARGUMENTS, "7.2 renamed `username_password` to `auth`"),
