@@ -14,6 +14,8 @@ pub(crate) use clock::{CommandClock, Tick};
 pub(crate) use commandstats::{Call, CommandStats, CommandTotals, Tally, LATENCY_BOUNDS_US};
 pub(crate) use info::render as info;
 pub(crate) use metrics::render as metrics;
-pub(crate) use report::{AofState, CpuTimes, Memory, ReplicationState, Report, Snapshots, Timings};
+pub(crate) use report::{
+    AofState, CpuTimes, Memory, ReplicationState, Report, ScriptMemory, Snapshots, Timings,
+};
 pub(crate) use slowlog::SlowLog;
 pub(crate) use stats::{Stats, SAMPLE_EVERY};
