@@ -515,13 +515,13 @@ fn commands_a_script_calls_are_counted_and_slow_logged_as_redis_does() {
         common::info_field(&stats, "cmdstat_incr").ends_with("rejected_calls=0,failed_calls=1"),
         "{stats}"
     );
-    let slow = text(&c.cmd(&["SLOWLOG", "GET", "3"]));
+    let slow = text(&c.cmd(&["SLOWLOG", "GET", "4"]));
     let eval = slow.find("$4\r\nEVAL\r\n").expect("EVAL logged");
     let incr = slow
-        .find("$4\r\nINCR\r\n$4\r\nword\r\n$0\r\n$0\r\n")
+        .find("$4\r\nINCR\r\n$4\r\nword\r\n$0\r\n\r\n$0\r\n\r\n")
         .expect("INCR logged");
     let set = slow
-        .find("$3\r\nSET\r\n$1\r\nx\r\n$1\r\n1\r\n$0\r\n$0\r\n")
+        .find("$3\r\nSET\r\n$1\r\nx\r\n$1\r\n1\r\n$0\r\n\r\n$0\r\n\r\n")
         .expect("SET logged");
     assert!(eval < incr && incr < set, "{slow}");
 }

@@ -164,7 +164,8 @@ fn is_array(table: &Table) -> mlua::Result<bool> {
             _ => return Ok(false),
         };
         // IS_INT_EQUIVALENT: the number cast to a C int and back.
-        if n <= 0.0 || !(n < 2_147_483_648.0 && n.trunc() == n) {
+        let int_equivalent = n < 2_147_483_648.0 && n.trunc() == n;
+        if n <= 0.0 || !int_equivalent {
             return Ok(false);
         }
         max = f64::max(max, n);

@@ -302,7 +302,7 @@ fn unpack(lua: &Lua, values: MultiValue) -> NativeResult {
     while let Some(opt) = format.next() {
         let mut size = option_size(opt, &mut format)?;
         pos = pos.wrapping_add(to_align(pos, &header, opt, size));
-        if !(size <= ld && pos <= ld - size) {
+        if size > ld || pos > ld - size {
             return Err(too_short());
         }
         // luaL_checkstack(L, 2, "too many results") over the arguments and results so far.
@@ -351,7 +351,7 @@ fn unpack(lua: &Lua, values: MultiValue) -> NativeResult {
                     results.raw_set(count, Value::Nil)?;
                     count -= 1;
                     size = double_to_u64(n) as usize;
-                    if !(size <= ld && pos <= ld - size) {
+                    if size > ld || pos > ld - size {
                         return Err(too_short());
                     }
                 }

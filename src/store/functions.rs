@@ -17,6 +17,9 @@ fn next_generation() -> u64 {
     GENERATIONS.fetch_add(1, Ordering::Relaxed)
 }
 
+/// A library's name and code.
+pub type LibraryCode = (Vec<u8>, Vec<u8>);
+
 #[derive(Default)]
 struct Libraries {
     generation: u64,
@@ -40,7 +43,7 @@ impl FunctionLibraries {
     }
 
     /// Every library, by name, with the table's generation.
-    pub fn codes(&self) -> (u64, Vec<(Vec<u8>, Vec<u8>)>) {
+    pub fn codes(&self) -> (u64, Vec<LibraryCode>) {
         let libraries = self.lock();
         let codes = libraries
             .codes

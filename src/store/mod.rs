@@ -27,7 +27,7 @@ mod zset;
 pub use access::{Tracking, LFU_INIT_VAL, LRU_CLOCK_MAX};
 pub use db::{Db, ValueHandle, WatchToken};
 pub use eviction::EvictionPolicy;
-pub use functions::FunctionLibraries;
+pub use functions::{FunctionLibraries, LibraryCode};
 pub use glob::glob_match;
 pub use hash::Hash;
 pub use list::List;
