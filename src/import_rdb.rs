@@ -1,13 +1,15 @@
 //! `sieved import-rdb FILE`: brings the data of a Redis RDB file (or of a Redis 7 multi-part
 //! AOF, through its manifest's base file) into sieved: RedisBloom's Bloom and cuckoo filters,
 //! strings (bitmaps included), lists, sets, sorted sets and hashes, with their TTLs and
-//! databases. Keys of other types are listed as skipped, by database, key and type.
+//! databases, and its function libraries. Keys of other types are listed as skipped, by
+//! database, key and type.
 //!
 //! Where the data goes:
 //! - `--dir DIR`: a snapshot, `DIR/sieved.snap`, for a server to start from. DIR must not hold
 //!   one already (nor append-only file segments), so that nothing is ever overwritten.
 //! - `--to HOST:PORT`: a running server, each key sent as `RESTORE key ttl payload ABSTTL`
 //!   (with `--replace`, REPLACE), pipelined; the server checks and logs each as any RESTORE.
+//!   Each function library is sent as `FUNCTION LOAD` (REPLACE with `--replace`).
 //! - Neither: the file is read and checked, and the report says what an import would bring.
 //!
 //! The input is only ever read. Keys already expired are left out. A progress line goes to
@@ -221,6 +223,19 @@ impl Sender {
         encode_request(&mut out, &args);
         self.send(&out, Some(describe_key(db, key)))
     }
+
+    /// A function library, as `FUNCTION LOAD [REPLACE] code`.
+    fn function_load(&mut self, name: &[u8], code: &[u8], replace: bool) -> Result<(), String> {
+        let mut args: Vec<&[u8]> = vec![b"FUNCTION", b"LOAD"];
+        if replace {
+            args.push(b"REPLACE");
+        }
+        args.push(code);
+        let mut out = Vec::new();
+        encode_request(&mut out, &args);
+        let what = format!("function library {}", String::from_utf8_lossy(name));
+        self.send(&out, Some(what))
+    }
 }
 
 fn describe_key(db: usize, key: &[u8]) -> String {
@@ -325,6 +340,18 @@ fn import(options: &Options) -> Result<String, String> {
         (Err(error), None) => return Err(error.to_string()),
         (Ok(summary), None) => summary,
     };
+    let mut libraries = Vec::new();
+    for code in &summary.functions {
+        let name = crate::lua::library_name(code)
+            .ok_or("a function library of the file names no library (`#!lua name=...`)")?;
+        if let Some(sender) = sender.as_mut() {
+            sender.function_load(&name, code, options.replace)?;
+        }
+        if let Some(store) = &store {
+            store.functions().insert(&name, code);
+        }
+        libraries.push(String::from_utf8_lossy(&name).into_owned());
+    }
     let mut refused = Vec::new();
     if let Some(mut sender) = sender {
         sender.drain()?;
@@ -374,6 +401,14 @@ fn import(options: &Options) -> Result<String, String> {
             dbs.join(", ")
         },
     );
+    if !libraries.is_empty() {
+        let _ = writeln!(
+            report,
+            "{verb} {} function libraries: {}",
+            libraries.len(),
+            libraries.join(", ")
+        );
+    }
     if let Some((file, bytes)) = written {
         let _ = writeln!(report, "wrote {} ({bytes} bytes)", file.display());
     }

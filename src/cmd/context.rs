@@ -241,6 +241,9 @@ pub trait Server: Send + Sync {
     fn slowlog_get(&self, count: usize, reply: &mut Reply);
     fn slowlog_len(&self) -> usize;
     fn slowlog_reset(&self);
+    /// Logs a command a script called, if it took long enough for the SLOWLOG: as in Redis,
+    /// with no client address or name.
+    fn slowlog_script_call(&self, _request: Request, _micros: u64) {}
     /// CONFIG RESETSTAT.
     fn reset_stats(&self);
     /// Counts keys evicted for `maxmemory` (INFO stats evicted_keys).

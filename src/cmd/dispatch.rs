@@ -249,7 +249,7 @@ pub(super) fn note_logged(
 pub fn replay(ctx: &mut Ctx, request: Request) -> CmdResult {
     let spec = lookup(command_name(request))
         .map(|index| &COMMANDS[index])
-        .filter(|spec| spec.writes())
+        .filter(|spec| spec.writes() || spec.flags.contains(Flags::LOGS_ITSELF))
         .ok_or_else(|| CmdError::from(errors::NOT_A_WRITE_COMMAND))?;
     if !spec.arity_fits(request.len()) {
         return Err(CmdError::arity(spec.name));

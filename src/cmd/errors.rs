@@ -18,6 +18,8 @@ pub const SCRIPT_READ_ONLY: &str = "ERR Write commands are not allowed from read
 pub const SCRIPT_FLUSH_MODE: &str = "ERR SCRIPT FLUSH only support SYNC|ASYNC option";
 pub const FUNCTION_FLUSH_MODE: &str = "ERR FUNCTION FLUSH only supports SYNC|ASYNC option";
 pub const FUNCTION_LIST_NO_NAME: &str = "ERR library name argument was not given";
+/// A logged FUNCTION LOAD whose code names no library (it compiled when it was logged).
+pub const LIBRARY_UNNAMED: &str = "ERR Missing library metadata";
 pub const FUNCTION_LOAD_UNKNOWN_OPTION: &str = "ERR Unknown option given: ";
 pub const FUNCTION_LIST_UNKNOWN: &str = "ERR Unknown argument ";
 pub const SCRIPT_KILLED: &str = "ERR Script killed by user with SCRIPT KILL...";

@@ -71,7 +71,7 @@ pub(crate) use dispatch::execute_found;
 pub use dispatch::{execute, replay};
 pub(crate) use prefetch::MAX_RUN;
 pub(crate) use runs::{execute_run, Run};
-pub use script_engines::Scripts;
+pub use script_engines::{ScriptFigures, Scripts};
 pub use spec::CommandSpec;
 pub use transaction::runs_exclusively;
 

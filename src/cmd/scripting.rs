@@ -11,7 +11,9 @@
 
 use super::args::{int, is, Args};
 use super::context::After;
+use super::dispatch::in_log_order;
 use super::errors::*;
+use super::script_engines::SyncedFunctions;
 use super::script_replies::{parse_reply, write_reply};
 use super::spec::{bits, command_table, find_subcommand, CommandSpec, Flags, KeySpec};
 use super::{execute, lookup, Ctx, Scripts, Session, COMMANDS};
@@ -20,6 +22,7 @@ use crate::lua::{
 };
 use crate::protocol::{Protocol, Reply, RequestList};
 use crate::store::Store;
+use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
 fn scripts<'a>(ctx: &Ctx<'a>) -> Result<&'a Scripts, CmdError> {
@@ -112,7 +115,7 @@ fn fcall_ro(ctx: &mut Ctx, request: crate::protocol::Request) -> CmdResult {
 fn fcall_generic(ctx: &mut Ctx, request: crate::protocol::Request, ro_command: bool) -> CmdResult {
     let scripts = scripts(ctx)?;
     let (keys, args) = keys_and_args(&request)?;
-    let mut engine = scripts.functions();
+    let mut engine = scripts.functions(ctx.store);
     let Some((_, function)) = engine.function(request.arg(1)) else {
         return Err(FUNCTION_NOT_FOUND.into());
     };
@@ -281,6 +284,7 @@ impl CommandRunner for ScriptRunner<'_> {
         }
         let micros = started.elapsed().as_micros() as u64;
         self.session.exec_outcomes.push((outcome, micros));
+        self.server.slowlog_script_call(request, micros);
         let bytes = self.out.bytes();
         let mut last = lua::Reply::Null;
         let mut at = 0;
@@ -460,25 +464,60 @@ fn function(ctx: &mut Ctx, request: crate::protocol::Request) -> CmdResult {
             let replace = args.check("replace");
             let code = args.required()?;
             args.finish(FUNCTION_LOAD_UNKNOWN_OPTION)?;
-            let timeout = (!ctx.session.replaying).then_some(lua::FUNCTION_LOAD_TIMEOUT);
-            let name = scripts
-                .functions()
-                .load(code, replace, timeout)
-                .map_err(|e| error_of(&e))?;
-            ctx.reply.bulk(&name);
+            let mut engine = live_engine(ctx, scripts);
+            function_change(ctx, request, |ctx| {
+                let libraries = ctx.store.functions();
+                let name = match engine.as_mut() {
+                    Some(engine) => {
+                        let name = engine
+                            .load(code, replace, Some(lua::FUNCTION_LOAD_TIMEOUT))
+                            .map_err(|e| error_of(&e))?;
+                        engine.in_step_at(libraries.insert(&name, code));
+                        name
+                    }
+                    // It compiled when it was logged; the engine follows the table when next used.
+                    None => {
+                        let name =
+                            lua::library_name(code).ok_or(CmdError::Static(LIBRARY_UNNAMED))?;
+                        libraries.insert(&name, code);
+                        name
+                    }
+                };
+                ctx.reply.bulk(&name);
+                Ok(())
+            })?;
         }
         FunctionSub::List => function_list(ctx, scripts, request)?,
         FunctionSub::Delete => {
-            scripts
-                .functions()
-                .delete(request.arg(2))
-                .map_err(|e| error_of(&e))?;
-            ctx.reply.ok();
+            let mut engine = live_engine(ctx, scripts);
+            function_change(ctx, request, |ctx| {
+                let name = request.arg(2);
+                let libraries = ctx.store.functions();
+                match engine.as_mut() {
+                    Some(engine) => {
+                        engine.delete(name).map_err(|e| error_of(&e))?;
+                        engine.in_step_at(libraries.remove(name));
+                    }
+                    None => {
+                        libraries.remove(name);
+                    }
+                }
+                ctx.reply.ok();
+                Ok(())
+            })?;
         }
         FunctionSub::Flush => {
             flush_mode(&request).map_err(|_| CmdError::from(FUNCTION_FLUSH_MODE))?;
-            scripts.functions().flush();
-            ctx.reply.ok();
+            let mut engine = live_engine(ctx, scripts);
+            function_change(ctx, request, |ctx| {
+                let generation = ctx.store.functions().clear();
+                if let Some(engine) = engine.as_mut() {
+                    engine.flush();
+                    engine.in_step_at(generation);
+                }
+                ctx.reply.ok();
+                Ok(())
+            })?;
         }
         FunctionSub::Kill => {
             scripts
@@ -487,7 +526,7 @@ fn function(ctx: &mut Ctx, request: crate::protocol::Request) -> CmdResult {
             ctx.reply.ok();
         }
         FunctionSub::Stats => {
-            let engine = scripts.functions();
+            let engine = scripts.functions(ctx.store);
             ctx.reply.map(2);
             ctx.reply.bulk(b"running_script");
             ctx.reply.null();
@@ -503,6 +542,59 @@ fn function(ctx: &mut Ctx, request: crate::protocol::Request) -> CmdResult {
         FunctionSub::Help => help(ctx, FUNCTION_HELP),
     }
     Ok(())
+}
+
+/// The function engine a FUNCTION LOAD, DELETE or FLUSH changes with the store's libraries,
+/// locked before the write log's order is taken, as FCALL locks it; None when replaying, which
+/// changes the store's libraries alone (the store replayed into may not be the live one: a
+/// compaction's).
+fn live_engine<'s>(ctx: &Ctx, scripts: &'s Scripts) -> Option<MutexGuard<'s, SyncedFunctions>> {
+    (!ctx.session.replaying).then(|| scripts.functions(ctx.store))
+}
+
+/// Makes a change to the function libraries (LOAD, DELETE, FLUSH) as a write: refused where
+/// writes are (a replica, MISCONF), and logged and replicated as the request itself, in the
+/// write log's order, once it succeeded. Replayed (the log, a primary's stream), the change
+/// acts on the store's table alone, which the engine follows when it is next used.
+fn function_change(
+    ctx: &mut Ctx,
+    request: crate::protocol::Request,
+    change: impl FnOnce(&mut Ctx) -> CmdResult,
+) -> CmdResult {
+    if ctx.session.replaying {
+        return change(ctx);
+    }
+    if let Some(refusal) = ctx.server.write_refusal() {
+        return Err(CmdError::Owned(refusal));
+    }
+    if let Some(refusal) = ctx.server.role_refusal(true, false) {
+        return Err(refusal.into());
+    }
+    let db = ctx.session.db;
+    match ctx.server.write_log() {
+        Some(log) if !ctx.session.in_exec => {
+            let mut change = Some(change);
+            let mut ran = Ok(());
+            in_log_order(ctx, log, &mut |ctx, batch| {
+                if let Some(change) = change.take() {
+                    ran = change(ctx);
+                    if ran.is_ok() {
+                        batch.push(db, &request);
+                    }
+                }
+            });
+            ran
+        }
+        // EXEC holds the log's order: the change joins the transaction's record.
+        Some(_) => {
+            let ran = change(ctx);
+            if ran.is_ok() {
+                ctx.session.batch.push(db, &request);
+            }
+            ran
+        }
+        None => change(ctx),
+    }
 }
 
 /// FUNCTION LIST [LIBRARYNAME pattern] [WITHCODE], libraries in name order.
@@ -522,7 +614,7 @@ fn function_list(ctx: &mut Ctx, scripts: &Scripts, request: crate::protocol::Req
             )));
         }
     }
-    let engine = scripts.functions();
+    let engine = scripts.functions(ctx.store);
     let mut libraries: Vec<_> = engine
         .libraries()
         .filter(|l| pattern.is_none_or(|p| crate::store::glob_match(p, l.name(), false)))
@@ -574,7 +666,7 @@ pub(super) const SPECS: &[CommandSpec] = &command_table! { Scripting:
     "fcall", -3, [NOSCRIPT, SKIP_MONITOR, MAY_REPLICATE, NO_MANDATORY_KEYS, STALE, EXCLUSIVE], SCRIPT_KEYS, [SLOW, SCRIPTING], fcall, docs::FCALL;
     "fcall_ro", -3, [NOSCRIPT, SKIP_MONITOR, NO_MANDATORY_KEYS, STALE, READONLY, EXCLUSIVE], SCRIPT_KEYS, [SLOW, SCRIPTING], fcall_ro, docs::FCALL_RO;
     "script", -2, [NOSCRIPT], &[], [SLOW, SCRIPTING], script, docs::SCRIPT, subcommands(docs::SCRIPT_SUBCOMMANDS);
-    "function", -2, [NOSCRIPT], &[], [SLOW, SCRIPTING], function, docs::FUNCTION, subcommands(docs::FUNCTION_SUBCOMMANDS);
+    "function", -2, [NOSCRIPT, LOGS_ITSELF], &[], [SLOW, SCRIPTING], function, docs::FUNCTION, subcommands(docs::FUNCTION_SUBCOMMANDS);
 };
 
 /// The keys a script names: Redis finds them by `numkeys`, which sieved's key specifications

@@ -99,6 +99,9 @@ impl Flags {
     /// replication stream hold (FQ.LEASE, the form a pop is logged in). Replay and a primary's
     /// link apply it; every client is refused it (`errors::log_only`), inside MULTI too.
     pub const LOG_ONLY: Flags = Flags(1 << 29);
+    /// Not a Redis flag and never reported: not a write command, but some of its subcommands
+    /// log what they change themselves (FUNCTION LOAD, DELETE and FLUSH), so replay runs it.
+    pub const LOGS_ITSELF: Flags = Flags(1 << 28);
 }
 
 bit_set! {

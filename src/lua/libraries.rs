@@ -81,6 +81,12 @@ pub struct FunctionEngine {
     functions: HashMap<Vec<u8>, Vec<u8>>,
 }
 
+/// The name a library's code declares (`#!lua name=<name>`), if it declares one: what the log's
+/// and an RDB's libraries are known by before they are compiled.
+pub fn library_name(code: &[u8]) -> Option<Vec<u8>> {
+    library_metadata(code).ok().map(|md| md.name)
+}
+
 fn valid_name(name: &[u8]) -> bool {
     !name.is_empty() && name.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
 }
@@ -315,6 +321,27 @@ impl FunctionEngine {
             self.link(library);
         }
         Ok(())
+    }
+
+    /// The libraries' own bytes: names, code, functions and descriptions (INFO
+    /// used_memory_functions).
+    pub fn libraries_memory(&self) -> usize {
+        let entry = std::mem::size_of::<FunctionEntry>() + std::mem::size_of::<Vec<u8>>();
+        self.libraries
+            .values()
+            .map(|library| {
+                std::mem::size_of::<Library>()
+                    + library.name.len()
+                    + library.code.len()
+                    + library
+                        .functions
+                        .values()
+                        .map(|f| {
+                            entry + 2 * f.name.len() + f.description.as_ref().map_or(0, Vec::len)
+                        })
+                        .sum::<usize>()
+            })
+            .sum()
     }
 
     /// The Lua heap's bytes (INFO used_memory_vm_functions).

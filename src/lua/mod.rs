@@ -13,9 +13,9 @@
 //! - [`ScriptWatch`]: the running script as other threads see it: BUSY past the threshold,
 //!   SCRIPT KILL / FUNCTION KILL, and the first write that makes it unkillable.
 //!
-//! What Redis builds into its Lua is provided on mlua's API: the libraries `cjson` and `bit`
-//! (written here to Redis's behaviour and error texts; `cmsgpack` and `struct` are not there
-//! yet), the read-only tables
+//! What Redis builds into its Lua is provided on mlua's API: the libraries `cjson`, `bit`,
+//! `cmsgpack` and `struct` (written here to Redis's behaviour and error texts), the read-only
+//! tables
 //! of Redis's Lua patch (emulated with proxies, see `readonly`), Redis's `pcall`, error handler,
 //! `math.random` and `loadstring`.
 //!
@@ -27,9 +27,11 @@
 
 mod bitop;
 mod cjson;
+mod cmsgpack;
 mod conversions;
 mod eval_cache;
 mod libraries;
+mod lua_struct;
 mod native;
 mod number_format;
 mod readonly;
@@ -46,7 +48,7 @@ mod watchdog;
 mod tests;
 
 pub use eval_cache::{CompiledBy, EvalEngine, Sha1Hex, EVAL_SCRIPTS_KEPT, NOSCRIPT};
-pub use libraries::{FunctionEngine, FunctionEntry, Library, RestorePolicy};
+pub use libraries::{library_name, FunctionEngine, FunctionEntry, Library, RestorePolicy};
 pub use reply_tree::Reply;
 pub use runner::{CommandRunner, LogLevel, ReplFlags};
 pub use sha1::sha1_hex;

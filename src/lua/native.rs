@@ -11,21 +11,36 @@
 
 use std::ffi::c_int;
 
-use mlua::{ffi, Function, LightUserData, Lua, MultiValue, Value};
+use mlua::{ffi, Function, LightUserData, Lua, MultiValue, Table, Value};
 
 use super::number_format::{c_double_to_i64, format_g};
 
 /// The marker a wrapped function returns first to ask its trampoline to raise the value after it.
 static RAISE_MARKER: u8 = 0;
+/// The marker a wrapped function returns first to have its trampoline return the first `n`
+/// entries of the table after it, `n` after that: thousands of results, as a C function returns
+/// them, where mlua would hold each as a reference and return no more than its stack reserve.
+static SPREAD_MARKER: u8 = 0;
 
 fn raise_marker() -> Value {
     Value::LightUserData(LightUserData(std::ptr::addr_of!(RAISE_MARKER) as *mut _))
 }
 
+/// Returns `table[1..=n]` as the function's results (see `SPREAD_MARKER`): the caller has
+/// checked that a C function's stack holds them (`LUAI_MAXCSTACK`).
+pub(crate) fn spread(table: Table, n: usize) -> NativeResult {
+    let marker = Value::LightUserData(LightUserData(std::ptr::addr_of!(SPREAD_MARKER) as *mut _));
+    Ok(MultiValue::from_vec(vec![
+        marker,
+        Value::Table(table),
+        Value::Number(n as f64),
+    ]))
+}
+
 unsafe extern "C-unwind" fn trampoline(state: *mut ffi::lua_State) -> c_int {
     // SAFETY: Lua calls this C function with the state of the running script and its arguments on
     // that state's stack, with room for the LUA_MINSTACK values a C function may push; every call
-    // below is on that state.
+    // below is on that state, and `lua_checkstack` makes room before more are pushed.
     unsafe {
         let nargs = ffi::lua_gettop(state);
         ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
@@ -37,6 +52,27 @@ unsafe extern "C-unwind" fn trampoline(state: *mut ffi::lua_State) -> c_int {
         {
             ffi::lua_settop(state, 2);
             ffi::lua_error(state);
+        }
+        if nresults == 3
+            && ffi::lua_touserdata(state, 1) == std::ptr::addr_of!(SPREAD_MARKER) as *mut _
+        {
+            let n = ffi::lua_tointeger(state, 3) as c_int;
+            ffi::lua_settop(state, 2);
+            ffi::lua_remove(state, 1);
+            if n == 0 {
+                ffi::lua_settop(state, 0);
+                return 0;
+            }
+            // The table stays at 1 until the first result replaces it: n slots beside it.
+            if ffi::lua_checkstack(state, n) == 0 {
+                ffi::luaL_error(state, c"stack overflow (too many results)".as_ptr());
+            }
+            for i in 2..=n {
+                ffi::lua_rawgeti(state, 1, i as _);
+            }
+            ffi::lua_rawgeti(state, 1, 1);
+            ffi::lua_replace(state, 1);
+            return n;
         }
         nresults
     }

@@ -18,7 +18,7 @@ use super::reply_tree::Reply;
 use super::run_slot::RunSlot;
 use super::runner::CommandRunner;
 use super::watchdog::{self, HookState, ScriptKind, ScriptWatch};
-use super::{bitop, cjson};
+use super::{bitop, cjson, cmsgpack, lua_struct};
 
 /// The globals Redis 7.4 lets a script see (its allow lists): anything else a library would add
 /// is dropped, as Redis's `luaNewIndexAllowList` drops it. `getfenv`, `setfenv` and `newproxy`
@@ -244,6 +244,8 @@ impl Vm {
         globals.raw_set("os", sandboxed_os)?;
         globals.raw_set("cjson", cjson::open(&lua)?)?;
         globals.raw_set("bit", bitop::open(&lua)?)?;
+        globals.raw_set("cmsgpack", cmsgpack::open(&lua)?)?;
+        globals.raw_set("struct", lua_struct::open(&lua)?)?;
         // SAFETY: C functions of the lua_CFunction signature.
         unsafe {
             globals.raw_set("pcall", lua.create_c_function(redis_pcall)?)?;

@@ -1,6 +1,6 @@
 //! INFO's text, section by section, in Redis's field names.
 
-use super::{Report, Stats};
+use super::{Report, ScriptMemory, Stats};
 use crate::store::summarize;
 use std::fmt::Write;
 
@@ -33,6 +33,31 @@ fn human_bytes(bytes: u64) -> String {
     } else {
         format!("{value:.2}{}", UNITS[unit])
     }
+}
+
+/// INFO memory's scripting fields, in Redis 7.4's order; like Redis, `used_memory_scripts` is
+/// EVAL's cache and the libraries together.
+fn script_memory(scripts: &ScriptMemory) -> String {
+    let vm_total = scripts.vm_eval + scripts.vm_functions;
+    let used_scripts = scripts.scripts_eval + scripts.functions_memory;
+    format!(
+        "used_memory_lua:{}\r\nused_memory_vm_eval:{}\r\nused_memory_lua_human:{}\r\n\
+         used_memory_scripts_eval:{}\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:{}\r\n\
+         number_of_libraries:{}\r\nused_memory_vm_functions:{}\r\nused_memory_vm_total:{vm_total}\r\n\
+         used_memory_vm_total_human:{}\r\nused_memory_functions:{}\r\n\
+         used_memory_scripts:{used_scripts}\r\nused_memory_scripts_human:{}\r\n",
+        scripts.vm_eval,
+        scripts.vm_eval,
+        human_bytes(scripts.vm_eval),
+        scripts.scripts_eval,
+        scripts.cached_scripts,
+        scripts.functions,
+        scripts.libraries,
+        scripts.vm_functions,
+        human_bytes(vm_total),
+        scripts.functions_memory,
+        human_bytes(used_scripts),
+    )
 }
 
 fn section(report: &Report, name: &str, out: &mut String) {
@@ -85,7 +110,7 @@ fn section(report: &Report, name: &str, out: &mut String) {
                 out,
                 "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{}\r\n\
                  used_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\n\
-                 total_system_memory:{}\r\ntotal_system_memory_human:{}\r\nmaxmemory:{}\r\n\
+                 total_system_memory:{}\r\ntotal_system_memory_human:{}\r\n{}maxmemory:{}\r\n\
                  maxmemory_human:{}\r\nmaxmemory_policy:{}\r\nmem_fragmentation_ratio:{:.2}\r\n\
                  mem_not_counted_for_evict:{}\r\nmem_allocator:libc\r\nmem_query_buffers:{}\r\n",
                 human_bytes(used),
@@ -94,6 +119,7 @@ fn section(report: &Report, name: &str, out: &mut String) {
                 human_bytes(peak),
                 memory.total_system,
                 human_bytes(memory.total_system),
+                script_memory(&memory.scripts),
                 memory.maxmemory,
                 human_bytes(memory.maxmemory),
                 memory.policy,
@@ -114,7 +140,7 @@ fn section(report: &Report, name: &str, out: &mut String) {
                  instantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\n\
                  instantaneous_input_kbps:{input_kbps:.2}\r\ninstantaneous_output_kbps:{output_kbps:.2}\r\n\
                  rejected_connections:{}\r\nsync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\n\
-                 expired_keys:{}\r\nevicted_keys:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\n\
+                 expired_keys:{}\r\nevicted_keys:{}\r\nevicted_scripts:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\n\
                  pubsubshard_channels:0\r\npanicked_tasks:{}\r\n",
                 Stats::get(&stats.connections_received),
                 Stats::get(&stats.commands_processed),
@@ -127,6 +153,7 @@ fn section(report: &Report, name: &str, out: &mut String) {
                 report.replication.sync_partial_err,
                 Stats::get(&stats.expired_keys),
                 Stats::get(&stats.evicted_keys),
+                report.memory.scripts.evicted_scripts,
                 report.pubsub_channels,
                 report.pubsub_patterns,
                 Stats::get(&stats.panicked_tasks),

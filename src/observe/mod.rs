@@ -15,7 +15,8 @@ pub(crate) use commandstats::{Call, CommandStats, CommandTotals, Tally, LATENCY_
 pub(crate) use info::render as info;
 pub(crate) use metrics::render as metrics;
 pub(crate) use report::{
-    AofState, CpuTimes, LoadingState, Memory, ReplicationState, Report, Snapshots, Timings,
+    AofState, CpuTimes, LoadingState, Memory, ReplicationState, Report, ScriptMemory, Snapshots,
+    Timings,
 };
 pub(crate) use slowlog::SlowLog;
 pub(crate) use stats::{Stats, SAMPLE_EVERY};

@@ -53,6 +53,25 @@ pub struct Memory {
     pub total_system: u64,
     /// What `maxmemory` leaves out (`Server::memory_not_counted`).
     pub not_counted_for_evict: u64,
+    pub scripts: ScriptMemory,
+}
+
+/// The Lua engines' figures, as Redis 7.4's INFO memory names them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScriptMemory {
+    /// EVAL's Lua heap (`used_memory_vm_eval`, also `used_memory_lua`).
+    pub vm_eval: u64,
+    /// EVAL's script cache itself: bodies and SHA1s (`used_memory_scripts_eval`).
+    pub scripts_eval: u64,
+    pub cached_scripts: u64,
+    /// Scripts evicted from EVAL's cache (INFO stats `evicted_scripts`).
+    pub evicted_scripts: u64,
+    pub functions: u64,
+    pub libraries: u64,
+    /// FUNCTION's Lua heap (`used_memory_vm_functions`).
+    pub vm_functions: u64,
+    /// The libraries kept: their names, code and functions (`used_memory_functions`).
+    pub functions_memory: u64,
 }
 
 /// CPU time the process has used, in seconds: its own threads, and children it waited for.

@@ -619,3 +619,44 @@ fn large_payloads_load_in_place_and_damage_anywhere_in_them_is_refused() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_snapshot_holds_the_function_libraries_and_older_files_load_without_them() {
+    let dir = scratch_dir("functions");
+    let store = Store::new(1, 4);
+    store.db(0).insert(b"k", Value::String(b"v".to_vec()), 0);
+    let code = b"#!lua name=lib\nredis.register_function('f', function() return 1 end)";
+    store.functions().insert(b"lib", code);
+    snapshot::write(&fs::RealFs, &store, &dir, 0, Expired::Drop).expect("snapshot");
+    let reloaded = Store::new(1, 4);
+    let report = snapshot::load(&reloaded, &dir, |_, _| {})
+        .expect("load")
+        .expect("a snapshot");
+    assert_eq!(report.keys, 1);
+    assert_eq!(
+        reloaded.functions().codes().1,
+        vec![(b"lib".to_vec(), code.to_vec())]
+    );
+    // A flipped byte of the library's code fails its record's checksum.
+    let path = dir.join(snapshot::FILE_NAME);
+    let mut bytes = std::fs::read(&path).expect("read");
+    let at = bytes
+        .windows(code.len())
+        .position(|w| w == code)
+        .expect("the code is in the file");
+    bytes[at + 3] ^= 1;
+    std::fs::write(&path, &bytes).expect("write");
+    assert!(snapshot::load(&Store::new(1, 4), &dir, |_, _| {}).is_err());
+    // The version 3 snapshot of tests/data, written before libraries were saved, has none.
+    let old = scratch_dir("functions-old");
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/v3.snap"),
+        old.join(snapshot::FILE_NAME),
+    )
+    .expect("copy");
+    let from_old = Store::new(16, 4);
+    snapshot::load(&from_old, &old, |_, _| {})
+        .expect("load")
+        .expect("a snapshot");
+    assert!(from_old.functions().is_empty());
+}

@@ -14,7 +14,7 @@
 //!   0xF8 IDLE           a length  } the LRU/LFU figures of the next key, passed over
 //!   0xF9 FREQ           one byte  }
 //!   0xF7 MODULE_AUX     a module's own data: its ID, a "when" field, then module fields
-//!   0xF5 FUNCTION2      a library of functions, one string
+//!   0xF5 FUNCTION2      a library of functions: its code, one string
 //!   0xFF EOF            then the CRC-64 of everything before it, 8 bytes LE (0: not computed)
 //!   anything else       a value's type: the key (a string), then the value
 //! ```
@@ -24,8 +24,7 @@
 
 use super::{
     crc64, describe_module, is_value_type, read_array, read_length, read_string, read_u8,
-    read_value, skip_module_fields, skip_string, Decoded, Input, Limits, RdbError, RdbResult,
-    MAX_VERSION,
+    read_value, skip_module_fields, Decoded, Input, Limits, RdbError, RdbResult, MAX_VERSION,
 };
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
@@ -63,7 +62,9 @@ pub struct FileSummary {
     /// The AUX field `redis-ver`, when present.
     pub redis_version: Option<String>,
     pub bytes: u64,
-    /// Function libraries and module auxiliary data passed over, described.
+    /// The code of each function library, in the file's order.
+    pub functions: Vec<Vec<u8>>,
+    /// Module auxiliary data passed over, described.
     pub skipped_extras: Vec<String>,
 }
 
@@ -364,8 +365,8 @@ fn read_entries(
                     .push(format!("auxiliary data of {}", describe_module(id)));
             }
             OPCODE_FUNCTION2 => {
-                skip_string(input).map_err(text)?;
-                summary.skipped_extras.push("a function library".into());
+                let code = read_string(input, u64::MAX).map_err(text)?;
+                summary.functions.push(code);
             }
             OPCODE_FUNCTION_PRE_GA => return Err(ReadFailure::PreGaFunctions),
             rdb_type if is_value_type(rdb_type) => {

@@ -8,7 +8,8 @@ use crate::cmd::{
 use crate::config::Config;
 use crate::observe;
 use crate::persist::aof::{format, Aof, PendingTransaction};
-use crate::protocol::{Reply, RequestList};
+use crate::protocol::{Reply, Request, RequestList};
+use crate::store::now_ms;
 use std::sync::Arc;
 
 /// On the `Arc` rather than on `Shared`: a background save needs a handle of its own to the
@@ -62,6 +63,19 @@ impl cmd::Server for Arc<Shared> {
 
     fn slowlog_reset(&self) {
         self.slowlog.reset();
+    }
+
+    fn slowlog_script_call(&self, request: Request, micros: u64) {
+        let threshold = self.config.slowlog_threshold_us();
+        if threshold >= 0 && micros >= threshold as u64 {
+            self.slowlog.push(
+                request,
+                micros,
+                now_ms() / 1000,
+                (String::new(), Vec::new()),
+                self.config.settings().slowlog_max_len,
+            );
+        }
     }
 
     fn reset_stats(&self) {

@@ -186,6 +186,21 @@ impl Shared {
         );
     }
 
+    /// The Lua engines' figures for INFO memory.
+    fn script_memory(&self) -> observe::ScriptMemory {
+        let figures = self.scripts.figures(&self.store);
+        observe::ScriptMemory {
+            vm_eval: figures.vm_eval,
+            scripts_eval: figures.scripts_eval,
+            cached_scripts: figures.cached_scripts,
+            evicted_scripts: figures.evicted_scripts,
+            functions: figures.functions,
+            libraries: figures.libraries,
+            vm_functions: figures.vm_functions,
+            functions_memory: figures.functions_memory,
+        }
+    }
+
     /// Everything INFO and /metrics print, read now.
     pub fn report(&self) -> observe::Report<'_> {
         let settings = self.config.settings();
@@ -211,6 +226,7 @@ impl Shared {
                 policy: settings.maxmemory_policy.name(),
                 total_system: crate::memory::physical_bytes(),
                 not_counted_for_evict: self.replication.stream.beyond_backlog(),
+                scripts: self.script_memory(),
             },
             cpu: sampler::cpu_times(),
             snapshots: observe::Snapshots {

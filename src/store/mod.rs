@@ -10,6 +10,7 @@ mod collection_encoding;
 mod db;
 mod dense;
 mod eviction;
+mod functions;
 mod glob;
 mod hash;
 mod key_table;
@@ -26,6 +27,7 @@ mod zset;
 pub use access::{Tracking, LFU_INIT_VAL, LRU_CLOCK_MAX};
 pub use db::{Db, ValueHandle, WatchToken};
 pub use eviction::EvictionPolicy;
+pub use functions::{FunctionLibraries, LibraryCode};
 pub use glob::glob_match;
 pub use hash::Hash;
 pub use list::List;
@@ -48,6 +50,8 @@ pub struct Store {
     /// The access clock and policy every database's keys are stamped by.
     tracking: Arc<Tracking>,
     evictor: Evictor,
+    /// FUNCTION's libraries, which are data as the keys are.
+    functions: FunctionLibraries,
 }
 
 impl Store {
@@ -59,7 +63,12 @@ impl Store {
                 .collect(),
             tracking,
             evictor: Evictor::default(),
+            functions: FunctionLibraries::default(),
         }
+    }
+
+    pub fn functions(&self) -> &FunctionLibraries {
+        &self.functions
     }
 
     pub fn tracking(&self) -> &Tracking {
@@ -90,22 +99,26 @@ impl Store {
             dbs: self.dbs.iter().map(Db::empty_like).collect(),
             tracking: self.tracking.clone(),
             evictor: Evictor::default(),
+            functions: FunctionLibraries::default(),
         }
     }
 
-    /// Swaps this store's keys with those of `other`, made by `empty_like`, shard by shard:
+    /// Swaps this store's keys and function libraries with those of `other`, made by
+    /// `empty_like`, shard by shard:
     /// a replica's full sync loads beside the live keyspace, then takes it over at once. The
     /// caller keeps commands out meanwhile, so that none sees some shards swapped.
     pub fn swap_contents(&self, other: &Store) {
         for (mine, theirs) in self.dbs.iter().zip(&other.dbs) {
             mine.swap_contents(theirs);
         }
+        self.functions.swap(&other.functions);
     }
 
-    /// A copy of every key (expired or not) and value, taken one shard at a time: exact only
+    /// A copy of every key (expired or not) and value, and the function libraries, taken one shard at a time: exact only
     /// while no command changes the store, which the caller sees to.
     pub fn deep_copy(&self) -> Store {
-        let copy = self.empty_like();
+        let mut copy = self.empty_like();
+        copy.functions = self.functions.copy();
         for (mine, theirs) in self.dbs.iter().zip(&copy.dbs) {
             for shard in 0..mine.shard_count() {
                 for (key, expires_at, value) in mine.shard_entries(shard, 0) {

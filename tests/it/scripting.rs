@@ -1,8 +1,14 @@
 //! Scripting against the real binary: EVAL, EVALSHA, SCRIPT, FUNCTION and FCALL as Redis 7.4
 //! answers them, a crawler's "check and enqueue" script (BF.MADD, then HSET and RPUSH for what
-//! was new), and a script's effects surviving kill -9 through the append-only file.
+//! was new), and a script's effects surviving kill -9 through the append-only file; FUNCTION's
+//! libraries as data: in snapshots, the log (kill -9 and a compaction), replicas (full sync and
+//! stream) and `import-rdb` of an RDB that Redis 7.4 wrote.
 
-use crate::support::{encode_command, free_port, spawn_server, DataDir, RawClient};
+use crate::support::{binary, encode_command, free_port, spawn_server, DataDir, RawClient};
+
+fn client(port: u16) -> RawClient {
+    RawClient::local(port)
+}
 
 fn bulk(text: &str) -> Vec<u8> {
     format!("${}\r\n{text}\r\n", text.len()).into_bytes()
@@ -317,4 +323,199 @@ fn wait_for_busy(client: &mut RawClient, busy: &str) {
             text(&reply)
         );
     }
+}
+
+/// Two libraries, one of them read-only, as a crawler's seen-set might use them.
+const SEEN: &str = "#!lua name=seen
+redis.register_function('seen_add', function(keys, args) return redis.call('SADD', keys[1], args[1]) end)
+redis.register_function{function_name='seen_count', callback=function(keys) return redis.call('SCARD', keys[1]) end, flags={'no-writes'}}";
+const QUEUE: &str = "#!lua name=queue
+redis.register_function('enqueue', function(keys, args) return redis.call('RPUSH', keys[1], args[1]) end)";
+
+/// Loads `SEEN` and `QUEUE`, replaces `QUEUE`, adds through both, and deletes `QUEUE`: only
+/// `SEEN` is left, after a history of every kind of change.
+fn load_then_change_libraries(c: &mut RawClient) {
+    assert_eq!(c.cmd(&["FUNCTION", "LOAD", SEEN]), bulk("seen"));
+    assert_eq!(c.cmd(&["FUNCTION", "LOAD", QUEUE]), bulk("queue"));
+    assert_eq!(
+        c.cmd(&["FUNCTION", "LOAD", "REPLACE", QUEUE]),
+        bulk("queue")
+    );
+    assert_eq!(c.cmd(&["FCALL", "seen_add", "1", "s", "a"]), b":1\r\n");
+    assert_eq!(c.cmd(&["FCALL", "enqueue", "1", "q", "a"]), b":1\r\n");
+    assert_eq!(c.cmd(&["FUNCTION", "DELETE", "queue"]), b"+OK\r\n");
+}
+
+/// What is left: `seen` runs, `queue` is gone.
+fn assert_only_seen_is_left(c: &mut RawClient) {
+    assert_eq!(c.cmd(&["FCALL_RO", "seen_count", "1", "s"]), b":1\r\n");
+    assert_eq!(c.cmd(&["FCALL", "seen_add", "1", "s", "b"]), b":1\r\n");
+    assert_eq!(
+        c.cmd(&["FCALL", "enqueue", "1", "q", "b"]),
+        b"-ERR Function not found\r\n"
+    );
+    let listed = text(&c.cmd(&["FUNCTION", "LIST"]));
+    assert!(
+        listed.contains("seen") && !listed.contains("queue"),
+        "{listed}"
+    );
+}
+
+#[test]
+fn function_libraries_survive_kill_9_through_the_log_and_a_compaction() {
+    let dir = DataDir::new("scripting-functions-aof");
+    let port = crate::support::free_port();
+    let flags = ["--appendonly", "yes", "--appendfsync", "always"];
+    let server = spawn_server(&dir.0, port, &flags);
+    let mut c = client(port);
+    load_then_change_libraries(&mut c);
+    server.kill();
+
+    let server = spawn_server(&dir.0, port, &flags);
+    let mut c = client(port);
+    assert_only_seen_is_left(&mut c);
+    // A compaction replays the log beside the live data: the live libraries stay as they are,
+    // and the new snapshot holds them.
+    assert!(c
+        .cmd(&["BGREWRITEAOF"])
+        .starts_with(b"+Background append only file rewriting"));
+    while text(&c.cmd(&["INFO", "persistence"])).contains("aof_rewrite_in_progress:1") {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(c.cmd(&["FUNCTION", "LOAD", QUEUE]), bulk("queue"));
+    assert_eq!(c.cmd(&["FCALL_RO", "seen_count", "1", "s"]), b":2\r\n");
+    server.kill();
+
+    let _server = spawn_server(&dir.0, port, &flags);
+    let mut c = client(port);
+    assert_eq!(c.cmd(&["FCALL_RO", "seen_count", "1", "s"]), b":2\r\n");
+    assert_eq!(c.cmd(&["FCALL", "enqueue", "1", "q", "c"]), b":2\r\n");
+    assert_eq!(c.cmd(&["FUNCTION", "FLUSH"]), b"+OK\r\n");
+    assert_eq!(c.cmd(&["FUNCTION", "LIST"]), b"*0\r\n");
+}
+
+#[test]
+fn function_libraries_are_saved_in_snapshots() {
+    let dir = DataDir::new("scripting-functions-snapshot");
+    let port = crate::support::free_port();
+    let server = spawn_server(&dir.0, port, &[]);
+    let mut c = client(port);
+    load_then_change_libraries(&mut c);
+    assert_eq!(c.cmd(&["SAVE"]), b"+OK\r\n");
+    server.kill();
+
+    let _server = spawn_server(&dir.0, port, &[]);
+    let mut c = client(port);
+    assert_only_seen_is_left(&mut c);
+    let memory = text(&c.cmd(&["INFO", "memory"]));
+    for field in ["number_of_functions:2", "number_of_libraries:1"] {
+        assert!(memory.contains(field), "{memory}");
+    }
+}
+
+#[test]
+fn a_replica_gets_the_libraries_in_its_full_sync_and_then_from_the_stream() {
+    let primary_dir = DataDir::new("scripting-functions-primary");
+    let replica_dir = DataDir::new("scripting-functions-replica");
+    let (primary_port, replica_port) = (crate::support::free_port(), crate::support::free_port());
+    let _primary = spawn_server(&primary_dir.0, primary_port, &[]);
+    let mut primary = client(primary_port);
+    assert_eq!(primary.cmd(&["FUNCTION", "LOAD", SEEN]), bulk("seen"));
+    assert_eq!(
+        primary.cmd(&["FCALL", "seen_add", "1", "s", "a"]),
+        b":1\r\n"
+    );
+
+    let replicaof = format!("127.0.0.1 {primary_port}");
+    let _replica = spawn_server(&replica_dir.0, replica_port, &["--replicaof", &replicaof]);
+    let mut replica = client(replica_port);
+    assert_eq!(primary.cmd(&["WAIT", "1", "60000"]), b":1\r\n");
+    assert_eq!(
+        replica.cmd(&["FCALL_RO", "seen_count", "1", "s"]),
+        b":1\r\n"
+    );
+
+    assert_eq!(primary.cmd(&["FUNCTION", "LOAD", QUEUE]), bulk("queue"));
+    assert_eq!(primary.cmd(&["FUNCTION", "DELETE", "seen"]), b"+OK\r\n");
+    assert_eq!(primary.cmd(&["WAIT", "1", "60000"]), b":1\r\n");
+    assert_eq!(
+        replica.cmd(&["FUNCTION", "LIST"]),
+        primary.cmd(&["FUNCTION", "LIST"])
+    );
+    assert_eq!(
+        replica.cmd(&["FCALL_RO", "seen_count", "1", "s"]),
+        b"-ERR Function not found\r\n"
+    );
+    let refused = text(&replica.cmd(&["FUNCTION", "LOAD", SEEN]));
+    assert!(refused.starts_with("-READONLY"), "{refused}");
+}
+
+#[test]
+fn import_rdb_takes_the_function_libraries_redis_7_4_saved() {
+    // tests/data/redis74_functions.rdb: Redis 7.4.x after `FUNCTION LOAD` of the `crawl`
+    // library (seen_add, and seen_count flagged no-writes), `SADD seen a b` and `SAVE`.
+    let rdb = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/redis74_functions.rdb"
+    );
+    let dir = DataDir::new("scripting-functions-import");
+    let data = dir.0.join("data");
+    let output = std::process::Command::new(binary())
+        .args(["import-rdb", rdb, "--dir", &data.display().to_string()])
+        .output()
+        .expect("run sieved import-rdb");
+    let report = text(&output.stdout);
+    assert!(output.status.success(), "{report}{}", text(&output.stderr));
+    assert!(
+        report.contains("imported 1 function libraries: crawl"),
+        "{report}"
+    );
+
+    let port = crate::support::free_port();
+    let _server = spawn_server(&data, port, &[]);
+    let mut c = client(port);
+    assert_eq!(c.cmd(&["FCALL_RO", "seen_count", "1", "seen"]), b":2\r\n");
+    assert_eq!(c.cmd(&["FCALL", "seen_add", "1", "seen", "c"]), b":1\r\n");
+    let listed = text(&c.cmd(&["FUNCTION", "LIST", "LIBRARYNAME", "crawl"]));
+    assert!(listed.contains("no-writes"), "{listed}");
+}
+
+/// As Redis 7.4 counts them: the commands a script calls in INFO commandstats (a failed
+/// `redis.pcall` as a failed call), and in the SLOWLOG before the EVAL, with no client address
+/// or name.
+#[test]
+fn commands_a_script_calls_are_counted_and_slow_logged_as_redis_does() {
+    let dir = DataDir::new("scripting-observed");
+    let port = crate::support::free_port();
+    let _server = spawn_server(&dir.0, port, &[]);
+    let mut c = client(port);
+    c.cmd(&["SET", "word", "a"]);
+    c.cmd(&["CONFIG", "RESETSTAT"]);
+    c.cmd(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
+    c.cmd(&["SLOWLOG", "RESET"]);
+    let script = "redis.call('SET', 'x', 1) return redis.pcall('INCR', 'word')";
+    let reply = text(&c.cmd(&["EVAL", script, "0"]));
+    assert!(reply.starts_with("-ERR value is not an integer"), "{reply}");
+    let stats = text(&c.cmd(&["INFO", "commandstats"]));
+    for counted in [
+        "cmdstat_set:calls=1,",
+        "cmdstat_incr:calls=1,",
+        "cmdstat_eval:calls=1,",
+    ] {
+        assert!(stats.contains(counted), "{stats}");
+    }
+    assert!(
+        crate::support::info_field(&stats, "cmdstat_incr")
+            .ends_with("rejected_calls=0,failed_calls=1"),
+        "{stats}"
+    );
+    let slow = text(&c.cmd(&["SLOWLOG", "GET", "4"]));
+    let eval = slow.find("$4\r\nEVAL\r\n").expect("EVAL logged");
+    let incr = slow
+        .find("$4\r\nINCR\r\n$4\r\nword\r\n$0\r\n\r\n$0\r\n\r\n")
+        .expect("INCR logged");
+    let set = slow
+        .find("$3\r\nSET\r\n$1\r\nx\r\n$1\r\n1\r\n$0\r\n\r\n$0\r\n\r\n")
+        .expect("SET logged");
+    assert!(eval < incr && incr < set, "{slow}");
 }

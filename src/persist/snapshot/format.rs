@@ -47,6 +47,14 @@
 //!               time-windowed filter's slices' bit arrays end to end
 //! 28+K+H+P 8    xxh3-64 of the record, from its tag to the end of the payload
 //!
+//! function library record (FUNCTION's libraries, after the key records)
+//! 0       1     tag 0x02
+//! 1       4     library name length N
+//! 5       N     library name
+//! 5+N     4     code length C
+//! 9+N     C     the library's code, as FUNCTION LOAD was given it
+//! 9+N+C   8     xxh3-64 of the record, from its tag to the end of the code
+//!
 //! end record
 //! 0       1     tag 0xFF
 //! 1       8     number of key records
@@ -80,6 +88,9 @@
 //! The collection kinds, the cuckoo filter and the frontier were added without a version change: older files
 //! hold none of them, and so load as before; an older build refuses a file holding one, naming
 //! the unknown kind.
+//!
+//! Function library records were added the same way: an older file holds none and loads as
+//! before, with no libraries; an older build refuses a file holding one, naming the unknown tag.
 //!
 //! Nothing may follow the end record. A snapshot is written to a temporary file in the same
 //! directory, fsynced, renamed over `sieved.snap`, and the directory is fsynced: a crash at any
@@ -118,6 +129,7 @@ pub(super) const VERSION_WHOLE_FILE_CHECKSUM: u32 = 3;
 /// The version before Bloom filters had a layout.
 pub(super) const VERSION_CLASSIC_ONLY: u32 = 1;
 pub(super) const TAG_KEY: u8 = 0x01;
+pub(super) const TAG_FUNCTION: u8 = 0x02;
 pub(super) const TAG_END: u8 = 0xFF;
 /// A snapshot copies a value's payload in pieces of this size, each under the value's read lock:
 /// a few microseconds, so that a writer rarely finds the lock held, and when the saver thread is

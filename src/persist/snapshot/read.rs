@@ -7,7 +7,7 @@
 //! bound: a value can be no larger than the bytes that hold it.
 
 use super::format::{
-    ReplPosition, FILE_NAME, MAGIC, TAG_END, TAG_KEY, VERSION, VERSION_CLASSIC_ONLY,
+    ReplPosition, FILE_NAME, MAGIC, TAG_END, TAG_FUNCTION, TAG_KEY, VERSION, VERSION_CLASSIC_ONLY,
     VERSION_POSITION, VERSION_WHOLE_FILE_CHECKSUM,
 };
 use super::prefault::fill_faulting_ahead;
@@ -353,6 +353,15 @@ fn load_records(
         reader.start_record();
         match reader.u8()? {
             TAG_KEY => {}
+            TAG_FUNCTION => {
+                let name_len = reader.u32()? as u64;
+                let name = reader.bytes(reader_len_checked(reader, name_len, "library name")?)?;
+                let code_len = reader.u32()? as u64;
+                let code = reader.bytes(reader_len_checked(reader, code_len, "library code")?)?;
+                reader.check(|reader| reader.record_hash.digest(), "record")?;
+                store.functions().insert(&name, &code);
+                continue;
+            }
             TAG_END => {
                 // The end record is no key record: the file's checksum covers it.
                 reader.in_record = false;

@@ -4,7 +4,7 @@
 
 use super::format::{
     is_own_sync_payload, is_temp_file, temp_path, ReplPosition, FILE_NAME, LOCKED_PIECE, MAGIC,
-    TAG_END, TAG_KEY, VERSION,
+    TAG_END, TAG_FUNCTION, TAG_KEY, VERSION,
 };
 use crate::persist::fs::{self, DataFile, FileSystem};
 use crate::store::{now_ms, read, Store, ValueHandle};
@@ -246,8 +246,25 @@ pub fn write_to(
             }
         }
     }
+    for (name, code) in store.functions().codes().1 {
+        write_function(&mut out, &name, &code)?;
+    }
     let bytes = out.finish(keys)?;
     Ok((keys, bytes))
+}
+
+/// A function library's record: its name and code.
+fn write_function<W: Write>(out: &mut Output<W>, name: &[u8], code: &[u8]) -> io::Result<()> {
+    let too_long = || io::Error::other("a function library is too large for a snapshot record");
+    let name_len = u32::try_from(name.len()).map_err(|_| too_long())?;
+    let code_len = u32::try_from(code.len()).map_err(|_| too_long())?;
+    out.start_record();
+    out.put(&[TAG_FUNCTION]);
+    out.put(&name_len.to_le_bytes());
+    out.put(name);
+    out.put(&code_len.to_le_bytes());
+    out.put(code);
+    out.end_record()
 }
 
 fn write_record<W: Write>(
