@@ -101,6 +101,7 @@ const FAMILIES: &[&[CommandSpec]] = &[
     bits::SPECS,
     bitfield::SPECS,
     lists::SPECS,
+    lists::MOVE_SPECS,
     sets::SPECS,
     zsets::SPECS,
     hashes::SPECS,
