@@ -92,6 +92,7 @@ fn package_holds_the_server_its_configuration_units_and_man_page() {
         ("-rw-r--r--", "./usr/lib/systemd/system/sieved.service"),
         ("-rw-r--r--", "./usr/lib/systemd/system/sieved@.service"),
         ("-rw-r--r--", "./usr/share/man/man1/sieved.1.gz"),
+        ("-rw-r--r--", "./usr/share/man/man5/sieved.conf.5.gz"),
         ("-rw-r--r--", "./usr/share/doc/sieved/copyright"),
     ] {
         assert!(
@@ -142,14 +143,20 @@ fn package_holds_the_server_its_configuration_units_and_man_page() {
         verify_units(&analyze, &root);
     }
     if let Some(man) = tool("man") {
-        let output = Command::new(man)
-            .arg("-l")
-            .arg(root.join("usr/share/man/man1/sieved.1.gz"))
-            .env("MANWIDTH", "80")
-            .output()
-            .unwrap();
-        assert_ran("man -l sieved.1", &output);
-        assert!(String::from_utf8_lossy(&output.stdout).contains("SYNOPSIS"));
+        for (page, shows) in [
+            ("usr/share/man/man1/sieved.1.gz", "--maxmemory"),
+            ("usr/share/man/man5/sieved.conf.5.gz", "DIRECTIVES"),
+        ] {
+            let output = Command::new(&man)
+                .arg("-l")
+                .arg(root.join(page))
+                .env("MANWIDTH", "80")
+                .output()
+                .unwrap();
+            assert_ran(&format!("man -l {page}"), &output);
+            let text = String::from_utf8_lossy(&output.stdout);
+            assert!(text.contains("SYNOPSIS") && text.contains(shows), "{text}");
+        }
     }
 
     // The installed binary with the installed configuration given as its first argument, on

@@ -76,6 +76,7 @@ getent passwd sieved >/dev/null || fail "no sieved user"
 [ "$(stat -c %U:%a /etc/sieved/sieved.conf)" = sieved:640 ] || fail "sieved.conf: $(stat -c %U:%a /etc/sieved/sieved.conf)"
 grep -q "deb-systemd-invoke start sieved.service" /tmp/systemd.log || fail "postinst did not start the unit"
 man -l /usr/share/man/man1/sieved.1.gz >/dev/null 2>&1 || fail "the man page does not render"
+man -l /usr/share/man/man5/sieved.conf.5.gz >/dev/null 2>&1 || fail "sieved.conf(5) does not render"
 
 echo "== the installed binary with the installed configuration, as the sieved user"
 runuser -u sieved -- /usr/bin/sieved /etc/sieved/sieved.conf >/tmp/sieved.log 2>&1 &

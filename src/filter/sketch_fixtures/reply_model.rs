@@ -64,6 +64,9 @@ impl Reply {
     }
 }
 
+/// The model reads doubles as the commands do (`RedisModule_StringToDouble`).
+pub(super) use crate::filter::module_double as double;
+
 /// Redis's `string2ll`: an optional minus, digits without a leading zero, in range.
 pub(super) fn integer(arg: &[u8]) -> Option<i64> {
     if arg == b"0" {
@@ -74,66 +77,6 @@ pub(super) fn integer(arg: &[u8]) -> Option<i64> {
         return None;
     }
     std::str::from_utf8(arg).ok()?.parse().ok()
-}
-
-/// Redis's `string2d` (`strtod` over the whole argument): no leading space, no NaN, nothing
-/// that overflows to infinity or underflows to 0. Hexadecimal as `strtod` reads it.
-pub(super) fn double(arg: &[u8]) -> Option<f64> {
-    let text = std::str::from_utf8(arg).ok()?;
-    if text.is_empty() || text.starts_with(|c: char| c.is_ascii_whitespace()) {
-        return None;
-    }
-    let (negative, unsigned) = match text.as_bytes()[0] {
-        b'-' => (true, &text[1..]),
-        b'+' => (false, &text[1..]),
-        _ => (false, text),
-    };
-    let lower = unsigned.to_ascii_lowercase();
-    let value = if lower == "inf" || lower == "infinity" {
-        f64::INFINITY
-    } else if let Some(hex) = lower.strip_prefix("0x") {
-        hexadecimal(hex)?
-    } else {
-        let starts_well = unsigned.starts_with(|c: char| c.is_ascii_digit() || c == '.');
-        if !starts_well
-            || !unsigned
-                .bytes()
-                .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-'))
-        {
-            return None;
-        }
-        let value: f64 = unsigned.parse().ok()?;
-        let mantissa = unsigned.split(['e', 'E']).next().unwrap_or("");
-        let nonzero = mantissa.bytes().any(|c| (b'1'..=b'9').contains(&c));
-        if value.is_infinite() || (value == 0.0 && nonzero) {
-            return None;
-        }
-        value
-    };
-    Some(if negative { -value } else { value })
-}
-
-/// A hexadecimal number without its `0x`: digits, an optional point and an optional binary
-/// exponent.
-fn hexadecimal(text: &str) -> Option<f64> {
-    let (digits, exponent) = match text.split_once('p') {
-        Some((digits, exponent)) => (digits, exponent.parse::<i32>().ok()?),
-        None => (text, 0),
-    };
-    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
-    if whole.is_empty() && fraction.is_empty() {
-        return None;
-    }
-    let mut value = 0.0;
-    for c in whole.chars() {
-        value = value * 16.0 + f64::from(c.to_digit(16)?);
-    }
-    let mut scale = 1.0 / 16.0;
-    for c in fraction.chars() {
-        value += f64::from(c.to_digit(16)?) * scale;
-        scale /= 16.0;
-    }
-    Some(value * 2f64.powi(exponent))
 }
 
 #[test]
@@ -150,21 +93,5 @@ fn reads_numbers_as_redis() {
         b"9223372036854775808",
     ] {
         assert_eq!(integer(bad), None, "{bad:?}");
-    }
-    assert_eq!(double(b"0x10"), Some(16.0));
-    assert_eq!(double(b"+7"), Some(7.0));
-    assert_eq!(double(b"-2.5e-3"), Some(-0.0025));
-    assert_eq!(double(b"5e-324"), Some(5e-324));
-    assert_eq!(double(b"-inf"), Some(f64::NEG_INFINITY));
-    for bad in [
-        &b"nan"[..],
-        b"1e400",
-        b"1e-400",
-        b"1,5",
-        b"--1",
-        b" 1",
-        b"x",
-    ] {
-        assert_eq!(double(bad), None, "{bad:?}");
     }
 }
