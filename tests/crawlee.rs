@@ -130,8 +130,14 @@ fn assert_complete(summary: &str, exactly_once: bool) {
 /// Server CPU seconds (user + system) from /proc/<pid>/stat.
 fn cpu_seconds(server: &Running) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{}/stat", server.0.id())).expect("stat");
-    let fields: Vec<&str> = stat.rsplit(')').next().expect("fields").split_whitespace().collect();
-    let ticks: f64 = fields[11].parse::<f64>().expect("utime") + fields[12].parse::<f64>().expect("stime");
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .expect("fields")
+        .split_whitespace()
+        .collect();
+    let ticks: f64 =
+        fields[11].parse::<f64>().expect("utime") + fields[12].parse::<f64>().expect("stime");
     ticks / 100.0
 }
 
@@ -171,8 +177,14 @@ fn wait_for_progress(python: &Path, site: u16, at_least: usize) {
         "import json,urllib.request;print(len(json.load(urllib.request.urlopen('http://127.0.0.1:{site}/stats'))))"
     );
     loop {
-        let output = Command::new(python).args(["-c", &probe]).output().expect("probe");
-        let served: usize = String::from_utf8_lossy(&output.stdout).trim().parse().unwrap_or(0);
+        let output = Command::new(python)
+            .args(["-c", &probe])
+            .output()
+            .expect("probe");
+        let served: usize = String::from_utf8_lossy(&output.stdout)
+            .trim()
+            .parse()
+            .unwrap_or(0);
         if served >= at_least {
             return;
         }
@@ -199,7 +211,14 @@ fn a_two_process_crawlee_crawl_survives_a_kill_of_sieved() {
     // on the restarted server from what its log held, with a short lease so that the requests
     // the first processes held come back at once.
     let server = spawn_server(&dir.0, port, &["--appendonly", "yes"]);
-    for crawl in crawls {
+    // They may carry on against the restarted server, fail, or go on retrying: past a bound
+    // they are ended as crashed crawlers would be.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    for mut crawl in crawls {
+        while crawl.try_wait().expect("poll crawl.py").is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let _ = crawl.kill();
         finish(crawl, "crawl through the kill");
     }
     let resumed: Vec<Child> = (0..2)
