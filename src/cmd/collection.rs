@@ -12,7 +12,7 @@ use std::time::Duration;
 /// A blocking command's timeout in seconds, as Redis reads it (a float, rounded up to whole
 /// milliseconds); None for 0, which waits for as long as it takes. A timeout that rounds to 0
 /// from below (-0.0001) is 0, as in Redis.
-fn parse_timeout(arg: &[u8], now: u64) -> Result<Option<Duration>, CmdError> {
+pub(super) fn parse_timeout(arg: &[u8], now: u64) -> Result<Option<Duration>, CmdError> {
     let seconds = std::str::from_utf8(arg)
         .ok()
         .and_then(|text| text.parse::<f64>().ok())

@@ -1,7 +1,12 @@
 //! Lists: LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP, BLPOP, BRPOP, LLEN, LRANGE, LTRIM, LINDEX,
-//! LREM and LSET, as Redis has them. A list is a double-ended queue, so both ends are O(1).
+//! LREM, LSET, LPOS and LINSERT, as Redis has them; the commands that move elements out to
+//! another list or pop from several (LMPOP, LMOVE and their kin) are in `moves`. A list is a
+//! double-ended queue, so both ends are O(1).
 
-use super::args::{int, Args, Items, Key, KeyItems};
+mod moves;
+pub(super) use moves::SPECS as MOVE_SPECS;
+
+use super::args::{int, keyword, Args, Items, Key, KeyItems};
 use super::collection::*;
 use super::errors::*;
 use super::key_specs::*;
@@ -350,6 +355,129 @@ fn lrem(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
+const RANK_ZERO: &str = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list";
+const RANK_RANGE: &str =
+    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
+const COUNT_NEGATIVE: &str = "ERR COUNT can't be negative";
+const MAXLEN_NEGATIVE: &str = "ERR MAXLEN can't be negative";
+
+/// LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]; an option repeated takes its
+/// last value, as in Redis.
+struct Lpos<'a> {
+    key: &'a [u8],
+    item: &'a [u8],
+    /// Which match to start from, counted from the tail when negative; never 0.
+    rank: i64,
+    /// None without COUNT (one position or nil); Some(0) for every match.
+    count: Option<u64>,
+    /// How many elements to look at; 0 for all.
+    maxlen: u64,
+}
+
+impl<'a> Lpos<'a> {
+    fn parse(request: Request<'a>) -> Result<Self, CmdError> {
+        let mut args = Args::new(request, 1);
+        let mut lpos = Lpos {
+            key: args.required()?,
+            item: args.required()?,
+            rank: 1,
+            count: None,
+            maxlen: 0,
+        };
+        let not_negative = |value: &[u8], error: &'static str| {
+            // Redis gives its one message for a word that is not a number too.
+            let value = int(value, error)?;
+            u64::try_from(value).map_err(|_| CmdError::from(error))
+        };
+        while let Some(option) = args.next() {
+            let Some(value) = args.next() else {
+                return Err(SYNTAX.into());
+            };
+            if option.eq_ignore_ascii_case(b"RANK") {
+                lpos.rank = match int(value, NOT_INTEGER)? {
+                    0 => return Err(RANK_ZERO.into()),
+                    i64::MIN => return Err(RANK_RANGE.into()),
+                    rank => rank,
+                };
+            } else if option.eq_ignore_ascii_case(b"COUNT") {
+                lpos.count = Some(not_negative(value, COUNT_NEGATIVE)?);
+            } else if option.eq_ignore_ascii_case(b"MAXLEN") {
+                lpos.maxlen = not_negative(value, MAXLEN_NEGATIVE)?;
+            } else {
+                return Err(SYNTAX.into());
+            }
+        }
+        Ok(lpos)
+    }
+
+    /// The positions of the matches asked for, from the rank's end, as many as COUNT says.
+    fn find(&self, list: &List) -> Vec<usize> {
+        let len = list.len();
+        let scanned = match self.maxlen {
+            0 => len,
+            maxlen => usize::try_from(maxlen).unwrap_or(usize::MAX).min(len),
+        };
+        let wanted = match self.count {
+            None => 1,
+            Some(0) => usize::MAX,
+            Some(count) => usize::try_from(count).unwrap_or(usize::MAX),
+        };
+        let skip = usize::try_from(self.rank.unsigned_abs() - 1).unwrap_or(usize::MAX);
+        let matches = |(_, element): &(usize, &[u8])| *element == self.item;
+        if self.rank > 0 {
+            let from_head = list.iter().take(scanned).enumerate();
+            from_head
+                .filter(matches)
+                .skip(skip)
+                .take(wanted)
+                .map(|(at, _)| at)
+                .collect()
+        } else {
+            let from_tail = list.iter().rev().take(scanned).enumerate();
+            let found = from_tail.filter(matches).skip(skip).take(wanted);
+            found.map(|(back, _)| len - 1 - back).collect()
+        }
+    }
+}
+
+/// LPOS: a position or nil; with COUNT an array of positions (empty for a missing key).
+fn lpos(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let lpos = Lpos::parse(request)?;
+    let found = read_list(ctx, lpos.key, |list| lpos.find(list))?;
+    match (lpos.count, found.unwrap_or_default()) {
+        (Some(_), found) => {
+            ctx.reply.array(found.len());
+            found.iter().for_each(|&at| ctx.reply.int(at as i64));
+        }
+        (None, found) => match found.first() {
+            Some(&at) => ctx.reply.int(at as i64),
+            None => ctx.reply.null(),
+        },
+    }
+    Ok(())
+}
+
+/// LINSERT key BEFORE|AFTER pivot element: the new length, -1 without the pivot, 0 without
+/// the list. The side is read before the key is looked up, as in Redis.
+fn linsert(ctx: &mut Ctx, request: Request) -> CmdResult {
+    let mut args = Args::new(request, 1);
+    let key = args.required()?;
+    let after = match keyword(args.required()?, &[("BEFORE", false), ("AFTER", true)]) {
+        Some(after) => after,
+        None => return Err(SYNTAX.into()),
+    };
+    let (pivot, item) = (args.required()?, args.required()?);
+    let len = change_list(ctx, key, |list| {
+        let Some(at) = list.iter().position(|element| element == pivot) else {
+            return Ok(-1);
+        };
+        list.insert(at + usize::from(after), item);
+        Ok(list.len() as i64)
+    })?;
+    ctx.reply.int(len.unwrap_or(0));
+    Ok(())
+}
+
 /// List commands as Redis 7 declares them.
 pub(super) const SPECS: &[CommandSpec] = &command_table! { List:
     // name, arity, [flags], key specs, [ACL categories], handler, docs[, more]
@@ -369,11 +497,13 @@ pub(super) const SPECS: &[CommandSpec] = &command_table! { List:
     "lindex", 3, [READONLY], RO_ACCESS, [LIST], lindex, docs::LINDEX;
     "lrem", 4, [WRITE], RW_DELETE, [LIST], lrem, docs::LREM;
     "lset", 4, [WRITE, DENYOOM], RW_UPDATE, [LIST], lset, docs::LSET;
+    "lpos", -3, [READONLY], RO_ACCESS, [LIST], lpos, docs::LPOS;
+    "linsert", 5, [WRITE, DENYOOM], RW_INSERT, [LIST], linsert, docs::LINSERT;
 };
 
 /// What COMMAND DOCS says of each, in Redis 8's words.
 mod docs {
-    use super::super::spec::{double, integer, key, string, Docs};
+    use super::super::spec::{double, integer, key, one_of, pure_token, string, Docs};
 
     pub(super) const LPUSH: Docs = Docs::new("Prepends one or more elements to a list. Creates the key if it doesn't exist.")
         .complexity("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")
@@ -449,4 +579,23 @@ mod docs {
     pub(super) const LSET: Docs = Docs::new("Sets the value of an element in a list by its index.")
         .complexity("O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1).")
         .args(&[key("key"), integer("index"), string("element")]);
+    pub(super) const LPOS: Docs = Docs::new("Returns the index of matching elements in a list.")
+        .since("6.0.6")
+        .complexity("O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time.")
+        .args(&[
+            key("key"),
+            string("element"),
+            integer("rank").token("RANK").optional(),
+            integer("num-matches").token("COUNT").optional(),
+            integer("len").token("MAXLEN").optional(),
+        ]);
+    pub(super) const LINSERT: Docs = Docs::new("Inserts an element before or after another element in a list.")
+        .since("2.2.0")
+        .complexity("O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).")
+        .args(&[
+            key("key"),
+            one_of("where", &[pure_token("before", "BEFORE"), pure_token("after", "AFTER")]),
+            string("pivot"),
+            string("element"),
+        ]);
 }

@@ -102,6 +102,7 @@ const FAMILIES: &[&[CommandSpec]] = &[
     bits::SPECS,
     bitfield::SPECS,
     lists::SPECS,
+    lists::MOVE_SPECS,
     sets::SPECS,
     set_algebra::SPECS,
     zsets::SPECS,

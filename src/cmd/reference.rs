@@ -68,6 +68,7 @@ const PAGES: &[Page] = &[
         file: "docs/commands/collections.md",
         families: &[
             super::lists::SPECS,
+            super::lists::MOVE_SPECS,
             super::sets::SPECS,
             super::set_algebra::SPECS,
             super::zsets::SPECS,

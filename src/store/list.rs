@@ -366,6 +366,37 @@ impl List {
         self.len += 1;
     }
 
+    /// Inserts `element` before element `index`, or at the end when `index` is the length
+    /// (LINSERT). A chunk that this grows past its limit is split in two at its middle, so that
+    /// inserts in one place cannot make one chunk that every later insert there moves whole.
+    pub fn insert(&mut self, index: usize, element: &[u8]) {
+        if index >= self.len {
+            return self.push_back(element);
+        }
+        if index == 0 {
+            return self.push_front(element);
+        }
+        let (at, within) = self.locate(index);
+        let chunk = &mut self.chunks[at];
+        let start = chunk.span(within).start;
+        let mut entry = Vec::with_capacity(entry_len(element.len()));
+        write_entry(&mut entry, element);
+        chunk.bytes.splice(start..start, entry);
+        chunk.count += 1;
+        self.len += 1;
+        if chunk.bytes.len() > CHUNK_BYTES && chunk.count > 1 {
+            let keep = chunk.count / 2;
+            let cut = chunk.span(keep).start;
+            let rest = Chunk {
+                bytes: chunk.bytes.split_off(cut),
+                count: chunk.count - keep,
+            };
+            chunk.count = keep;
+            chunk.bytes.shrink_to_fit();
+            self.chunks.insert(at + 1, rest);
+        }
+    }
+
     pub fn pop_front(&mut self) -> Option<Bytes> {
         let chunk = self.chunks.front_mut()?;
         let (element, next) = read_forward(&chunk.bytes, 0);
@@ -506,7 +537,7 @@ mod tests {
         let mut model: VecDeque<Vec<u8>> = VecDeque::new();
         let mut state = 0x2545_F491_4F6C_DD1D;
         for round in 0..20_000 {
-            match next(&mut state) % 12 {
+            match next(&mut state) % 13 {
                 0..=2 => {
                     let e = element(&mut state);
                     list.push_back(&e);
@@ -550,6 +581,12 @@ mod tests {
                         keep
                     });
                     assert_eq!(removed, before - model.len());
+                }
+                11 | 12 => {
+                    let at = next(&mut state) as usize % (model.len() + 1);
+                    let e = element(&mut state);
+                    list.insert(at, &e);
+                    model.insert(at, e);
                 }
                 _ => {}
             }

@@ -529,6 +529,108 @@ fn chosen_edges_answer_as_redis_does() {
     }
 }
 
+/// Redis 7's list commands that move or find elements (LMPOP, BLMPOP, LMOVE, BLMOVE, RPOPLPUSH,
+/// BRPOPLPUSH, LPOS, LINSERT): replies, every error, blocking forms that time out, and inside
+/// MULTI, where they answer at once.
+#[test]
+fn moving_and_finding_list_commands_answer_as_redis_does() {
+    let Some(redis) = RedisServer::start("collections-redis") else {
+        return;
+    };
+    let server = TestServer::start();
+    let lines: &[&str] = &[
+        "RPUSH l a b c d e b",
+        "LMPOP 1 l LEFT",
+        "LMPOP 1 l RIGHT COUNT 2",
+        "LMPOP 2 nokey l LEFT COUNT 10",
+        "LMPOP 1 l LEFT",
+        "LMPOP 0 l LEFT",
+        "LMPOP -1 l LEFT",
+        "LMPOP x l LEFT",
+        "LMPOP 2 l LEFT",
+        "LMPOP 1 l MIDDLE",
+        "LMPOP 1 l LEFT COUNT 0",
+        "LMPOP 1 l LEFT COUNT -1",
+        "LMPOP 1 l LEFT COUNT x",
+        "LMPOP 1 l LEFT COUNT 1 COUNT 2",
+        "LMPOP 1 l LEFT COUNT",
+        "LMPOP 1 l LEFT foo",
+        "SET s x",
+        "LMPOP 2 s l LEFT",
+        "RPUSH l2 x",
+        "LMPOP 2 l2 s LEFT",
+        "LMPOP 2 nokey s LEFT",
+        "RPUSH m 1 2 3 1 2 3 1",
+        "LPOS m 1",
+        "LPOS m 1 RANK 2",
+        "LPOS m 1 RANK -1",
+        "LPOS m 1 RANK -2 COUNT 0",
+        "LPOS m 1 COUNT 0",
+        "LPOS m 1 COUNT 2 MAXLEN 4",
+        "LPOS m 1 RANK 0",
+        "LPOS m 1 COUNT -1",
+        "LPOS m 1 MAXLEN -1",
+        "LPOS m 1 MAXLEN x",
+        "LPOS m 1 FOO 1",
+        "LPOS m 1 COUNT",
+        "LPOS nokey 1",
+        "LPOS nokey 1 COUNT 1",
+        "LPOS s 1",
+        "LPOS m 9",
+        "LPOS m 9 COUNT 0",
+        "LPOS m 1 RANK 9",
+        "LINSERT m BEFORE 2 x",
+        "LINSERT m AFTER 3 y",
+        "LINSERT m AFTER zz y",
+        "LINSERT m MIDDLE 3 y",
+        "LINSERT nokey AFTER 3 y",
+        "LINSERT s AFTER 3 y",
+        "LRANGE m 0 -1",
+        "LMOVE m d LEFT RIGHT",
+        "LMOVE m d RIGHT LEFT",
+        "LMOVE m m LEFT RIGHT",
+        "LMOVE m s LEFT RIGHT",
+        "LMOVE s m LEFT RIGHT",
+        "LMOVE nokey m LEFT RIGHT",
+        "LMOVE m d UP LEFT",
+        "RPOPLPUSH m d",
+        "RPOPLPUSH nokey d",
+        "LRANGE m 0 -1",
+        "LRANGE d 0 -1",
+        "RPUSH one z",
+        "LMOVE one one LEFT LEFT",
+        "LRANGE one 0 -1",
+        "RPOPLPUSH one other",
+        "EXISTS one",
+        "BLMOVE other d2 LEFT LEFT 0.1",
+        "BLMOVE nokey d2 LEFT LEFT 0.05",
+        "BRPOPLPUSH nokey d2 0.05",
+        "BLMPOP 0.05 1 nokey LEFT",
+        "BLMPOP 0.05 1 d2 RIGHT COUNT 5",
+        "BLMPOP x 1 d2 RIGHT",
+        "BLMPOP -1 1 d2 RIGHT",
+        "BLMPOP 0 0 d2 RIGHT",
+        "BLMOVE nokey d2 LEFT LEFT -1",
+        "BLMOVE nokey d2 LEFT XX -1",
+        "BRPOPLPUSH nokey d2 x",
+        "LMOVE a b",
+        "LPOS k",
+        "LINSERT k BEFORE x",
+        "MULTI",
+        "BLMOVE nokey d2 LEFT LEFT 0",
+        "BRPOPLPUSH nokey d2 0",
+        "BLMPOP 0 1 nokey LEFT",
+        "EXEC",
+    ];
+    for resp in [Resp::Two, Resp::Three] {
+        let mut ours = RawClient::speaking(server.addr, resp);
+        let mut theirs = RawClient::speaking(redis.addr, resp);
+        ours.cmd(&["FLUSHALL"]);
+        theirs.cmd(&["FLUSHALL"]);
+        assert_lines_as_redis(&mut ours, &mut theirs, lines, &format!("({resp:?})"));
+    }
+}
+
 /// OBJECT ENCODING and SCAN TYPE, where Redis 8 (the reference) differs from 7.0: small lists
 /// and sets of strings are listpacks since 7.2.
 #[test]

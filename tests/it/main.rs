@@ -24,6 +24,7 @@ mod collection_scan;
 mod collections;
 mod command_docs;
 mod config_units;
+mod crawlee;
 mod cuckoo;
 mod digest;
 mod dump_restore;
