@@ -102,6 +102,14 @@ pub const ZRANGE_WITHSCORES_BYLEX: &str =
     "ERR syntax error, WITHSCORES not supported in combination with BYLEX";
 pub const NUMKEYS_NOT_POSITIVE: &str = "ERR numkeys should be greater than 0";
 pub const LIMIT_NEGATIVE: &str = "ERR LIMIT can't be negative";
+pub const COUNT_NOT_POSITIVE: &str = "ERR count should be greater than 0";
+pub const LPOS_RANK_ZERO: &str = "ERR RANK can't be zero: use 1 to start from the first match, 2 \
+                                  from the second ... or use negative to start from the end of \
+                                  the list";
+pub const LPOS_RANK_RANGE: &str =
+    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
+pub const LPOS_COUNT_NEGATIVE: &str = "ERR COUNT can't be negative";
+pub const LPOS_MAXLEN_NEGATIVE: &str = "ERR MAXLEN can't be negative";
 pub const HASH_NOT_INTEGER: &str = "ERR hash value is not an integer";
 pub const HASH_NOT_FLOAT: &str = "ERR hash value is not a float";
 /// OBJECT FREQ without an LFU `maxmemory-policy`, and OBJECT IDLETIME with one.

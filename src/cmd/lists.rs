@@ -355,12 +355,6 @@ fn lrem(ctx: &mut Ctx, request: Request) -> CmdResult {
     Ok(())
 }
 
-const RANK_ZERO: &str = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list";
-const RANK_RANGE: &str =
-    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
-const COUNT_NEGATIVE: &str = "ERR COUNT can't be negative";
-const MAXLEN_NEGATIVE: &str = "ERR MAXLEN can't be negative";
-
 /// LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]; an option repeated takes its
 /// last value, as in Redis.
 struct Lpos<'a> {
@@ -395,14 +389,14 @@ impl<'a> Lpos<'a> {
             };
             if option.eq_ignore_ascii_case(b"RANK") {
                 lpos.rank = match int(value, NOT_INTEGER)? {
-                    0 => return Err(RANK_ZERO.into()),
-                    i64::MIN => return Err(RANK_RANGE.into()),
+                    0 => return Err(LPOS_RANK_ZERO.into()),
+                    i64::MIN => return Err(LPOS_RANK_RANGE.into()),
                     rank => rank,
                 };
             } else if option.eq_ignore_ascii_case(b"COUNT") {
-                lpos.count = Some(not_negative(value, COUNT_NEGATIVE)?);
+                lpos.count = Some(not_negative(value, LPOS_COUNT_NEGATIVE)?);
             } else if option.eq_ignore_ascii_case(b"MAXLEN") {
-                lpos.maxlen = not_negative(value, MAXLEN_NEGATIVE)?;
+                lpos.maxlen = not_negative(value, LPOS_MAXLEN_NEGATIVE)?;
             } else {
                 return Err(SYNTAX.into());
             }

@@ -14,9 +14,6 @@ use crate::protocol::{Reply, Request};
 use crate::store::{Bytes, List, Value};
 use std::time::Duration;
 
-const NUMKEYS_NOT_POSITIVE: &str = "ERR numkeys should be greater than 0";
-const COUNT_NOT_POSITIVE: &str = "ERR count should be greater than 0";
-
 const ENDS: &[(&str, End)] = &[("LEFT", End::Head), ("RIGHT", End::Tail)];
 
 /// LEFT or RIGHT, as Redis's `getListPositionFromObjectOrReply` reads it.
