@@ -7,8 +7,8 @@
 
 use crate::support::{
     alone_in_process, assert_command_info_as_redis, assert_lines_as_redis,
-    check_writes_survive_restarts, escape, grown_since, run_lines_without_errors, RawClient,
-    RedisServer, Resp, Rng, TestServer,
+    assert_lines_as_redis_in_both_protocols, check_writes_survive_restarts, escape, grown_since,
+    run_lines_without_errors, RawClient, RedisServer, Resp, Rng, TestServer,
 };
 
 /// Keys the sequences write: `w` holds another type (a list on Redis, a Bloom filter on
@@ -456,13 +456,7 @@ fn chosen_edges_answer_as_redis_does() {
         "PSETEX t -1 v",
         "SETEX t 10 v",
     ];
-    for resp in [Resp::Two, Resp::Three] {
-        let mut ours = RawClient::speaking(server.addr, resp);
-        let mut theirs = RawClient::speaking(redis.addr, resp);
-        ours.cmd(&["FLUSHALL"]);
-        theirs.cmd(&["FLUSHALL"]);
-        assert_lines_as_redis(&mut ours, &mut theirs, lines, &format!("({resp:?})"));
-    }
+    assert_lines_as_redis_in_both_protocols(server.addr, redis.addr, lines);
 }
 
 /// COMMAND INFO for each string and bitmap command, as Redis 7.0 reports it.

@@ -6,7 +6,7 @@
 //! HINCRBYFLOAT among them) surviving a kill -9 through the append-only file and a snapshot.
 
 use crate::support::{
-    alone_in_process, assert_command_info_as_redis, assert_lines_as_redis,
+    alone_in_process, assert_command_info_as_redis, assert_lines_as_redis_in_both_protocols,
     check_writes_survive_restarts, escape, grown_since, run_lines_without_errors, Node, RawClient,
     RedisServer, Resp, Rng, TestServer,
 };
@@ -449,13 +449,7 @@ fn scrapy_redis_patterns_answer_as_redis_does() {
         "SPOP spider:start_set 5",
         "DEL spider:dupefilter spider:stats",
     ];
-    for resp in [Resp::Two, Resp::Three] {
-        let mut ours = RawClient::speaking(server.addr, resp);
-        let mut theirs = RawClient::speaking(redis.addr, resp);
-        ours.cmd(&["FLUSHALL"]);
-        theirs.cmd(&["FLUSHALL"]);
-        assert_lines_as_redis(&mut ours, &mut theirs, lines, &format!("({resp:?})"));
-    }
+    assert_lines_as_redis_in_both_protocols(server.addr, redis.addr, lines);
 }
 
 /// Edges picked by hand: reply shapes that differ between the protocols, and scores.
@@ -520,13 +514,7 @@ fn chosen_edges_answer_as_redis_does() {
         "LREM r2 0 a",
         "LRANGE r2 0 -1",
     ];
-    for resp in [Resp::Two, Resp::Three] {
-        let mut ours = RawClient::speaking(server.addr, resp);
-        let mut theirs = RawClient::speaking(redis.addr, resp);
-        ours.cmd(&["FLUSHALL"]);
-        theirs.cmd(&["FLUSHALL"]);
-        assert_lines_as_redis(&mut ours, &mut theirs, lines, &format!("({resp:?})"));
-    }
+    assert_lines_as_redis_in_both_protocols(server.addr, redis.addr, lines);
 }
 
 /// Redis 7's list commands that move or find elements (LMPOP, BLMPOP, LMOVE, BLMOVE, RPOPLPUSH,
@@ -622,13 +610,7 @@ fn moving_and_finding_list_commands_answer_as_redis_does() {
         "BLMPOP 0 1 nokey LEFT",
         "EXEC",
     ];
-    for resp in [Resp::Two, Resp::Three] {
-        let mut ours = RawClient::speaking(server.addr, resp);
-        let mut theirs = RawClient::speaking(redis.addr, resp);
-        ours.cmd(&["FLUSHALL"]);
-        theirs.cmd(&["FLUSHALL"]);
-        assert_lines_as_redis(&mut ours, &mut theirs, lines, &format!("({resp:?})"));
-    }
+    assert_lines_as_redis_in_both_protocols(server.addr, redis.addr, lines);
 }
 
 /// OBJECT ENCODING and SCAN TYPE, where Redis 8 (the reference) differs from 7.0: small lists

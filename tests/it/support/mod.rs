@@ -521,6 +521,22 @@ pub fn assert_lines_as_redis(
     }
 }
 
+/// `assert_lines_as_redis` from an empty keyspace on both servers, once in RESP2 and once in
+/// RESP3: sieved at `ours`, redis-server at `theirs`.
+pub fn assert_lines_as_redis_in_both_protocols(
+    ours: SocketAddr,
+    theirs: SocketAddr,
+    lines: &[&str],
+) {
+    for resp in [Resp::Two, Resp::Three] {
+        let mut sieved = RawClient::speaking(ours, resp);
+        let mut redis = RawClient::speaking(theirs, resp);
+        sieved.cmd(&["FLUSHALL"]);
+        redis.cmd(&["FLUSHALL"]);
+        assert_lines_as_redis(&mut sieved, &mut redis, lines, &format!("({resp:?})"));
+    }
+}
+
 /// Sends each line; none may be answered with an error.
 pub fn run_lines_without_errors(client: &mut RawClient, lines: &[&str]) {
     for line in lines {
