@@ -5,8 +5,8 @@
 
 use super::spec::{Arg, ArgType, Docs, Group, FIRST_RELEASE};
 use super::CommandSpec;
+use crate::config::generated_text::{repo_file, with_section};
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 
 const BEGIN: &str = "<!-- command reference: generated from the command table (src/cmd/); to \
                      regenerate, run `cargo test --lib cmd::reference -- --ignored` -->\n";
@@ -98,10 +98,6 @@ const PAGES: &[Page] = &[
         ],
     },
 ];
-
-fn repo_file(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)
-}
 
 /// One argument as Redis's documentation writes a syntax line: `[EXPANSION expansion]`,
 /// `item [item ...]`, `<NX | XX>`.
@@ -255,18 +251,11 @@ fn page_markdown(page: &Page) -> String {
         .join("")
 }
 
-/// The page with its section replaced by `section`; `None` when the markers are missing.
-fn with_section(page: &str, section: &str) -> Option<String> {
-    let start = page.find(BEGIN)? + BEGIN.len();
-    let end = start + page[start..].find(END)?;
-    Some(format!("{}\n{section}{}", &page[..start], &page[end..]))
-}
-
 #[test]
 fn pages_show_the_command_table() {
     for page in PAGES {
         let text = std::fs::read_to_string(repo_file(page.file)).expect(page.file);
-        let updated = with_section(&text, &page_markdown(page))
+        let updated = with_section(&text, BEGIN, END, &format!("\n{}", page_markdown(page)))
             .unwrap_or_else(|| panic!("{}: the command reference's markers", page.file));
         assert!(
             updated == text,
@@ -325,7 +314,7 @@ fn regenerate_the_command_pages() {
     for page in PAGES {
         let path = repo_file(page.file);
         let text = std::fs::read_to_string(&path).expect(page.file);
-        let updated = with_section(&text, &page_markdown(page))
+        let updated = with_section(&text, BEGIN, END, &format!("\n{}", page_markdown(page)))
             .unwrap_or_else(|| panic!("{}: the command reference's markers", page.file));
         std::fs::write(path, updated).expect(page.file);
     }

@@ -2,8 +2,8 @@
 //! whole, and the OPTIONS of sieved(1) between its markers. A test fails when a page in
 //! deploy/debian differs from what the table gives; the ignored test writes them again.
 
+use super::generated_text::{repo_file, with_section};
 use super::table::{Access, PARAMS};
-use std::path::PathBuf;
 
 const CONF_PAGE: &str = "deploy/debian/sieved.conf.5";
 const COMMAND_PAGE: &str = "deploy/debian/sieved.1";
@@ -11,10 +11,6 @@ const COMMAND_PAGE: &str = "deploy/debian/sieved.1";
 const BEGIN: &str = ".\\\" options: generated from src/config/table.rs; to regenerate, run \
                      `cargo test --lib config::man_pages -- --ignored`\n";
 const END: &str = ".\\\" end of options\n";
-
-fn repo_file(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)
-}
 
 /// Text as roff prints it: backslashes and dashes escaped, and no line starting with a dot
 /// or a quote, which roff would read as a request.
@@ -109,18 +105,12 @@ fn command_options() -> String {
     out
 }
 
-/// The page with its generated options replaced; `None` when the markers are missing.
-fn with_options(page: &str, options: &str) -> Option<String> {
-    let start = page.find(BEGIN)? + BEGIN.len();
-    let end = start + page[start..].find(END)?;
-    Some(format!("{}{options}{}", &page[..start], &page[end..]))
-}
-
 #[test]
 fn man_pages_show_the_settings_of_the_table() {
     let conf = std::fs::read_to_string(repo_file(CONF_PAGE)).expect(CONF_PAGE);
     let command = std::fs::read_to_string(repo_file(COMMAND_PAGE)).expect(COMMAND_PAGE);
-    let options = with_options(&command, &command_options()).expect("sieved.1's option markers");
+    let options =
+        with_section(&command, BEGIN, END, &command_options()).expect("sieved.1's option markers");
     assert!(
         conf == conf_page() && options == command,
         "the man pages differ from src/config/table.rs; regenerate them with \
@@ -133,6 +123,7 @@ fn man_pages_show_the_settings_of_the_table() {
 fn regenerate_the_man_pages() {
     std::fs::write(repo_file(CONF_PAGE), conf_page()).expect(CONF_PAGE);
     let command = std::fs::read_to_string(repo_file(COMMAND_PAGE)).expect(COMMAND_PAGE);
-    let updated = with_options(&command, &command_options()).expect("sieved.1's option markers");
+    let updated =
+        with_section(&command, BEGIN, END, &command_options()).expect("sieved.1's option markers");
     std::fs::write(repo_file(COMMAND_PAGE), updated).expect(COMMAND_PAGE);
 }

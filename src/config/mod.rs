@@ -9,6 +9,8 @@ mod client_auth;
 mod file;
 mod fsync;
 #[cfg(test)]
+pub(crate) mod generated_text;
+#[cfg(test)]
 mod man_pages;
 #[cfg(test)]
 mod readme;

@@ -2,17 +2,13 @@
 //! against the table so that neither drifts from what the server does.
 
 use super::file;
+use super::generated_text::{repo_file, with_section};
 use super::table::{find, Access, Values, PARAMS};
 use super::Config;
-use std::path::PathBuf;
 
 const BEGIN: &str = "<!-- settings table: generated from src/config/table.rs; to regenerate, run \
                      `cargo test --lib config::readme -- --ignored` -->\n";
 const END: &str = "<!-- end of settings table -->\n";
-
-fn repo_file(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)
-}
 
 /// The page the table is on.
 const PAGE: &str = "docs/configuration.md";
@@ -51,17 +47,11 @@ fn markdown_text(text: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// The page with its table replaced by `table`; `None` when the markers are missing.
-fn with_table(page: &str, table: &str) -> Option<String> {
-    let start = page.find(BEGIN)? + BEGIN.len();
-    let end = start + page[start..].find(END)?;
-    Some(format!("{}{table}{}", &page[..start], &page[end..]))
-}
-
 #[test]
 fn book_lists_the_settings_of_the_table() {
     let page = std::fs::read_to_string(repo_file(PAGE)).expect(PAGE);
-    let updated = with_table(&page, &settings_markdown()).expect("the page's markers");
+    let updated =
+        with_section(&page, BEGIN, END, &settings_markdown()).expect("the page's markers");
     assert!(
         updated == page,
         "{PAGE}'s table of settings differs from src/config/table.rs; regenerate it with \
@@ -74,7 +64,8 @@ fn book_lists_the_settings_of_the_table() {
 fn regenerate_the_book_table() {
     let path = repo_file(PAGE);
     let page = std::fs::read_to_string(&path).expect(PAGE);
-    let updated = with_table(&page, &settings_markdown()).expect("the page's markers");
+    let updated =
+        with_section(&page, BEGIN, END, &settings_markdown()).expect("the page's markers");
     std::fs::write(path, updated).expect(PAGE);
 }
 
